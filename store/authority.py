@@ -1,0 +1,611 @@
+"""The operation authority: the only code that changes an operation's envelope state.
+
+Every state change is one conditional UPDATE whose WHERE clause carries the rule
+(state, digest, expiry), so the database, not a Python lock, decides races.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import ColumnElement, and_, func, insert, or_, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from ulid import ULID
+
+from store.canonical import canonical_json
+from store.engine import SQLITE_IMMEDIATE
+from store.envelope import Audience, Envelope, Source, confirm_digest
+from store.lifecycle import Event, IllegalTransition, State, next_state, sources_for
+from store.models import AuditRow, ClaimRow, ConfirmationRow, OperationRow
+from store.reasons import Reason
+from store.records import AuditEntry, Confirmation, Operation
+from store.timeutil import Clock, iso_utc, parse_iso_utc, utc_now
+
+MAX_PAGE_SIZE = 50
+EXPIRE_BATCH = 500
+
+
+class OperationNotFound(LookupError):
+    def __init__(self, operation_id: str) -> None:
+        super().__init__(f"no operation {operation_id!r}")
+        self.operation_id = operation_id
+
+
+class RequestConflict(Exception):
+    """Same (proposer, request_id) with different content."""
+
+    def __init__(self, operation_id: str, fields: Sequence[str]) -> None:
+        super().__init__(f"request_id already used for {operation_id} with different {', '.join(fields)}")
+        self.operation_id = operation_id
+        self.fields = tuple(fields)
+
+
+class InvalidCursor(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Draft:
+    """A validated proposal, ready to become an operation."""
+
+    kind: str
+    schema_version: int
+    executor_name: str
+    executor_revision: str
+    simulated: bool
+    payload: Mapping[str, Any]
+    projection: Mapping[str, Any]
+    audience: Audience
+    target_ref: str
+    expires_in_s: int
+    source: Source
+    # What the proposer sent (minus request_id): a replay must match it exactly.
+    request_content: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Proposed:
+    operation: Operation
+    created: bool
+
+
+@dataclass(frozen=True)
+class Click:
+    """One operator decision on a card, as transport and provenance checks delivered it."""
+
+    operation_id: str
+    action: str
+    digest: str
+    operator_open_id: str
+    chat_id: str | None = None
+    message_id: str | None = None
+    event_id: str | None = None
+
+
+@dataclass(frozen=True)
+class Claimed:
+    operation: Operation
+    claim_id: str
+
+
+@dataclass(frozen=True)
+class Decided:
+    """A reject click that took effect."""
+
+    operation: Operation
+
+
+@dataclass(frozen=True)
+class Refused:
+    reason: Reason
+    operation: Operation | None
+
+
+@dataclass(frozen=True)
+class Page:
+    items: tuple[Operation, ...]
+    next_cursor: str | None
+    has_more: bool
+
+
+def refusal_reason(op: Operation | None, click: Click, now: datetime) -> Reason:
+    """Why a click could not take effect, read off the operation as it now is."""
+    if op is None:
+        return Reason.OPERATION_UNKNOWN
+    if click.digest != op.confirm_digest:
+        return Reason.DIGEST_MISMATCH
+    if op.state is State.EXPIRED or (
+        op.state in (State.PREPARED, State.AWAITING_CONFIRMATION) and op.envelope.expires_at <= now
+    ):
+        return Reason.EXPIRED
+    return {
+        State.PREPARED: Reason.NOT_OFFERED,
+        State.CLAIMED: Reason.ALREADY_CLAIMED,
+        State.OUTCOME_OBSERVED: Reason.ALREADY_CLAIMED,
+        State.REJECTED: Reason.ALREADY_REJECTED,
+        State.CANCELLED: Reason.CANCELLED,
+        State.SUPERSEDED: Reason.SUPERSEDED,
+    }.get(op.state, Reason.NOT_OFFERED)
+
+
+def encode_cursor(created_at: datetime, operation_id: str) -> str:
+    raw = f"{iso_utc(created_at)}|{operation_id}".encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> tuple[datetime, str]:
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+        stamp, operation_id = raw.split("|", 1)
+        return parse_iso_utc(stamp), operation_id
+    except (ValueError, binascii.Error, UnicodeDecodeError):
+        raise InvalidCursor("cursor is not one this API issued; pass next_cursor verbatim") from None
+
+
+def content_differences(old: Any, new: Any, path: str = "") -> list[str]:
+    """Dotted paths where two JSON values differ (leaves only)."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        fields: list[str] = []
+        for key in sorted(set(old) | set(new)):
+            sub = f"{path}.{key}" if path else key
+            if key not in old or key not in new:
+                fields.append(sub)
+            else:
+                fields.extend(content_differences(old[key], new[key], sub))
+        return fields
+    return [] if old == new else [path or "$"]
+
+
+class Store:
+    def __init__(self, engine: AsyncEngine, clock: Clock = utc_now) -> None:
+        self.engine = engine
+        self.clock = clock
+
+    async def close(self) -> None:
+        await self.engine.dispose()
+
+    # -- plumbing ---------------------------------------------------------------------------
+
+    @asynccontextmanager
+    async def _write(self) -> AsyncIterator[AsyncConnection]:
+        async with self.engine.connect() as conn:
+            conn = await conn.execution_options(**{SQLITE_IMMEDIATE: True})
+            async with conn.begin():
+                yield conn
+
+    @asynccontextmanager
+    async def _read(self) -> AsyncIterator[AsyncConnection]:
+        async with self.engine.connect() as conn:
+            yield conn
+
+    @staticmethod
+    async def _load(conn: AsyncConnection, operation_id: str) -> Operation | None:
+        row = (
+            await conn.execute(select(OperationRow.__table__).where(OperationRow.id == operation_id))
+        ).one_or_none()
+        return None if row is None else Operation.from_row(row)
+
+    async def _audit(
+        self,
+        conn: AsyncConnection,
+        operation_id: str,
+        actor: str,
+        event: str,
+        from_state: State | None,
+        to_state: State | None,
+        reason: Reason | None = None,
+        at: datetime | None = None,
+    ) -> None:
+        await conn.execute(
+            insert(AuditRow).values(
+                operation_id=operation_id,
+                at=at or self.clock(),
+                actor=actor,
+                event=event,
+                from_state=from_state.value if from_state else None,
+                to_state=to_state.value if to_state else None,
+                reason_code=reason.value if reason else None,
+            )
+        )
+
+    async def _transition(
+        self,
+        conn: AsyncConnection,
+        operation_id: str,
+        event: Event,
+        actor: str,
+        *,
+        values: Mapping[str, Any] | None = None,
+        where: Sequence[ColumnElement[bool]] = (),
+    ) -> bool:
+        """Compare-and-set from the state read now; False if another writer moved it first."""
+        current = (
+            await conn.execute(select(OperationRow.state).where(OperationRow.id == operation_id))
+        ).scalar_one_or_none()
+        if current is None:
+            raise OperationNotFound(operation_id)
+        from_state = State(current)
+        to_state = next_state(from_state, event)
+        now = self.clock()
+        result = await conn.execute(
+            update(OperationRow)
+            .where(OperationRow.id == operation_id, OperationRow.state == from_state.value, *where)
+            .values(
+                state=to_state.value,
+                version=OperationRow.version + 1,
+                updated_at=now,
+                **(values or {}),
+            )
+        )
+        if result.rowcount != 1:
+            return False
+        await self._audit(conn, operation_id, actor, event.value, from_state, to_state, at=now)
+        return True
+
+    # -- proposals --------------------------------------------------------------------------
+
+    async def propose(self, draft: Draft) -> Proposed:
+        """Create the operation, or return the one this (proposer, request_id) already made."""
+        content = canonical_json(draft.request_content)
+        try:
+            async with self._write() as conn:
+                existing = await self._by_request(conn, draft.source)
+                if existing is not None:
+                    return self._replay(existing, content)
+                op = await self._insert(conn, draft, content)
+            return Proposed(op, created=True)
+        except IntegrityError:
+            # A concurrent duplicate won the unique (proposer, request_id) race.
+            async with self._read() as conn:
+                existing = await self._by_request(conn, draft.source)
+            if existing is None:
+                raise
+            return self._replay(existing, content)
+
+    @staticmethod
+    async def _by_request(
+        conn: AsyncConnection, source: Source
+    ) -> tuple[Operation, str] | None:
+        row = (
+            await conn.execute(
+                select(OperationRow.__table__).where(
+                    OperationRow.source_proposer == source.proposer,
+                    OperationRow.source_request_id == source.request_id,
+                )
+            )
+        ).one_or_none()
+        if row is None:
+            return None
+        return Operation.from_row(row), str(row.request_content)
+
+    @staticmethod
+    def _replay(existing: tuple[Operation, str], content: str) -> Proposed:
+        op, stored = existing
+        if stored != content:
+            raise RequestConflict(op.id, content_differences(json.loads(stored), json.loads(content)))
+        return Proposed(op, created=False)
+
+    async def _insert(self, conn: AsyncConnection, draft: Draft, content: str) -> Operation:
+        now = self.clock()
+        expires_at = (now + timedelta(seconds=draft.expires_in_s)).replace(microsecond=0)
+        envelope = Envelope(
+            id=str(ULID.from_datetime(now)),
+            kind=draft.kind,
+            schema_version=draft.schema_version,
+            executor_name=draft.executor_name,
+            executor_revision=draft.executor_revision,
+            simulated=draft.simulated,
+            payload=canonical_json(draft.payload),
+            projection=canonical_json(draft.projection),
+            audience=draft.audience,
+            target_ref=draft.target_ref,
+            expires_at=expires_at,
+            source=draft.source,
+        )
+        digest = confirm_digest(envelope)
+        await conn.execute(
+            insert(OperationRow).values(
+                id=envelope.id,
+                created_at=now,
+                updated_at=now,
+                kind=envelope.kind,
+                schema_version=envelope.schema_version,
+                executor_name=envelope.executor_name,
+                executor_revision=envelope.executor_revision,
+                simulated=envelope.simulated,
+                payload=envelope.payload,
+                payload_digest=envelope.payload_digest,
+                projection=envelope.projection,
+                projection_digest=envelope.projection_digest,
+                audience_name=envelope.audience.name,
+                audience_chat_id=envelope.audience.chat_id,
+                audience_operators=canonical_json(sorted(envelope.audience.operators)),
+                allow_self_approval=envelope.audience.allow_self_approval,
+                target_ref=envelope.target_ref,
+                expires_at=envelope.expires_at,
+                source_proposer=envelope.source.proposer,
+                source_request_id=envelope.source.request_id,
+                source_requester_open_id=envelope.source.requester_open_id,
+                source_context=canonical_json(envelope.source.context),
+                request_content=content,
+                confirm_digest=digest,
+                state=State.PREPARED.value,
+                version=1,
+            )
+        )
+        await self._audit(
+            conn, envelope.id, f"proposer:{draft.source.proposer}", "proposed", None, State.PREPARED, at=now
+        )
+        op = await self._load(conn, envelope.id)
+        assert op is not None
+        return op
+
+    # -- card and clicks --------------------------------------------------------------------
+
+    async def mark_card_sent(self, operation_id: str, message_id: str) -> Operation:
+        async with self._write() as conn:
+            moved = await self._transition(
+                conn,
+                operation_id,
+                Event.CARD_SENT,
+                "system:cards",
+                values={"card_message_id": message_id},
+            )
+            op = await self._load(conn, operation_id)
+        assert op is not None
+        if not moved:
+            raise IllegalTransition(op.state, Event.CARD_SENT)
+        return op
+
+    async def confirm_and_claim(self, click: Click) -> Claimed | Refused:
+        """One transaction: the confirmation, the claim and the state change, or a refusal."""
+        if click.action != "confirm":
+            return await self._refuse(click, Reason.ACTION_UNKNOWN)
+        now = self.clock()
+        claim_id = str(ULID.from_datetime(now))
+        async with self._write() as conn:
+            claimed = (
+                await conn.execute(
+                    update(OperationRow)
+                    .where(
+                        OperationRow.id == click.operation_id,
+                        OperationRow.state == State.AWAITING_CONFIRMATION.value,
+                        OperationRow.confirm_digest == click.digest,
+                        OperationRow.expires_at > now,
+                    )
+                    .values(
+                        state=next_state(State.AWAITING_CONFIRMATION, Event.CONFIRMED).value,
+                        version=OperationRow.version + 1,
+                        updated_at=now,
+                        execution_state="queued",
+                    )
+                    .returning(OperationRow.version)
+                )
+            ).one_or_none()
+            if claimed is not None:
+                confirmation_id = await self._insert_confirmation(conn, click, now, None)
+                await conn.execute(
+                    insert(ClaimRow).values(
+                        id=claim_id,
+                        operation_id=click.operation_id,
+                        confirmation_id=confirmation_id,
+                        operator_open_id=click.operator_open_id,
+                        claimed_at=now,
+                    )
+                )
+                await self._audit(
+                    conn,
+                    click.operation_id,
+                    f"operator:{click.operator_open_id}",
+                    Event.CONFIRMED.value,
+                    State.AWAITING_CONFIRMATION,
+                    State.CLAIMED,
+                    at=now,
+                )
+                op = await self._load(conn, click.operation_id)
+                assert op is not None
+                return Claimed(op, claim_id)
+        return await self._refuse_as_found(click, now)
+
+    async def reject(self, click: Click) -> Decided | Refused:
+        if click.action != "reject":
+            return await self._refuse(click, Reason.ACTION_UNKNOWN)
+        now = self.clock()
+        async with self._write() as conn:
+            try:
+                moved = await self._transition(
+                    conn,
+                    click.operation_id,
+                    Event.REJECTED,
+                    f"operator:{click.operator_open_id}",
+                    where=(OperationRow.confirm_digest == click.digest,),
+                )
+            except (OperationNotFound, IllegalTransition):
+                moved = False
+            if moved:
+                await self._insert_confirmation(conn, click, now, None)
+                op = await self._load(conn, click.operation_id)
+                assert op is not None
+                return Decided(op)
+        return await self._refuse_as_found(click, now)
+
+    async def record_refusal(self, click: Click, reason: Reason) -> Refused:
+        """Store a refused click and its reason; nothing else changes."""
+        return await self._refuse(click, reason)
+
+    async def _refuse_as_found(self, click: Click, now: datetime) -> Refused:
+        async with self._read() as conn:
+            op = await self._load(conn, click.operation_id)
+        return await self._refuse(click, refusal_reason(op, click, now))
+
+    async def _refuse(self, click: Click, reason: Reason) -> Refused:
+        now = self.clock()
+        async with self._write() as conn:
+            op = await self._load(conn, click.operation_id)
+            await self._insert_confirmation(conn, click, now, reason)
+            await self._audit(
+                conn,
+                click.operation_id,
+                f"operator:{click.operator_open_id}",
+                "click_refused",
+                op.state if op else None,
+                op.state if op else None,
+                reason,
+                at=now,
+            )
+        return Refused(reason, op)
+
+    @staticmethod
+    async def _insert_confirmation(
+        conn: AsyncConnection, click: Click, now: datetime, reason: Reason | None
+    ) -> int:
+        result = await conn.execute(
+            insert(ConfirmationRow)
+            .values(
+                operation_id=click.operation_id,
+                at=now,
+                action=click.action[:32],
+                operator_open_id=click.operator_open_id,
+                digest=click.digest[:128],
+                chat_id=click.chat_id,
+                message_id=click.message_id,
+                event_id=click.event_id,
+                accepted=reason is None,
+                reason_code=reason.value if reason else None,
+            )
+            .returning(ConfirmationRow.id)
+        )
+        return int(result.scalar_one())
+
+    # -- proposer and system transitions ----------------------------------------------------
+
+    async def cancel(self, operation_id: str, actor: str) -> Operation:
+        return await self._simple(operation_id, Event.CANCELLED, actor)
+
+    async def supersede(self, operation_id: str, actor: str) -> Operation:
+        return await self._simple(operation_id, Event.SUPERSEDED, actor)
+
+    async def _simple(self, operation_id: str, event: Event, actor: str) -> Operation:
+        async with self._write() as conn:
+            moved = await self._transition(conn, operation_id, event, actor)
+            op = await self._load(conn, operation_id)
+        assert op is not None
+        if not moved:  # pragma: no cover - only if the row moved between read and write
+            raise IllegalTransition(op.state, event)
+        return op
+
+    async def expire_due(self) -> list[str]:
+        """Move unclaimed operations past their expiry to `expired`; returns their ids."""
+        now = self.clock()
+        expirable = [state.value for state in sources_for(Event.EXPIRED)]
+        expired: list[str] = []
+        async with self._write() as conn:
+            due = (
+                await conn.execute(
+                    select(OperationRow.id)
+                    .where(OperationRow.state.in_(expirable), OperationRow.expires_at <= now)
+                    .order_by(OperationRow.expires_at)
+                    .limit(EXPIRE_BATCH)
+                )
+            ).scalars().all()
+            for operation_id in due:
+                if await self._transition(
+                    conn,
+                    operation_id,
+                    Event.EXPIRED,
+                    "system:expiry",
+                    where=(OperationRow.expires_at <= now,),
+                ):
+                    expired.append(operation_id)
+        return expired
+
+    # -- reads ------------------------------------------------------------------------------
+
+    async def get(self, operation_id: str) -> Operation | None:
+        async with self._read() as conn:
+            return await self._load(conn, operation_id)
+
+    async def list_operations(
+        self,
+        *,
+        state: State | None = None,
+        limit: int = MAX_PAGE_SIZE,
+        cursor: str | None = None,
+        proposer: str | None = None,
+    ) -> Page:
+        """Newest first, keyed by (created_at, id), so inserts never shift a page in flight."""
+        limit = max(1, min(limit, MAX_PAGE_SIZE))
+        conditions: list[ColumnElement[bool]] = []
+        if state is not None:
+            conditions.append(OperationRow.state == state.value)
+        if proposer is not None:
+            conditions.append(OperationRow.source_proposer == proposer)
+        if cursor is not None:
+            created_at, operation_id = decode_cursor(cursor)
+            conditions.append(
+                or_(
+                    OperationRow.created_at < created_at,
+                    and_(OperationRow.created_at == created_at, OperationRow.id < operation_id),
+                )
+            )
+        query = (
+            select(OperationRow.__table__)
+            .where(*conditions)
+            .order_by(OperationRow.created_at.desc(), OperationRow.id.desc())
+            .limit(limit + 1)
+        )
+        async with self._read() as conn:
+            rows = (await conn.execute(query)).all()
+        ops = [Operation.from_row(row) for row in rows[:limit]]
+        has_more = len(rows) > limit
+        next_cursor = encode_cursor(ops[-1].created_at, ops[-1].id) if has_more else None
+        return Page(tuple(ops), next_cursor, has_more)
+
+    async def count(self, state: State | None = None) -> int:
+        query = select(func.count()).select_from(OperationRow)
+        if state is not None:
+            query = query.where(OperationRow.state == state.value)
+        async with self._read() as conn:
+            return int((await conn.execute(query)).scalar_one())
+
+    async def claim_count(self, operation_id: str) -> int:
+        async with self._read() as conn:
+            return int(
+                (
+                    await conn.execute(
+                        select(func.count())
+                        .select_from(ClaimRow)
+                        .where(ClaimRow.operation_id == operation_id)
+                    )
+                ).scalar_one()
+            )
+
+    async def confirmations(self, operation_id: str) -> list[Confirmation]:
+        async with self._read() as conn:
+            rows = (
+                await conn.execute(
+                    select(ConfirmationRow.__table__)
+                    .where(ConfirmationRow.operation_id == operation_id)
+                    .order_by(ConfirmationRow.id)
+                )
+            ).all()
+        return [Confirmation.from_row(row) for row in rows]
+
+    async def audit(self, operation_id: str) -> list[AuditEntry]:
+        async with self._read() as conn:
+            rows = (
+                await conn.execute(
+                    select(AuditRow.__table__)
+                    .where(AuditRow.operation_id == operation_id)
+                    .order_by(AuditRow.id)
+                )
+            ).all()
+        return [AuditEntry.from_row(row) for row in rows]

@@ -1,0 +1,70 @@
+"""The operation lifecycle: one transition table, asked by everything else."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from enum import StrEnum
+
+
+class State(StrEnum):
+    PREPARED = "prepared"
+    AWAITING_CONFIRMATION = "awaiting_confirmation"
+    CLAIMED = "claimed"
+    OUTCOME_OBSERVED = "outcome_observed"
+    REJECTED = "rejected"
+    CANCELLED = "cancelled"
+    EXPIRED = "expired"
+    SUPERSEDED = "superseded"
+
+
+class Event(StrEnum):
+    CARD_SENT = "card_sent"
+    CONFIRMED = "confirmed"
+    REJECTED = "rejected"
+    CANCELLED = "cancelled"
+    EXPIRED = "expired"
+    SUPERSEDED = "superseded"
+    OUTCOME = "outcome"
+
+
+TRANSITIONS: Mapping[tuple[State, Event], State] = {
+    (State.PREPARED, Event.CARD_SENT): State.AWAITING_CONFIRMATION,
+    (State.PREPARED, Event.CANCELLED): State.CANCELLED,
+    (State.PREPARED, Event.EXPIRED): State.EXPIRED,
+    (State.PREPARED, Event.SUPERSEDED): State.SUPERSEDED,
+    (State.AWAITING_CONFIRMATION, Event.CONFIRMED): State.CLAIMED,
+    (State.AWAITING_CONFIRMATION, Event.REJECTED): State.REJECTED,
+    (State.AWAITING_CONFIRMATION, Event.CANCELLED): State.CANCELLED,
+    (State.AWAITING_CONFIRMATION, Event.EXPIRED): State.EXPIRED,
+    (State.AWAITING_CONFIRMATION, Event.SUPERSEDED): State.SUPERSEDED,
+    (State.CLAIMED, Event.OUTCOME): State.OUTCOME_OBSERVED,
+    # A reconciliation appends another outcome; the envelope state stays put.
+    (State.OUTCOME_OBSERVED, Event.OUTCOME): State.OUTCOME_OBSERVED,
+}
+
+# States from which nothing but outcomes can follow; a claim is never discarded.
+TERMINAL_UNCLAIMED: frozenset[State] = frozenset(
+    {State.REJECTED, State.CANCELLED, State.EXPIRED, State.SUPERSEDED}
+)
+OPEN_UNCLAIMED: frozenset[State] = frozenset({State.PREPARED, State.AWAITING_CONFIRMATION})
+
+
+class IllegalTransition(Exception):
+    """`event` is not allowed in state `current`."""
+
+    def __init__(self, current: State, event: Event) -> None:
+        super().__init__(f"cannot apply {event.value!r} to an operation in state {current.value!r}")
+        self.current = current
+        self.event = event
+
+
+def next_state(current: State, event: Event) -> State:
+    try:
+        return TRANSITIONS[(current, event)]
+    except KeyError:
+        raise IllegalTransition(current, event) from None
+
+
+def sources_for(event: Event) -> tuple[State, ...]:
+    """Every state in which `event` is allowed, in a stable order (for conditional updates)."""
+    return tuple(sorted({src for (src, ev) in TRANSITIONS if ev is event}, key=list(State).index))

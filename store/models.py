@@ -1,0 +1,140 @@
+"""Tables of the operation authority. Migrations in `store/migrations` mirror these."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    DateTime,
+    Dialect,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.types import TypeDecorator
+
+NAMING = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+# SQLite only autoincrements INTEGER PRIMARY KEY.
+BigId = BigInteger().with_variant(Integer(), "sqlite")
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """Aware UTC datetimes in Python; timestamptz on PostgreSQL, naive UTC text on SQLite."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetime given to the store; use aware UTC datetimes")
+        value = value.astimezone(UTC)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        assert isinstance(value, datetime)
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING)
+
+
+class OperationRow(Base):
+    __tablename__ = "operations"
+
+    id: Mapped[str] = mapped_column(String(26), primary_key=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
+    kind: Mapped[str] = mapped_column(String(64), nullable=False)
+    schema_version: Mapped[int] = mapped_column(Integer, nullable=False)
+    executor_name: Mapped[str] = mapped_column(String(64), nullable=False)
+    executor_revision: Mapped[str] = mapped_column(String(32), nullable=False)
+    simulated: Mapped[bool] = mapped_column(Boolean, nullable=False)
+    payload: Mapped[str] = mapped_column(Text, nullable=False)
+    payload_digest: Mapped[str] = mapped_column(String(64), nullable=False)
+    projection: Mapped[str] = mapped_column(Text, nullable=False)
+    projection_digest: Mapped[str] = mapped_column(String(64), nullable=False)
+    audience_name: Mapped[str] = mapped_column(String(64), nullable=False)
+    audience_chat_id: Mapped[str] = mapped_column(String(128), nullable=False)
+    audience_operators: Mapped[str] = mapped_column(Text, nullable=False)
+    allow_self_approval: Mapped[bool] = mapped_column(Boolean, nullable=False)
+    target_ref: Mapped[str] = mapped_column(String(200), nullable=False)
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
+    source_proposer: Mapped[str] = mapped_column(String(64), nullable=False)
+    source_request_id: Mapped[str] = mapped_column(String(128), nullable=False)
+    source_requester_open_id: Mapped[str | None] = mapped_column(String(128))
+    source_context: Mapped[str] = mapped_column(Text, nullable=False)
+    request_content: Mapped[str] = mapped_column(Text, nullable=False)
+    confirm_digest: Mapped[str] = mapped_column(String(64), nullable=False)
+    state: Mapped[str] = mapped_column(String(32), nullable=False)
+    version: Mapped[int] = mapped_column(Integer, nullable=False)
+    card_message_id: Mapped[str | None] = mapped_column(String(128))
+    execution_state: Mapped[str | None] = mapped_column(String(32))
+
+    __table_args__ = (
+        UniqueConstraint("source_proposer", "source_request_id"),
+        Index("ix_operations_created_at_id", "created_at", "id"),
+        Index("ix_operations_state_created_at_id", "state", "created_at", "id"),
+        Index("ix_operations_state_expires_at", "state", "expires_at"),
+    )
+
+
+class ConfirmationRow(Base):
+    """Every click, accepted or refused. operation_id is the click's claim, hence no FK."""
+
+    __tablename__ = "confirmations"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    operation_id: Mapped[str] = mapped_column(String(64), nullable=False, index=True)
+    at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
+    action: Mapped[str] = mapped_column(String(32), nullable=False)
+    operator_open_id: Mapped[str] = mapped_column(String(128), nullable=False)
+    digest: Mapped[str] = mapped_column(String(128), nullable=False)
+    chat_id: Mapped[str | None] = mapped_column(String(128))
+    message_id: Mapped[str | None] = mapped_column(String(128))
+    event_id: Mapped[str | None] = mapped_column(String(128))
+    accepted: Mapped[bool] = mapped_column(Boolean, nullable=False)
+    reason_code: Mapped[str | None] = mapped_column(String(64))
+
+
+class ClaimRow(Base):
+    __tablename__ = "claims"
+
+    id: Mapped[str] = mapped_column(String(26), primary_key=True)
+    operation_id: Mapped[str] = mapped_column(
+        ForeignKey("operations.id"), nullable=False, unique=True
+    )
+    confirmation_id: Mapped[int] = mapped_column(ForeignKey("confirmations.id"), nullable=False)
+    operator_open_id: Mapped[str] = mapped_column(String(128), nullable=False)
+    claimed_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
+
+
+class AuditRow(Base):
+    __tablename__ = "audit"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    operation_id: Mapped[str] = mapped_column(String(64), nullable=False, index=True)
+    at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
+    actor: Mapped[str] = mapped_column(String(160), nullable=False)
+    event: Mapped[str] = mapped_column(String(32), nullable=False)
+    from_state: Mapped[str | None] = mapped_column(String(32))
+    to_state: Mapped[str | None] = mapped_column(String(32))
+    reason_code: Mapped[str | None] = mapped_column(String(64))

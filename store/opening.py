@@ -1,0 +1,36 @@
+"""Open the store: SQLite upgrades itself on start, PostgreSQL must be at head already."""
+
+from __future__ import annotations
+
+from store.authority import Store
+from store.engine import create_engine, is_sqlite
+from store.migrate import current_revision, head_revision, upgrade
+from store.timeutil import Clock, utc_now
+
+
+class StoreNotMigrated(RuntimeError):
+    pass
+
+
+async def open_store(
+    url: str,
+    *,
+    schema: str | None = None,
+    pool_size: int = 10,
+    clock: Clock = utc_now,
+) -> Store:
+    engine = create_engine(url, schema=schema, pool_size=pool_size)
+    try:
+        if is_sqlite(url):
+            await upgrade(engine)
+        else:
+            current, head = await current_revision(engine), head_revision()
+            if current != head:
+                raise StoreNotMigrated(
+                    f"store.url: database schema is at {current or 'nothing'}, this build needs "
+                    f"{head}: run `countersign db upgrade`"
+                )
+    except BaseException:
+        await engine.dispose()
+        raise
+    return Store(engine, clock)

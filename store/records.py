@@ -1,0 +1,132 @@
+"""Plain read models the store hands out (no ORM objects escape the store)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from store.envelope import Audience, Envelope, Source
+from store.lifecycle import State
+
+
+@dataclass(frozen=True)
+class Operation:
+    envelope: Envelope
+    confirm_digest: str
+    state: State
+    version: int
+    created_at: datetime
+    updated_at: datetime
+    card_message_id: str | None
+    execution_state: str | None
+
+    @property
+    def id(self) -> str:
+        return self.envelope.id
+
+    @property
+    def kind(self) -> str:
+        return self.envelope.kind
+
+    @property
+    def payload(self) -> dict[str, Any]:
+        loaded: dict[str, Any] = json.loads(self.envelope.payload)
+        return loaded
+
+    @property
+    def projection(self) -> dict[str, Any]:
+        loaded: dict[str, Any] = json.loads(self.envelope.projection)
+        return loaded
+
+    @classmethod
+    def from_row(cls, row: Any) -> Operation:
+        envelope = Envelope(
+            id=row.id,
+            kind=row.kind,
+            schema_version=row.schema_version,
+            executor_name=row.executor_name,
+            executor_revision=row.executor_revision,
+            simulated=row.simulated,
+            payload=row.payload,
+            projection=row.projection,
+            audience=Audience(
+                name=row.audience_name,
+                chat_id=row.audience_chat_id,
+                operators=tuple(json.loads(row.audience_operators)),
+                allow_self_approval=row.allow_self_approval,
+            ),
+            target_ref=row.target_ref,
+            expires_at=row.expires_at,
+            source=Source(
+                proposer=row.source_proposer,
+                request_id=row.source_request_id,
+                requester_open_id=row.source_requester_open_id,
+                context=json.loads(row.source_context),
+            ),
+        )
+        return cls(
+            envelope=envelope,
+            confirm_digest=row.confirm_digest,
+            state=State(row.state),
+            version=row.version,
+            created_at=row.created_at,
+            updated_at=row.updated_at,
+            card_message_id=row.card_message_id,
+            execution_state=row.execution_state,
+        )
+
+
+@dataclass(frozen=True)
+class Confirmation:
+    id: int
+    operation_id: str
+    at: datetime
+    action: str
+    operator_open_id: str
+    digest: str
+    chat_id: str | None
+    message_id: str | None
+    event_id: str | None
+    accepted: bool
+    reason_code: str | None
+
+    @classmethod
+    def from_row(cls, row: Any) -> Confirmation:
+        return cls(
+            id=row.id,
+            operation_id=row.operation_id,
+            at=row.at,
+            action=row.action,
+            operator_open_id=row.operator_open_id,
+            digest=row.digest,
+            chat_id=row.chat_id,
+            message_id=row.message_id,
+            event_id=row.event_id,
+            accepted=row.accepted,
+            reason_code=row.reason_code,
+        )
+
+
+@dataclass(frozen=True)
+class AuditEntry:
+    operation_id: str
+    at: datetime
+    actor: str
+    event: str
+    from_state: str | None
+    to_state: str | None
+    reason_code: str | None
+
+    @classmethod
+    def from_row(cls, row: Any) -> AuditEntry:
+        return cls(
+            operation_id=row.operation_id,
+            at=row.at,
+            actor=row.actor,
+            event=row.event,
+            from_state=row.from_state,
+            to_state=row.to_state,
+            reason_code=row.reason_code,
+        )

@@ -1,0 +1,23 @@
+"""UTC time helpers and the injectable clock."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+Clock = Callable[[], datetime]
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def iso_utc(moment: datetime) -> str:
+    """ISO-8601 in UTC with a `Z`, microseconds only when present (stable for digests)."""
+    moment = moment.astimezone(UTC)
+    text = moment.isoformat(timespec="microseconds" if moment.microsecond else "seconds")
+    return text.replace("+00:00", "Z")
+
+
+def parse_iso_utc(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(UTC)

@@ -1,0 +1,128 @@
+"""Backend selection: every store-backed test runs on SQLite or PostgreSQL.
+
+Pick with `--backend sqlite|postgresql` or COUNTERSIGN_TEST_BACKEND. On PostgreSQL
+each test session migrates its own schema in database `test` and truncates the
+tables between tests. With CI=true a skipped test fails the run, so a missing
+PostgreSQL can never pass silently.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from sqlalchemy import text
+
+from store.authority import Store
+from store.engine import create_engine
+from store.migrate import upgrade
+from store.opening import open_store
+
+PG_URL = os.environ.get(
+    "COUNTERSIGN_TEST_PG_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/test"
+)
+TABLES = ("claims", "confirmations", "audit", "operations")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--backend",
+        choices=("sqlite", "postgresql"),
+        default=os.environ.get("COUNTERSIGN_TEST_BACKEND", "sqlite"),
+        help="store backend for the suite (env COUNTERSIGN_TEST_BACKEND)",
+    )
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    return f"countersign store backend: {config.getoption('--backend')}"
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if os.environ.get("CI") != "true":
+        return
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    skipped = len(reporter.stats.get("skipped", [])) if reporter else 0
+    if skipped:
+        print(f"\nCI=true: {skipped} test(s) were skipped; skips are failures in CI")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+@dataclass(frozen=True)
+class Backend:
+    name: str
+    url: str
+    schema: str | None
+
+    def env(self) -> dict[str, str]:
+        """How a subprocess reaches the same database."""
+        values = {"COUNTERSIGN_STORE_URL": self.url}
+        if self.schema:
+            values["COUNTERSIGN_STORE_SCHEMA"] = self.schema
+        return values
+
+
+@pytest.fixture(scope="session")
+def backend_name(request: pytest.FixtureRequest) -> str:
+    return str(request.config.getoption("--backend"))
+
+
+@pytest.fixture(scope="session")
+def pg_schema(backend_name: str) -> Iterator[str | None]:
+    if backend_name != "postgresql":
+        yield None
+        return
+    schema = f"cs_test_{os.getpid()}_{uuid.uuid4().hex[:8]}"
+
+    async def create() -> None:
+        engine = create_engine(PG_URL, schema=schema)
+        try:
+            await upgrade(engine, schema=schema)
+        finally:
+            await engine.dispose()
+
+    async def drop() -> None:
+        engine = create_engine(PG_URL)
+        try:
+            async with engine.begin() as conn:
+                await conn.execute(text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
+        finally:
+            await engine.dispose()
+
+    try:
+        asyncio.run(create())
+    except OSError as error:
+        pytest.fail(f"PostgreSQL at {PG_URL} is not reachable: {error}")
+    yield schema
+    asyncio.run(drop())
+
+
+@pytest.fixture
+def backend(backend_name: str, pg_schema: str | None, tmp_path: Path) -> Backend:
+    if backend_name == "postgresql":
+        return Backend("postgresql", PG_URL, pg_schema)
+    return Backend("sqlite", f"sqlite+aiosqlite:///{tmp_path / 'store.db'}", None)
+
+
+async def _truncate(backend: Backend) -> None:
+    engine = create_engine(backend.url, schema=backend.schema)
+    try:
+        async with engine.begin() as conn:
+            await conn.execute(text(f"TRUNCATE {', '.join(TABLES)} RESTART IDENTITY CASCADE"))
+    finally:
+        await engine.dispose()
+
+
+@pytest.fixture
+async def store(backend: Backend) -> AsyncIterator[Store]:
+    if backend.name == "postgresql":
+        await _truncate(backend)
+    opened = await open_store(backend.url, schema=backend.schema, pool_size=60)
+    try:
+        yield opened
+    finally:
+        await opened.close()
