@@ -43,7 +43,9 @@ class RequestConflict(Exception):
     """Same (proposer, request_id) with different content."""
 
     def __init__(self, operation_id: str, fields: Sequence[str]) -> None:
-        super().__init__(f"request_id already used for {operation_id} with different {', '.join(fields)}")
+        super().__init__(
+            f"request_id already used for {operation_id} with different {', '.join(fields)}"
+        )
         self.operation_id = operation_id
         self.fields = tuple(fields)
 
@@ -147,7 +149,9 @@ def decode_cursor(cursor: str) -> tuple[datetime, str]:
         stamp, operation_id = raw.split("|", 1)
         return parse_iso_utc(stamp), operation_id
     except (ValueError, binascii.Error, UnicodeDecodeError):
-        raise InvalidCursor("cursor is not one this API issued; pass next_cursor verbatim") from None
+        raise InvalidCursor(
+            "cursor is not one this API issued; pass next_cursor verbatim"
+        ) from None
 
 
 def content_differences(old: Any, new: Any, path: str = "") -> list[str]:
@@ -189,7 +193,9 @@ class Store:
     @staticmethod
     async def _load(conn: AsyncConnection, operation_id: str) -> Operation | None:
         row = (
-            await conn.execute(select(OperationRow.__table__).where(OperationRow.id == operation_id))
+            await conn.execute(
+                select(OperationRow.__table__).where(OperationRow.id == operation_id)
+            )
         ).one_or_none()
         return None if row is None else Operation.from_row(row)
 
@@ -271,9 +277,7 @@ class Store:
             return self._replay(existing, content)
 
     @staticmethod
-    async def _by_request(
-        conn: AsyncConnection, source: Source
-    ) -> tuple[Operation, str] | None:
+    async def _by_request(conn: AsyncConnection, source: Source) -> tuple[Operation, str] | None:
         row = (
             await conn.execute(
                 select(OperationRow.__table__).where(
@@ -290,7 +294,9 @@ class Store:
     def _replay(existing: tuple[Operation, str], content: str) -> Proposed:
         op, stored = existing
         if stored != content:
-            raise RequestConflict(op.id, content_differences(json.loads(stored), json.loads(content)))
+            raise RequestConflict(
+                op.id, content_differences(json.loads(stored), json.loads(content))
+            )
         return Proposed(op, created=False)
 
     async def _insert(self, conn: AsyncConnection, draft: Draft, content: str) -> Operation:
@@ -342,7 +348,13 @@ class Store:
             )
         )
         await self._audit(
-            conn, envelope.id, f"proposer:{draft.source.proposer}", "proposed", None, State.PREPARED, at=now
+            conn,
+            envelope.id,
+            f"proposer:{draft.source.proposer}",
+            "proposed",
+            None,
+            State.PREPARED,
+            at=now,
         )
         op = await self._load(conn, envelope.id)
         assert op is not None
@@ -509,13 +521,17 @@ class Store:
         expired: list[str] = []
         async with self._write() as conn:
             due = (
-                await conn.execute(
-                    select(OperationRow.id)
-                    .where(OperationRow.state.in_(expirable), OperationRow.expires_at <= now)
-                    .order_by(OperationRow.expires_at)
-                    .limit(EXPIRE_BATCH)
+                (
+                    await conn.execute(
+                        select(OperationRow.id)
+                        .where(OperationRow.state.in_(expirable), OperationRow.expires_at <= now)
+                        .order_by(OperationRow.expires_at)
+                        .limit(EXPIRE_BATCH)
+                    )
                 )
-            ).scalars().all()
+                .scalars()
+                .all()
+            )
             for operation_id in due:
                 if await self._transition(
                     conn,

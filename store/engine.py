@@ -30,7 +30,9 @@ def create_engine(url: str, *, schema: str | None = None, pool_size: int = 10) -
         return _sqlite_engine(url, pool_size)
     if backend == "postgresql":
         if parsed.get_driver_name() != "asyncpg":
-            raise ValueError("store.url: PostgreSQL needs the asyncpg driver: postgresql+asyncpg://")
+            raise ValueError(
+                "store.url: PostgreSQL needs the asyncpg driver: postgresql+asyncpg://"
+            )
         connect_args: dict[str, Any] = {}
         if schema:
             if not _SCHEMA_NAME.match(schema):
@@ -43,7 +45,9 @@ def create_engine(url: str, *, schema: str | None = None, pool_size: int = 10) -
             pool_pre_ping=True,
             connect_args=connect_args,
         )
-    raise ValueError(f"store.url: unsupported backend {backend!r}; use sqlite+aiosqlite or postgresql+asyncpg")
+    raise ValueError(
+        f"store.url: unsupported backend {backend!r}; use sqlite+aiosqlite or postgresql+asyncpg"
+    )
 
 
 def _sqlite_engine(url: str, pool_size: int) -> AsyncEngine:

@@ -36,7 +36,9 @@ async def current_revision(engine: AsyncEngine) -> str | None:
         return await connection.run_sync(_read)
 
 
-async def upgrade(engine: AsyncEngine, revision: str = "head", *, schema: str | None = None) -> None:
+async def upgrade(
+    engine: AsyncEngine, revision: str = "head", *, schema: str | None = None
+) -> None:
     """Upgrade to `revision`; on PostgreSQL, create `schema` first if one is configured."""
 
     def _upgrade(connection: Connection) -> None:

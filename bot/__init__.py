@@ -1,0 +1,1 @@
+"""The Lark-facing process: transport, ingress, HTTP API, health and the CLI."""

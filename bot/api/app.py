@@ -1,0 +1,230 @@
+"""The proposal/read HTTP API and health routes (aiohttp).
+
+Handlers parse, authorize, call the store, render the one projection.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Awaitable, Callable
+
+from aiohttp import web
+
+from bot.api.auth import ProposerAuth, RateLimiter
+from bot.api.errors import error_response
+from bot.api.intake import Forbidden, build_draft
+from bot.config import Config, Proposer
+from store.authority import MAX_PAGE_SIZE, InvalidCursor, RequestConflict, Store
+from store.canonical import loads_strict
+from store.lifecycle import IllegalTransition, State
+from store.problems import FieldProblem, ProblemsFound
+from store.projection import operation_view
+from store.records import Operation
+
+log = logging.getLogger("countersign.api")
+
+CONFIG_KEY = web.AppKey("config", Config)
+STORE_KEY = web.AppKey("store", Store)
+AUTH_KEY = web.AppKey("auth", ProposerAuth)
+LIMITER_KEY = web.AppKey("limiter", RateLimiter)
+PROPOSER_KEY = "countersign.proposer"
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+@web.middleware
+async def json_errors(request: web.Request, handler: Handler) -> web.StreamResponse:
+    try:
+        return await handler(request)
+    except web.HTTPRequestEntityTooLarge:
+        cap = request.app[CONFIG_KEY].settings.http.max_body_bytes
+        return error_response(
+            413,
+            "body_too_large",
+            f"the request body exceeds {cap} bytes",
+            [FieldProblem("$", "body too large", f"keep requests under {cap} bytes")],
+        )
+    except web.HTTPNotFound:
+        return error_response(404, "not_found", f"no route {request.method} {request.path}")
+    except web.HTTPMethodNotAllowed:
+        return error_response(405, "method_not_allowed", f"{request.method} is not allowed here")
+    except web.HTTPException:
+        raise
+    except Exception:
+        log.exception("unhandled error on %s %s", request.method, request.path)
+        return error_response(500, "internal", "internal error; the request may be retried")
+
+
+@web.middleware
+async def proposer_auth(request: web.Request, handler: Handler) -> web.StreamResponse:
+    if not request.path.startswith("/api/"):
+        return await handler(request)
+    proposer = request.app[AUTH_KEY].identify(request.headers.get("Authorization"))
+    if proposer is None:
+        return error_response(
+            401,
+            "unauthorized",
+            "missing or unknown proposer token",
+            headers={"WWW-Authenticate": 'Bearer realm="countersign"'},
+        )
+    wait = request.app[LIMITER_KEY].take(proposer.name)
+    if wait > 0:
+        return error_response(
+            429,
+            "rate_limited",
+            f"proposer {proposer.name!r} is over its request rate; retry later",
+            headers={"Retry-After": str(max(1, math.ceil(wait)))},
+        )
+    request[PROPOSER_KEY] = proposer
+    return await handler(request)
+
+
+def _proposer(request: web.Request) -> Proposer:
+    proposer: Proposer = request[PROPOSER_KEY]
+    return proposer
+
+
+def _problems(error: ProblemsFound) -> web.Response:
+    return error_response(
+        422, error.code, "the request is invalid; nothing was stored", error.problems
+    )
+
+
+async def propose(request: web.Request) -> web.Response:
+    proposer = _proposer(request)
+    raw = await request.read()
+    try:
+        body = loads_strict(raw)
+    except ValueError as error:
+        return error_response(
+            422,
+            "invalid_json",
+            f"the body is not valid JSON ({error})",
+            [FieldProblem("$", "not valid JSON", "send a UTF-8 JSON object")],
+        )
+    settings = request.app[CONFIG_KEY].settings
+    try:
+        draft = build_draft(body, proposer.settings, settings)
+    except ProblemsFound as error:
+        return _problems(error)
+    except Forbidden as error:
+        return error_response(403, error.code, str(error))
+    try:
+        proposed = await request.app[STORE_KEY].propose(draft)
+    except RequestConflict as error:
+        return error_response(
+            409,
+            "request_id_conflict",
+            f"request_id {draft.source.request_id!r} was already used for operation "
+            f"{error.operation_id} with different content; use a new request_id",
+            [
+                FieldProblem(field, "differs from the first request", "use a new request_id")
+                for field in error.fields
+            ],
+        )
+    view = operation_view(proposed.operation)
+    return web.json_response(view, status=201 if proposed.created else 200)
+
+
+async def _own_operation(request: web.Request) -> Operation | None:
+    """The operation if it exists and belongs to this proposer; others' look absent."""
+    op = await request.app[STORE_KEY].get(request.match_info["id"])
+    if op is None or op.envelope.source.proposer != _proposer(request).name:
+        return None
+    return op
+
+
+def _not_found(request: web.Request) -> web.Response:
+    return error_response(404, "not_found", f"no operation {request.match_info['id']!r}")
+
+
+async def get_operation(request: web.Request) -> web.Response:
+    op = await _own_operation(request)
+    if op is None:
+        return _not_found(request)
+    return web.json_response(operation_view(op))
+
+
+async def list_operations(request: web.Request) -> web.Response:
+    problems: list[FieldProblem] = []
+    state = None
+    if state_text := request.query.get("state"):
+        try:
+            state = State(state_text)
+        except ValueError:
+            problems.append(
+                FieldProblem(
+                    "state", f"unknown state {state_text!r}", f"use one of {', '.join(State)}"
+                )
+            )
+    limit = MAX_PAGE_SIZE
+    if limit_text := request.query.get("limit"):
+        if not limit_text.isdigit() or not 1 <= int(limit_text) <= MAX_PAGE_SIZE:
+            problems.append(
+                FieldProblem(
+                    "limit", f"{limit_text!r} is not 1..{MAX_PAGE_SIZE}", "pick a smaller page"
+                )
+            )
+        else:
+            limit = int(limit_text)
+    if problems:
+        return error_response(422, "invalid_query", "the query is invalid", problems)
+    try:
+        page = await request.app[STORE_KEY].list_operations(
+            state=state,
+            limit=limit,
+            cursor=request.query.get("cursor") or None,
+            proposer=_proposer(request).name,
+        )
+    except InvalidCursor as error:
+        return error_response(
+            422,
+            "invalid_query",
+            str(error),
+            [FieldProblem("cursor", str(error), "start over without it")],
+        )
+    return web.json_response(
+        {
+            "items": [operation_view(op) for op in page.items],
+            "next_cursor": page.next_cursor,
+            "has_more": page.has_more,
+        }
+    )
+
+
+async def cancel_operation(request: web.Request) -> web.Response:
+    if await _own_operation(request) is None:
+        return _not_found(request)
+    try:
+        op = await request.app[STORE_KEY].cancel(
+            request.match_info["id"], f"proposer:{_proposer(request).name}"
+        )
+    except IllegalTransition as error:
+        return error_response(
+            409,
+            "not_cancellable",
+            f"the operation is {error.current.value}; only unclaimed operations can be cancelled",
+        )
+    return web.json_response(operation_view(op))
+
+
+async def healthz(_request: web.Request) -> web.Response:
+    return web.json_response({"status": "ok"})
+
+
+def create_app(config: Config, store: Store) -> web.Application:
+    http = config.settings.http
+    app = web.Application(
+        middlewares=[json_errors, proposer_auth], client_max_size=http.max_body_bytes
+    )
+    app[CONFIG_KEY] = config
+    app[STORE_KEY] = store
+    app[AUTH_KEY] = ProposerAuth(config.proposers)
+    app[LIMITER_KEY] = RateLimiter(http.proposer_rate_per_s, http.proposer_burst)
+    app.router.add_post("/api/v1/operations", propose)
+    app.router.add_get("/api/v1/operations", list_operations)
+    app.router.add_get("/api/v1/operations/{id}", get_operation)
+    app.router.add_post("/api/v1/operations/{id}/cancel", cancel_operation)
+    app.router.add_get("/healthz", healthz)
+    return app

@@ -1,0 +1,216 @@
+"""Proposal intake: a parsed request body becomes a Draft, or a list of field problems.
+
+Pure: no I/O. The HTTP handler parses, calls `build_draft`, and hands the Draft to the store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Annotated, Any
+
+from pydantic import Field, StringConstraints, ValidationError
+
+from bot.config import OpenId, ProposerSettings, Settings
+from bot.validation import problems_from
+from store.authority import Draft
+from store.canonical import canonical_json, float_paths
+from store.envelope import Audience, Source
+from store.problems import FieldProblem, ProblemsFound
+from workers.domains import DOMAINS
+from workers.domains.types import StrictModel, is_control
+
+MAX_CONTEXT_BYTES = 4096
+RequestId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")]
+
+
+class SourceIn(StrictModel):
+    requester_open_id: OpenId | None = None
+    context: dict[str, Any] = Field(default_factory=dict)
+
+
+class ProposalIn(StrictModel):
+    request_id: RequestId
+    kind: str
+    schema_version: int = 1
+    payload: dict[str, Any]
+    audience: str
+    expires_in_s: int | None = None
+    source: SourceIn | None = None
+
+
+class Forbidden(Exception):
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def _strings(value: Any, path: str) -> Iterator[tuple[str, str]]:
+    if isinstance(value, str):
+        yield path, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _strings(key, f"{path}.{key}" if path else str(key))
+            yield from _strings(item, f"{path}.{key}" if path else str(key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _strings(item, f"{path}[{index}]")
+
+
+def _shape_problems(body: Any, free_text: frozenset[str]) -> list[FieldProblem]:
+    """Floats and control characters anywhere in the body, named by path."""
+    problems = [
+        FieldProblem(
+            path,
+            f"JSON number {literal} is a float (or NaN/Infinity)",
+            'send decimal numbers as strings, e.g. "0.5"',
+        )
+        for path, literal in float_paths(body)
+    ]
+    allowed = {f"payload.{name}" for name in free_text}
+    for path, text in _strings(body, ""):
+        if path not in allowed and any(is_control(ch) for ch in text):
+            problems.append(
+                FieldProblem(
+                    path,
+                    "contains control or bidirectional-override characters",
+                    "remove them; only payload text fields may carry free text",
+                )
+            )
+    return sorted(set(problems), key=lambda p: p.field)
+
+
+def build_draft(body: Any, proposer: ProposerSettings, settings: Settings) -> Draft:
+    if not isinstance(body, dict):
+        raise ProblemsFound([FieldProblem("$", "the body is not a JSON object", "send an object")])
+    kind = body.get("kind")
+    domain = DOMAINS.get(kind) if isinstance(kind, str) else None
+    shape = _shape_problems(body, domain.free_text_fields if domain else frozenset())
+    if shape:
+        raise ProblemsFound(shape)
+    try:
+        request = ProposalIn.model_validate(body)
+    except ValidationError as error:
+        raise ProblemsFound(problems_from(error)) from None
+
+    if domain is None:
+        raise ProblemsFound(
+            [
+                FieldProblem(
+                    "kind",
+                    f"unknown kind {request.kind!r}",
+                    f"use one of {', '.join(sorted(DOMAINS))}",
+                )
+            ],
+            code="unknown_kind",
+        )
+    if not proposer.may_propose(domain.kind):
+        raise Forbidden(
+            "kind_not_allowed", f"proposer {proposer.name!r} may not propose {domain.kind}"
+        )
+    domain_settings = settings.domains.for_kind(domain.kind)
+    if not domain_settings.enabled:
+        raise ProblemsFound(
+            [
+                FieldProblem(
+                    "kind",
+                    f"the {domain.kind} domain is disabled here",
+                    f"ask an administrator to enable [domains.{domain.kind.split('.')[0]}]",
+                )
+            ],
+            code="domain_disabled",
+        )
+    schema = domain.schema(request.schema_version)
+    if schema is None:
+        raise ProblemsFound(
+            [
+                FieldProblem(
+                    "schema_version",
+                    f"{domain.kind} has no schema version {request.schema_version}",
+                    "use schema_version 1",
+                )
+            ],
+            code="unsupported_schema_version",
+        )
+    audience = settings.audience(request.audience)
+    if audience is None:
+        known = ", ".join(a.name for a in settings.audiences) or "none configured"
+        raise ProblemsFound(
+            [FieldProblem("audience", f"no audience {request.audience!r}", f"use one of: {known}")]
+        )
+    if not proposer.may_address(audience.name):
+        raise Forbidden(
+            "audience_not_allowed", f"proposer {proposer.name!r} may not address {audience.name!r}"
+        )
+
+    problems: list[FieldProblem] = []
+    payload_bytes = len(canonical_json(request.payload).encode("utf-8"))
+    cap = settings.http.max_payload_bytes
+    if payload_bytes > cap:
+        problems.append(
+            FieldProblem(
+                "payload", f"is {payload_bytes} bytes; the cap is {cap}", "make it smaller"
+            )
+        )
+    ops = settings.operations
+    expires_in_s = (
+        ops.default_expires_in_s if request.expires_in_s is None else request.expires_in_s
+    )
+    if not 30 <= expires_in_s <= ops.max_expires_in_s:
+        problems.append(
+            FieldProblem(
+                "expires_in_s",
+                f"{expires_in_s} is outside 30..{ops.max_expires_in_s} seconds",
+                "choose an expiry within that range",
+            )
+        )
+    source = request.source or SourceIn()
+    context_bytes = len(canonical_json(source.context).encode("utf-8"))
+    if context_bytes > MAX_CONTEXT_BYTES:
+        problems.append(
+            FieldProblem(
+                "source.context",
+                f"is {context_bytes} bytes; the cap is {MAX_CONTEXT_BYTES}",
+                "keep only references (ids, links) in the context",
+            )
+        )
+    payload = None
+    try:
+        payload = schema.model_validate(request.payload)
+    except ValidationError as error:
+        problems.extend(problems_from(error, "payload"))
+    if payload is not None:
+        problems.extend(domain.admit(payload, domain_settings))
+    if problems or payload is None:
+        raise ProblemsFound(problems)
+
+    return Draft(
+        kind=domain.kind,
+        schema_version=request.schema_version,
+        executor_name=domain.executor_name,
+        executor_revision=domain.executor_revision,
+        simulated=domain.simulated,
+        payload=payload.model_dump(mode="python", exclude_none=True),
+        projection=domain.project(payload),
+        audience=Audience(
+            name=audience.name,
+            chat_id=audience.chat_id,
+            operators=tuple(sorted(audience.operators)),
+            allow_self_approval=audience.allow_self_approval,
+        ),
+        target_ref=domain.target_ref(payload),
+        expires_in_s=expires_in_s,
+        source=Source(
+            proposer=proposer.name,
+            request_id=request.request_id,
+            requester_open_id=source.requester_open_id,
+            context=source.context,
+        ),
+        request_content={
+            "kind": request.kind,
+            "schema_version": request.schema_version,
+            "payload": request.payload,
+            "audience": request.audience,
+            "expires_in_s": expires_in_s,
+            "source": body.get("source"),
+        },
+    )

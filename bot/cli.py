@@ -1,0 +1,287 @@
+"""`countersign` command line."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import os
+import sys
+from collections.abc import Callable, Coroutine, Mapping
+from pathlib import Path
+from typing import Any
+
+from bot import config as config_mod
+from bot.client import ApiClient, ApiError, ApiReply
+from bot.profiles import DEV_TOKEN, dev_config, dev_settings
+from bot.render import operation_row, operation_text
+from store.problems import ProblemsFound
+
+DEFAULT_CONFIG = Path("countersign.toml")
+DEFAULT_DEV_DIR = Path("var/dev")
+EXIT_API = 1
+EXIT_USAGE = 2
+
+
+def _config_path(args: argparse.Namespace) -> Path:
+    given = getattr(args, "config", None) or os.environ.get("COUNTERSIGN_CONFIG")
+    return Path(given) if given else DEFAULT_CONFIG
+
+
+def _settings(args: argparse.Namespace) -> config_mod.Settings:
+    if getattr(args, "dev", False):
+        return dev_settings(args.data_dir, args.port or 8080)
+    settings = config_mod.read_file(_config_path(args))
+    if getattr(args, "port", None):
+        settings = settings.model_copy(
+            update={"http": settings.http.model_copy(update={"port": args.port})}
+        )
+    return settings
+
+
+def _print_problems(error: ProblemsFound) -> int:
+    for problem in error.problems:
+        print(problem.line(), file=sys.stderr)
+    return EXIT_USAGE
+
+
+# -- run, config, db ----------------------------------------------------------------------
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from bot.server import serve
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    try:
+        if args.dev:
+            args.data_dir.mkdir(parents=True, exist_ok=True)
+            config = dev_config(args.data_dir, args.port or 8080, args.host or "127.0.0.1")
+        else:
+            settings = _settings(args)
+            if args.host:
+                settings = settings.model_copy(
+                    update={"http": settings.http.model_copy(update={"host": args.host})}
+                )
+            config = config_mod.resolve(settings, os.environ)
+    except ProblemsFound as error:
+        return _print_problems(error)
+
+    def ready(url: str) -> None:
+        print(f"countersign API listening on {url}", flush=True)
+        if args.dev:
+            print(
+                f"dev profile: Lark off, store {config.settings.store.url}\n"
+                f"  proposer dev-agent, token {DEV_TOKEN!r}; audience ops = oc_ops "
+                "(ou_alice, ou_bob)\n"
+                f"  try: countersign propose examples/order.json --url {url} --token {DEV_TOKEN}",
+                flush=True,
+            )
+
+    asyncio.run(serve(config, on_ready=ready))
+    return 0
+
+
+def cmd_config_check(args: argparse.Namespace) -> int:
+    environ: Mapping[str, str] = os.environ
+    try:
+        settings = _settings(args)
+        if args.dev:
+            environ = {**os.environ, "COUNTERSIGN_DEV_AGENT_TOKEN": DEV_TOKEN}
+    except ProblemsFound as error:
+        return _print_problems(error)
+    print(json.dumps(config_mod.redacted(settings, environ), indent=2))
+    problems = config_mod.check(settings, environ)
+    if problems:
+        for problem in problems:
+            print(problem.line(), file=sys.stderr)
+        return EXIT_USAGE
+    print("config ok", file=sys.stderr)
+    return 0
+
+
+def cmd_db_upgrade(args: argparse.Namespace) -> int:
+    from store.engine import create_engine
+    from store.migrate import current_revision, upgrade
+
+    try:
+        settings = _settings(args)
+    except ProblemsFound as error:
+        return _print_problems(error)
+
+    async def go() -> str | None:
+        engine = create_engine(settings.store.url, schema=settings.store.schema_name)
+        try:
+            await upgrade(engine, schema=settings.store.schema_name)
+            return await current_revision(engine)
+        finally:
+            await engine.dispose()
+
+    print(f"database at revision {asyncio.run(go())}")
+    return 0
+
+
+# -- API client commands -------------------------------------------------------------------
+
+
+def _client(args: argparse.Namespace) -> ApiClient:
+    url = args.url or os.environ.get("COUNTERSIGN_URL")
+    token = args.token or os.environ.get("COUNTERSIGN_TOKEN")
+    path = _config_path(args)
+    if (not url or not token) and path.exists():
+        settings = config_mod.read_file(path)
+        url = url or f"http://{settings.http.host}:{settings.http.port}"
+        if not token:
+            chosen = [p for p in settings.proposers if args.proposer in (None, p.name)]
+            token = os.environ.get(chosen[0].token_env) if chosen else None
+    if not token:
+        raise SystemExit(
+            "no proposer token: pass --token, set COUNTERSIGN_TOKEN, or give --config "
+            "with the proposer's token_env exported"
+        )
+    return ApiClient(url or "http://127.0.0.1:8080", token)
+
+
+def _call(
+    args: argparse.Namespace,
+    action: Callable[[ApiClient], Coroutine[Any, Any, ApiReply]],
+    human: Callable[[ApiReply], str],
+) -> int:
+    try:
+        reply = asyncio.run(action(_client(args)))
+    except ApiError as error:
+        if args.json:
+            print(
+                json.dumps(
+                    {
+                        "error": {
+                            "status": error.status,
+                            "code": error.code,
+                            "message": error.message,
+                            "fields": list(error.fields),
+                        }
+                    }
+                )
+            )
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_API
+    except ProblemsFound as error:
+        return _print_problems(error)
+    print(json.dumps(reply.body, indent=2) if args.json else human(reply))
+    return 0
+
+
+def cmd_propose(args: argparse.Namespace) -> int:
+    if args.file == "-":
+        data = sys.stdin.buffer.read()
+    else:
+        try:
+            data = Path(args.file).read_bytes()
+        except OSError as error:
+            print(f"error: cannot read {args.file}: {error.strerror}", file=sys.stderr)
+            return EXIT_USAGE
+
+    def human(reply: ApiReply) -> str:
+        verb = "proposed" if reply.status == 201 else "already proposed (same request_id)"
+        return f"{verb}:\n{operation_text(reply.body)}"
+
+    return _call(args, lambda client: client.propose(data), human)
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    return _call(args, lambda c: c.show(args.id), lambda r: operation_text(r.body))
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    def human(reply: ApiReply) -> str:
+        rows = [operation_row(item) for item in reply.body["items"]] or ["(no operations)"]
+        if reply.body["has_more"]:
+            rows.append(f"more: --cursor {reply.body['next_cursor']}")
+        return "\n".join(rows)
+
+    return _call(args, lambda c: c.list(args.state, args.limit, args.cursor), human)
+
+
+def cmd_cancel(args: argparse.Namespace) -> int:
+    return _call(
+        args, lambda c: c.cancel(args.id), lambda r: f"cancelled:\n{operation_text(r.body)}"
+    )
+
+
+# -- parser --------------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="countersign", description="Human-confirmed operations over Lark/Feishu cards."
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def config_options(sub: argparse.ArgumentParser) -> None:
+        sub.add_argument(
+            "--config", help="TOML config file (default ./countersign.toml, env COUNTERSIGN_CONFIG)"
+        )
+        sub.add_argument("--dev", action="store_true", help="use the built-in dev profile")
+        sub.add_argument(
+            "--data-dir", type=Path, default=DEFAULT_DEV_DIR, help="dev profile data dir"
+        )
+        sub.add_argument("--port", type=int, help="HTTP port (overrides the config)")
+
+    run = commands.add_parser("run", help="run the bot")
+    config_options(run)
+    run.add_argument("--host", help="HTTP host (overrides the config)")
+    run.set_defaults(func=cmd_run)
+
+    config_cmd = commands.add_parser("config", help="configuration tools")
+    config_sub = config_cmd.add_subparsers(dest="config_command", required=True, metavar="ACTION")
+    check = config_sub.add_parser(
+        "check", help="print the effective config (secrets redacted) and its problems"
+    )
+    config_options(check)
+    check.set_defaults(func=cmd_config_check)
+
+    db = commands.add_parser("db", help="database tools")
+    db_sub = db.add_subparsers(dest="db_command", required=True, metavar="ACTION")
+    up = db_sub.add_parser("upgrade", help="apply migrations")
+    config_options(up)
+    up.set_defaults(func=cmd_db_upgrade)
+
+    def client_options(sub: argparse.ArgumentParser) -> None:
+        sub.add_argument("--url", help="bot API URL (env COUNTERSIGN_URL)")
+        sub.add_argument("--token", help="proposer token (env COUNTERSIGN_TOKEN)")
+        sub.add_argument("--config", help="take URL and token from this config")
+        sub.add_argument("--proposer", help="which proposer of --config to act as")
+        sub.add_argument("--json", action="store_true", help="print JSON")
+
+    propose = commands.add_parser("propose", help="propose an operation from a JSON file or -")
+    propose.add_argument("file", metavar="FILE|-")
+    client_options(propose)
+    propose.set_defaults(func=cmd_propose)
+
+    show = commands.add_parser("show", help="show one operation")
+    show.add_argument("id")
+    client_options(show)
+    show.set_defaults(func=cmd_show)
+
+    lister = commands.add_parser("list", help="list operations, newest first")
+    lister.add_argument("--state")
+    lister.add_argument("--limit", type=int)
+    lister.add_argument("--cursor")
+    client_options(lister)
+    lister.set_defaults(func=cmd_list)
+
+    cancel = commands.add_parser("cancel", help="cancel an unclaimed operation")
+    cancel.add_argument("id")
+    client_options(cancel)
+    cancel.set_defaults(func=cmd_cancel)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    result: int = args.func(args)
+    return result
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,304 @@
+"""Configuration: a TOML file validated by pydantic; secrets only from environment variables.
+
+`check(settings, environ)` is pure and returns every problem at once, each as
+`field: reason: fix`, so `countersign config check` can list them all.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, StringConstraints, ValidationError
+
+from bot.validation import problems_from
+from store.problems import FieldProblem, ProblemsFound
+from workers.domains import DOMAINS
+from workers.domains.finance.settings import FinanceSettings
+from workers.domains.message.settings import MessageSettings
+
+DEFAULT_STORE_URL = "sqlite+aiosqlite:///./var/countersign.db"
+EnvName = Annotated[str, StringConstraints(pattern=r"^[A-Z_][A-Z0-9_]{0,127}$")]
+ChatId = Annotated[str, StringConstraints(pattern=r"^oc_[A-Za-z0-9_-]{1,120}$")]
+OpenId = Annotated[str, StringConstraints(pattern=r"^ou_[A-Za-z0-9_-]{1,120}$")]
+Name = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$")]
+ANY = "*"
+
+
+class Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class StoreSettings(Section):
+    url: str = DEFAULT_STORE_URL
+    schema_name: str | None = Field(
+        default=None, alias="schema", pattern=r"^[a-z_][a-z0-9_]{0,62}$"
+    )
+    pool_size: int = Field(default=10, ge=1, le=200)
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class HttpSettings(Section):
+    host: str = "127.0.0.1"
+    port: int = Field(default=8080, ge=1, le=65535)
+    max_body_bytes: int = Field(default=65536, ge=1024, le=1048576)
+    max_payload_bytes: int = Field(default=16384, ge=256, le=262144)
+    proposer_rate_per_s: float = Field(default=20.0, gt=0)
+    proposer_burst: int = Field(default=40, ge=1)
+
+
+class LarkSettings(Section):
+    mode: Literal["ws", "webhook", "off"] = "off"
+    app_id: str = ""
+    app_secret_env: EnvName = "COUNTERSIGN_LARK_APP_SECRET"
+    tenant_keys: list[str] = Field(default_factory=list)
+    encrypt_key_env: EnvName = "COUNTERSIGN_LARK_ENCRYPT_KEY"
+    verification_token_env: EnvName = "COUNTERSIGN_LARK_VERIFICATION_TOKEN"
+    base_url: str = "https://open.larksuite.com"
+
+
+class AudienceSettings(Section):
+    name: Name
+    chat_id: ChatId
+    operators: list[OpenId] = Field(min_length=1)
+    allow_self_approval: bool = False
+
+
+class ProposerSettings(Section):
+    name: Name
+    token_env: EnvName
+    kinds: list[str] = Field(default_factory=lambda: [ANY])
+    audiences: list[str] = Field(default_factory=lambda: [ANY])
+
+    def may_propose(self, kind: str) -> bool:
+        return ANY in self.kinds or kind in self.kinds
+
+    def may_address(self, audience: str) -> bool:
+        return ANY in self.audiences or audience in self.audiences
+
+
+class DomainSettings(Section):
+    finance: FinanceSettings = Field(default_factory=FinanceSettings)
+    message: MessageSettings = Field(default_factory=MessageSettings)
+
+    def for_kind(self, kind: str) -> FinanceSettings | MessageSettings:
+        if kind == "finance.order":
+            return self.finance
+        if kind == "message.send":
+            return self.message
+        raise KeyError(kind)
+
+
+class OperationSettings(Section):
+    default_expires_in_s: int = Field(default=900, ge=30, le=604800)
+    max_expires_in_s: int = Field(default=86400, ge=30, le=604800)
+    expiry_sweep_s: float = Field(default=1.0, gt=0, le=60)
+
+
+class Settings(Section):
+    store: StoreSettings = Field(default_factory=StoreSettings)
+    http: HttpSettings = Field(default_factory=HttpSettings)
+    lark: LarkSettings = Field(default_factory=LarkSettings)
+    audiences: list[AudienceSettings] = Field(default_factory=list)
+    proposers: list[ProposerSettings] = Field(default_factory=list)
+    domains: DomainSettings = Field(default_factory=DomainSettings)
+    operations: OperationSettings = Field(default_factory=OperationSettings)
+
+    def audience(self, name: str) -> AudienceSettings | None:
+        return next((a for a in self.audiences if a.name == name), None)
+
+
+@dataclass(frozen=True)
+class Proposer:
+    settings: ProposerSettings
+    token: SecretStr
+
+    @property
+    def name(self) -> str:
+        return self.settings.name
+
+
+@dataclass(frozen=True)
+class Config:
+    """Validated settings plus the secrets resolved from the environment."""
+
+    settings: Settings
+    proposers: tuple[Proposer, ...]
+
+
+def parse(data: Mapping[str, Any]) -> Settings:
+    try:
+        return Settings.model_validate(data)
+    except ValidationError as error:
+        raise ProblemsFound(problems_from(error), code="invalid_config") from None
+
+
+def read_file(path: Path) -> Settings:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ProblemsFound(
+            [FieldProblem("--config", f"{path} does not exist", "pass an existing TOML file")]
+        ) from None
+    except tomllib.TOMLDecodeError as error:
+        raise ProblemsFound(
+            [FieldProblem(str(path), f"not valid TOML ({error})", "fix the syntax")]
+        ) from None
+    return parse(data)
+
+
+def _duplicates(names: list[str]) -> set[str]:
+    return {name for name in names if names.count(name) > 1}
+
+
+def check(settings: Settings, environ: Mapping[str, str]) -> list[FieldProblem]:
+    """Cross-field and environment problems that pydantic cannot see on its own."""
+    problems: list[FieldProblem] = []
+    audience_names = [a.name for a in settings.audiences]
+    for name in sorted(_duplicates(audience_names)):
+        problems.append(FieldProblem("audiences", f"name {name!r} is used twice", "rename one"))
+    for name in sorted(_duplicates([p.name for p in settings.proposers])):
+        problems.append(FieldProblem("proposers", f"name {name!r} is used twice", "rename one"))
+    if not settings.proposers:
+        problems.append(
+            FieldProblem("proposers", "no proposer is configured", "add a [[proposers]] entry")
+        )
+    tokens: dict[str, str] = {}
+    for index, proposer in enumerate(settings.proposers):
+        where = f"proposers[{index}]"
+        token = environ.get(proposer.token_env, "")
+        if not token:
+            problems.append(
+                FieldProblem(
+                    f"{where}.token_env",
+                    f"environment variable {proposer.token_env} is not set",
+                    f"export {proposer.token_env}=<a long random token>",
+                )
+            )
+        elif len(token) < 8:
+            problems.append(
+                FieldProblem(
+                    f"{where}.token_env",
+                    f"the token in {proposer.token_env} is shorter than 8 characters",
+                    "use a long random token (e.g. `openssl rand -hex 32`)",
+                )
+            )
+        elif token in tokens:
+            problems.append(
+                FieldProblem(
+                    f"{where}.token_env",
+                    f"shares its token with proposer {tokens[token]!r}",
+                    "give every proposer its own token",
+                )
+            )
+        else:
+            tokens[token] = proposer.name
+        for kind in proposer.kinds:
+            if kind != ANY and kind not in DOMAINS:
+                problems.append(
+                    FieldProblem(
+                        f"{where}.kinds",
+                        f"unknown kind {kind!r}",
+                        f'use {", ".join(sorted(DOMAINS))} or "*"',
+                    )
+                )
+        for audience in proposer.audiences:
+            if audience != ANY and audience not in audience_names:
+                problems.append(
+                    FieldProblem(
+                        f"{where}.audiences",
+                        f"no audience named {audience!r}",
+                        "add it under [[audiences]] or remove it here",
+                    )
+                )
+    finance = settings.domains.finance
+    for name in sorted(_duplicates([a.name for a in finance.accounts])):
+        problems.append(
+            FieldProblem("domains.finance.accounts", f"account {name!r} twice", "rename one")
+        )
+    message = settings.domains.message
+    for name in sorted(_duplicates([d.name for d in message.destinations])):
+        problems.append(
+            FieldProblem(
+                "domains.message.destinations", f"destination {name!r} twice", "rename one"
+            )
+        )
+    ops = settings.operations
+    if ops.default_expires_in_s > ops.max_expires_in_s:
+        problems.append(
+            FieldProblem(
+                "operations.default_expires_in_s",
+                "is larger than operations.max_expires_in_s",
+                "lower it or raise the maximum",
+            )
+        )
+    lark = settings.lark
+    if lark.mode != "off":
+        if not lark.app_id:
+            problems.append(
+                FieldProblem(
+                    "lark.app_id",
+                    f"required when lark.mode = {lark.mode!r}",
+                    "copy the App ID (cli_...) from the developer console",
+                )
+            )
+        if not lark.tenant_keys:
+            problems.append(
+                FieldProblem(
+                    "lark.tenant_keys",
+                    "no tenant is allowed",
+                    "add the tenant_key your app is installed in",
+                )
+            )
+        needed = [lark.app_secret_env]
+        if lark.mode == "webhook":
+            needed += [lark.encrypt_key_env, lark.verification_token_env]
+        for env_name in needed:
+            if not environ.get(env_name):
+                problems.append(
+                    FieldProblem(
+                        "lark",
+                        f"environment variable {env_name} is not set",
+                        f"export {env_name} (from the app's Credentials / Events page)",
+                    )
+                )
+    if settings.store.schema_name and not settings.store.url.startswith("postgresql"):
+        problems.append(
+            FieldProblem("store.schema", "only applies to PostgreSQL", "remove it for SQLite")
+        )
+    return problems
+
+
+def resolve(settings: Settings, environ: Mapping[str, str]) -> Config:
+    problems = check(settings, environ)
+    if problems:
+        raise ProblemsFound(problems, code="invalid_config")
+    proposers = tuple(Proposer(p, SecretStr(environ[p.token_env])) for p in settings.proposers)
+    return Config(settings, proposers)
+
+
+def redacted(settings: Settings, environ: Mapping[str, str]) -> dict[str, Any]:
+    """The effective configuration for display; secrets shown only as set/missing."""
+    data = settings.model_dump(mode="json", by_alias=True)
+    for proposer in data["proposers"]:
+        proposer["token"] = "<set, redacted>" if environ.get(proposer["token_env"]) else "<missing>"
+    lark = data["lark"]
+    for key in ("app_secret_env", "encrypt_key_env", "verification_token_env"):
+        lark[key.removesuffix("_env")] = (
+            "<set, redacted>" if environ.get(lark[key]) else "<missing>"
+        )
+    data["store"]["url"] = _redact_url(settings.store.url)
+    return data
+
+
+def _redact_url(url: str) -> str:
+    from sqlalchemy.engine import make_url
+
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except Exception:
+        return "<unparseable url>"

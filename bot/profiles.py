@@ -1,0 +1,55 @@
+"""Built-in profiles. `dev`: Lark off, SQLite under a data dir, the names the sandbox uses."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bot.config import Config, Settings, parse, resolve
+
+DEV_TOKEN_ENV = "COUNTERSIGN_DEV_AGENT_TOKEN"
+DEV_TOKEN = "dev-token"
+
+
+def dev_settings(data_dir: Path, port: int = 8080, host: str = "127.0.0.1") -> Settings:
+    return parse(
+        {
+            "store": {"url": f"sqlite+aiosqlite:///{(data_dir / 'countersign.db').resolve()}"},
+            "http": {"host": host, "port": port},
+            "lark": {"mode": "off"},
+            "audiences": [
+                {"name": "ops", "chat_id": "oc_ops", "operators": ["ou_alice", "ou_bob"]}
+            ],
+            "proposers": [
+                {
+                    "name": "dev-agent",
+                    "token_env": DEV_TOKEN_ENV,
+                    "kinds": ["*"],
+                    "audiences": ["*"],
+                }
+            ],
+            "domains": {
+                "finance": {
+                    "enabled": True,
+                    "accounts": [
+                        {"name": "sim-main", "venue": "sim", "budget": "100000", "currency": "USDC"}
+                    ],
+                },
+                "message": {
+                    "enabled": True,
+                    "destinations": [
+                        {
+                            "name": "acme",
+                            "chat_id": "oc_acme",
+                            "counterparty": "acme-supplier",
+                            "ops_chat_id": "oc_ops",
+                        }
+                    ],
+                },
+            },
+        }
+    )
+
+
+def dev_config(data_dir: Path, port: int = 8080, host: str = "127.0.0.1") -> Config:
+    # The dev token is public by design: it only ever guards a local sandbox profile.
+    return resolve(dev_settings(data_dir, port, host), {DEV_TOKEN_ENV: DEV_TOKEN})

@@ -1,0 +1,53 @@
+"""Plain-text rendering of the operation projection for the CLI."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from store.timeutil import parse_iso_utc, utc_now
+
+
+def relative(iso: str, now: datetime | None = None) -> str:
+    delta = int((parse_iso_utc(iso) - (now or utc_now())).total_seconds())
+    span = abs(delta)
+    text = (
+        f"{span // 3600}h{span % 3600 // 60:02d}m"
+        if span >= 3600
+        else f"{span // 60}m{span % 60:02d}s"
+    )
+    return f"in {text}" if delta >= 0 else f"{text} ago"
+
+
+def term_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)
+
+
+def operation_text(view: dict[str, Any]) -> str:
+    terms = view["terms"]
+    marker = "  SIMULATED" if view["simulated"] else ""
+    audience = view["audience"]
+    lines = [
+        f"{view['id']}  {view['kind']}  {view['state']}{marker}",
+        f"  {terms.get('title', '')}",
+    ]
+    lines += [f"    {term['name']}: {term_value(term['value'])}" for term in terms.get("terms", [])]
+    lines += [
+        f"  executor: {view['executor']['name']} r{view['executor']['revision']}",
+        f"  audience: {audience['name']} ({audience['chat_id']}), operators "
+        + ", ".join(audience["operators"]),
+        f"  expires:  {view['expires_at']} ({relative(view['expires_at'])})",
+        f"  digest:   {view['confirm_digest']}",
+        f"  request:  {view['source']['proposer']}/{view['source']['request_id']}",
+    ]
+    if view.get("execution"):
+        lines.append(f"  execution: {view['execution']['state']}")
+    return "\n".join(lines)
+
+
+def operation_row(view: dict[str, Any]) -> str:
+    marker = " SIM" if view["simulated"] else ""
+    title = view["terms"].get("title", "")
+    return f"{view['id']}  {view['state']:<22} {view['kind']:<14} {title}{marker}"

@@ -1,0 +1,54 @@
+"""pydantic validation errors as field problems (field, reason, fix)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pydantic import ValidationError
+
+from store.problems import FieldProblem
+
+_FIXES = {
+    "missing": "add this field",
+    "extra_forbidden": "remove this field; it is not part of the schema",
+    "string_type": "send a JSON string",
+    "bool_type": "send JSON true or false",
+    "int_type": "send a JSON integer",
+    "dict_type": "send a JSON object",
+    "model_type": "send a JSON object",
+    "list_type": "send a JSON array",
+    "literal_error": "use one of the allowed values",
+    "enum": "use one of the allowed values",
+    "string_pattern_mismatch": "use the documented format for this field",
+    "string_too_long": "shorten it",
+    "string_too_short": "make it longer",
+    "greater_than_equal": "raise it to the minimum",
+    "less_than_equal": "lower it to the maximum",
+}
+
+
+def dotted(loc: Sequence[int | str], prefix: str = "") -> str:
+    path = prefix
+    for part in loc:
+        if isinstance(part, int):
+            path += f"[{part}]"
+        else:
+            path = f"{path}.{part}" if path else str(part)
+    return path or "$"
+
+
+def problems_from(error: ValidationError, prefix: str = "") -> list[FieldProblem]:
+    problems = []
+    for item in error.errors(include_url=False):
+        reason = str(item["msg"]).removeprefix("Value error, ")
+        if item["type"] == "string_pattern_mismatch":
+            reason = f"{item.get('input')!r} does not match {item['ctx']['pattern']}"
+        loc = [part for part in item["loc"] if not str(part).startswith("function-after")]
+        problems.append(
+            FieldProblem(
+                dotted(loc, prefix),
+                reason,
+                _FIXES.get(item["type"], "correct this value and send it again"),
+            )
+        )
+    return problems

@@ -1,0 +1,41 @@
+"""The one versioned read projection of an operation (DESIGN principle 6).
+
+Cards, the HTTP API, the CLI and the dashboard all render this dict.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from store.records import Operation
+from store.timeutil import iso_utc
+
+PROJECTION_VERSION = 1
+
+
+def operation_view(op: Operation) -> dict[str, Any]:
+    envelope = op.envelope
+    return {
+        "projection_version": PROJECTION_VERSION,
+        "id": op.id,
+        "kind": envelope.kind,
+        "schema_version": envelope.schema_version,
+        "state": op.state.value,
+        "version": op.version,
+        "confirm_digest": op.confirm_digest,
+        "created_at": iso_utc(op.created_at),
+        "updated_at": iso_utc(op.updated_at),
+        "expires_at": iso_utc(envelope.expires_at),
+        "simulated": envelope.simulated,
+        "executor": {"name": envelope.executor_name, "revision": envelope.executor_revision},
+        "audience": envelope.audience.as_json(),
+        "target": envelope.target_ref,
+        "terms": op.projection,
+        "payload": op.payload,
+        "payload_digest": envelope.payload_digest,
+        "projection_digest": envelope.projection_digest,
+        "source": envelope.source.as_json(),
+        "card": {"message_id": op.card_message_id},
+        "execution": {"state": op.execution_state} if op.execution_state else None,
+        "outcome": None,
+    }

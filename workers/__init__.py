@@ -1,0 +1,1 @@
+"""Executors, reconciler, card delivery and expiry workers, and the operation domains."""

@@ -1,0 +1,1 @@
+"""finance.order: orders on a (simulated) venue."""

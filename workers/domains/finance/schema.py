@@ -1,0 +1,123 @@
+"""finance.order payload, schema version 1."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, Self
+
+from pydantic import BaseModel, StringConstraints, model_validator
+
+from store.problems import FieldProblem
+from workers.domains.base import terms
+from workers.domains.finance.settings import FinanceSettings
+from workers.domains.types import Name, NonNegativeDecimal, PositiveDecimal, StrictModel
+
+Instrument = Annotated[str, StringConstraints(pattern=r"^[A-Z0-9]{1,20}(-[A-Z0-9]{1,20}){0,3}$")]
+Currency = Annotated[str, StringConstraints(pattern=r"^[A-Z0-9]{2,12}$")]
+
+
+class Protective(StrictModel):
+    stop_loss: PositiveDecimal | None = None
+    take_profit: PositiveDecimal | None = None
+
+    @model_validator(mode="after")
+    def _at_least_one(self) -> Self:
+        if self.stop_loss is None and self.take_profit is None:
+            raise ValueError("protective needs stop_loss, take_profit or both; or leave it out")
+        return self
+
+
+class FinanceOrderV1(StrictModel):
+    venue: Name
+    account: Name
+    instrument: Instrument
+    side: Literal["buy", "sell"]
+    quantity: PositiveDecimal
+    order_type: Literal["limit", "market"]
+    limit_price: PositiveDecimal | None = None
+    max_slippage_bps: NonNegativeDecimal | None = None
+    time_in_force: Literal["GTC", "IOC", "FOK", "POST_ONLY"]
+    reduce_only: bool = False
+    leverage: PositiveDecimal
+    max_fee: NonNegativeDecimal
+    fee_currency: Currency
+    protective: Protective | None = None
+
+    @model_validator(mode="after")
+    def _price_matches_type(self) -> Self:
+        if self.order_type == "limit":
+            if self.limit_price is None:
+                raise ValueError("a limit order needs limit_price")
+            if self.max_slippage_bps is not None:
+                raise ValueError("max_slippage_bps is for market orders; remove it or use market")
+        else:
+            if self.max_slippage_bps is None:
+                raise ValueError("a market order needs max_slippage_bps (its slippage bound)")
+            if self.limit_price is not None:
+                raise ValueError("limit_price is for limit orders; remove it or use limit")
+            if self.time_in_force == "POST_ONLY":
+                raise ValueError("POST_ONLY needs a limit order")
+        return self
+
+
+class FinanceDomain:
+    kind = "finance.order"
+    executor_name = "sim-venue"
+    executor_revision = "1"
+    simulated = True
+    free_text_fields: frozenset[str] = frozenset()
+
+    def schema(self, version: int) -> type[BaseModel] | None:
+        return FinanceOrderV1 if version == 1 else None
+
+    def project(self, payload: BaseModel) -> dict[str, Any]:
+        assert isinstance(payload, FinanceOrderV1)
+        protective = payload.protective
+        return {
+            "title": f"{payload.side.upper()} {payload.quantity} {payload.instrument}",
+            "terms": terms(
+                {
+                    "venue": payload.venue,
+                    "account": payload.account,
+                    "instrument": payload.instrument,
+                    "side": payload.side,
+                    "quantity": payload.quantity,
+                    "order_type": payload.order_type,
+                    "limit_price": payload.limit_price,
+                    "max_slippage_bps": payload.max_slippage_bps,
+                    "time_in_force": payload.time_in_force,
+                    "reduce_only": payload.reduce_only,
+                    "leverage": payload.leverage,
+                    "max_fee": f"{payload.max_fee} {payload.fee_currency}",
+                    "stop_loss": protective.stop_loss if protective else None,
+                    "take_profit": protective.take_profit if protective else None,
+                }
+            ),
+            "simulated": self.simulated,
+        }
+
+    def target_ref(self, payload: BaseModel) -> str:
+        assert isinstance(payload, FinanceOrderV1)
+        return f"account:{payload.venue}/{payload.account}"
+
+    def admit(self, payload: BaseModel, settings: Any) -> list[FieldProblem]:
+        assert isinstance(payload, FinanceOrderV1) and isinstance(settings, FinanceSettings)
+        account = settings.account(payload.account)
+        if account is None:
+            known = ", ".join(a.name for a in settings.accounts) or "none configured"
+            return [
+                FieldProblem(
+                    "payload.account",
+                    f"no finance account {payload.account!r}",
+                    f"use a configured account ({known})",
+                )
+            ]
+        problems = []
+        if account.venue != payload.venue:
+            problems.append(
+                FieldProblem(
+                    "payload.venue",
+                    f"account {account.name!r} is on venue {account.venue!r}",
+                    f'set venue to "{account.venue}"',
+                )
+            )
+        return problems

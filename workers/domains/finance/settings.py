@@ -1,0 +1,26 @@
+"""Configuration of the finance domain ([domains.finance])."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from workers.domains.types import Name, PositiveDecimal
+
+
+class FinanceAccount(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: Name = Field(description="account name proposals refer to")
+    venue: Name = Field(default="sim", description="venue the account lives on")
+    budget: PositiveDecimal = Field(description="exposure budget, decimal string")
+    currency: str = Field(default="USDC", pattern=r"^[A-Z0-9]{2,12}$")
+
+
+class FinanceSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = True
+    accounts: list[FinanceAccount] = Field(default_factory=list)
+
+    def account(self, name: str) -> FinanceAccount | None:
+        return next((a for a in self.accounts if a.name == name), None)

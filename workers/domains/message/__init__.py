@@ -1,0 +1,1 @@
+"""message.send: operator-approved outbound messages to a counterparty chat."""
