@@ -42,6 +42,12 @@ def pytest_report_header(config: pytest.Config) -> str:
     return f"countersign store backend: {config.getoption('--backend')}"
 
 
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    # Printed even under -q, so CI can prove which backend actually ran.
+    backend = terminalreporter.config.getoption("--backend")
+    terminalreporter.write_line(f"countersign store backend: {backend}")
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if os.environ.get("CI") != "true":
         return

@@ -1,0 +1,34 @@
+# The README's two commands: `make run` and `make test`.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+# Store backend for the test suite: sqlite (default) or postgresql.
+BACKEND ?= sqlite
+PYTEST_ARGS ?=
+
+.PHONY: setup run test lint bench clean
+
+$(BIN)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[test]'
+	touch $@
+
+setup: $(BIN)/.installed
+
+run: setup
+	$(BIN)/countersign run --dev
+
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+
+test: lint
+	COUNTERSIGN_TEST_BACKEND=$(BACKEND) $(BIN)/python -m pytest -q $(PYTEST_ARGS)
+
+bench: setup
+	$(BIN)/python bench/store_claims.py
+
+clean:
+	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache

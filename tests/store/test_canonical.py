@@ -1,0 +1,47 @@
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+from store.canonical import (
+    FloatRefused,
+    canonical_digest,
+    canonical_json,
+    float_paths,
+    loads_strict,
+)
+
+
+def test_canonical_json_sorts_keys_drops_whitespace_and_keeps_utf8() -> None:
+    assert canonical_json({"b": 1, "a": ["é", True, None]}) == '{"a":["é",true,null],"b":1}'
+
+
+def test_decimals_become_plain_strings_never_floats() -> None:
+    assert (
+        canonical_json({"q": Decimal("0.010"), "p": Decimal("1E+3")}) == '{"p":"1000","q":"0.010"}'
+    )
+
+
+@pytest.mark.parametrize("value", [0.5, {"a": [1.0]}, Decimal("NaN"), Decimal("Infinity")])
+def test_floats_and_non_finite_decimals_are_refused(value: object) -> None:
+    with pytest.raises(FloatRefused):
+        canonical_json(value)
+
+
+def test_key_order_does_not_change_the_digest_but_values_do() -> None:
+    assert canonical_digest({"a": "1", "b": "2"}) == canonical_digest({"b": "2", "a": "1"})
+    assert canonical_digest({"a": "1"}) != canonical_digest({"a": "1.0"})
+
+
+def test_strict_loading_names_every_float_nan_and_exponent_by_path() -> None:
+    body = loads_strict(
+        '{"payload": {"quantity": 0.5, "legs": [1, 2e3], "x": NaN}, "n": 3, "inf": -Infinity}'
+    )
+    found = dict(float_paths(body))
+    assert found == {
+        "payload.quantity": "0.5",
+        "payload.legs[1]": "2e3",
+        "payload.x": "NaN",
+        "inf": "-Infinity",
+    }

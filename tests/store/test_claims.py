@@ -1,0 +1,196 @@
+"""Principle 3: one claim per operation, decided by the database."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from collections import Counter
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from store.authority import Claimed, Click, Decided, Refused, Store
+from store.lifecycle import IllegalTransition, State
+from store.reasons import Reason
+from store.timeutil import utc_now
+from tests.conftest import Backend
+from tests.factories import draft, offered
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def confirm(op_id: str, digest: str, operator: str = "ou_alice", event: str = "e") -> Click:
+    return Click(op_id, "confirm", digest, operator, "oc_ops", f"om_{op_id}", event)
+
+
+async def test_fifty_concurrent_claims_on_separate_connections_one_wins(store: Store) -> None:
+    op = await offered(store)
+    results = await asyncio.gather(
+        *[
+            store.confirm_and_claim(confirm(op.id, op.confirm_digest, event=f"e{i}"))
+            for i in range(50)
+        ]
+    )
+    winners = [r for r in results if isinstance(r, Claimed)]
+    losers = [r for r in results if isinstance(r, Refused)]
+    assert len(winners) == 1 and len(losers) == 49
+    assert {r.reason for r in losers} == {Reason.ALREADY_CLAIMED}
+    assert await store.claim_count(op.id) == 1
+    after = await store.get(op.id)
+    assert after is not None and after.state is State.CLAIMED and after.execution_state == "queued"
+    assert after.version == op.version + 1
+    confirmations = await store.confirmations(op.id)
+    assert sum(c.accepted for c in confirmations) == 1 and len(confirmations) == 50
+
+
+async def test_two_os_processes_race_for_one_claim(store: Store, backend: Backend) -> None:
+    op = await offered(store)
+    env = {**os.environ, **backend.env(), "PYTHONPATH": str(ROOT)}
+    workers = [
+        subprocess.Popen(
+            [sys.executable, "-m", "tests.claim_worker", op.id, op.confirm_digest, "25"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+            cwd=ROOT,
+        )
+        for _ in range(2)
+    ]
+    try:
+        for worker in workers:  # both connected and waiting before either fires
+            assert worker.stdout is not None
+            assert worker.stdout.readline().strip() == "ready"
+        for worker in workers:
+            assert worker.stdin is not None
+            worker.stdin.write("go\n")
+            worker.stdin.flush()
+        outputs = [worker.communicate(timeout=60)[0] for worker in workers]
+    finally:
+        for worker in workers:
+            worker.kill()
+    assert [worker.returncode for worker in workers] == [0, 0]
+    tally = Counter(
+        result for out in outputs for result in json.loads(out.strip().splitlines()[-1])
+    )
+    assert tally == {"claimed": 1, "already_claimed": 49}
+    assert await store.claim_count(op.id) == 1
+
+
+async def _snapshot(store: Store, op_id: str) -> tuple[object, int]:
+    return await store.get(op_id), await store.claim_count(op_id)
+
+
+@pytest.mark.parametrize(
+    ("close", "reason"),
+    [
+        ("cancel", Reason.CANCELLED),
+        ("reject", Reason.ALREADY_REJECTED),
+        ("supersede", Reason.SUPERSEDED),
+        ("expire", Reason.EXPIRED),
+    ],
+)
+async def test_closed_operations_refuse_claims_and_stay_as_they_are(
+    store: Store, close: str, reason: Reason
+) -> None:
+    if close == "expire":
+        op = await offered(store, expires_in_s=30)
+        store.clock = lambda: utc_now() + timedelta(seconds=31)
+        assert await store.expire_due() == [op.id]
+    else:
+        op = await offered(store)
+        if close == "cancel":
+            await store.cancel(op.id, "proposer:dev-agent")
+        elif close == "supersede":
+            await store.supersede(op.id, "system:message")
+        else:
+            rejected = await store.reject(
+                Click(op.id, "reject", op.confirm_digest, "ou_bob", "oc_ops", op.card_message_id)
+            )
+            assert isinstance(rejected, Decided)
+    before = await _snapshot(store, op.id)
+
+    result = await store.confirm_and_claim(confirm(op.id, op.confirm_digest))
+
+    assert isinstance(result, Refused) and result.reason is reason
+    assert await _snapshot(store, op.id) == before
+    assert before[1] == 0
+
+
+async def test_a_claim_after_expiry_is_refused_even_before_the_sweep(store: Store) -> None:
+    op = await offered(store, expires_in_s=30)
+    store.clock = lambda: op.envelope.expires_at  # the expiry instant itself is too late
+    result = await store.confirm_and_claim(confirm(op.id, op.confirm_digest))
+    assert isinstance(result, Refused) and result.reason is Reason.EXPIRED
+    after = await store.get(op.id)
+    assert after == op and await store.claim_count(op.id) == 0
+
+
+async def test_a_claim_just_before_expiry_wins(store: Store) -> None:
+    op = await offered(store, expires_in_s=30)
+    store.clock = lambda: op.envelope.expires_at - timedelta(milliseconds=1)
+    assert isinstance(await store.confirm_and_claim(confirm(op.id, op.confirm_digest)), Claimed)
+
+
+async def test_wrong_digest_unknown_operation_and_unsent_card_are_refused(store: Store) -> None:
+    op = await offered(store)
+    wrong = await store.confirm_and_claim(confirm(op.id, "0" * 64))
+    assert isinstance(wrong, Refused) and wrong.reason is Reason.DIGEST_MISMATCH
+    unknown = await store.confirm_and_claim(confirm("01NOPE", op.confirm_digest))
+    assert isinstance(unknown, Refused) and unknown.reason is Reason.OPERATION_UNKNOWN
+    assert unknown.operation is None
+    prepared = (await store.propose(draft())).operation
+    early = await store.confirm_and_claim(confirm(prepared.id, prepared.confirm_digest))
+    assert isinstance(early, Refused) and early.reason is Reason.NOT_OFFERED
+    assert await store.get(op.id) == op and await store.get(prepared.id) == prepared
+
+
+async def test_refusals_are_recorded_with_their_reason_in_confirmations_and_audit(
+    store: Store,
+) -> None:
+    op = await offered(store)
+    await store.record_refusal(
+        confirm(op.id, op.confirm_digest, "ou_mallory"), Reason.OPERATOR_NOT_ALLOWED
+    )
+    [confirmation] = await store.confirmations(op.id)
+    assert (confirmation.accepted, confirmation.reason_code, confirmation.operator_open_id) == (
+        False,
+        "operator_not_allowed",
+        "ou_mallory",
+    )
+    audit = await store.audit(op.id)
+    assert (audit[-1].actor, audit[-1].event, audit[-1].reason_code) == (
+        "operator:ou_mallory",
+        "click_refused",
+        "operator_not_allowed",
+    )
+    assert await store.get(op.id) == op
+
+
+async def test_a_claimed_operation_cannot_be_cancelled_rejected_or_expired(store: Store) -> None:
+    op = await offered(store, expires_in_s=30)
+    assert isinstance(await store.confirm_and_claim(confirm(op.id, op.confirm_digest)), Claimed)
+    with pytest.raises(IllegalTransition):
+        await store.cancel(op.id, "proposer:dev-agent")
+    rejected = await store.reject(Click(op.id, "reject", op.confirm_digest, "ou_bob"))
+    assert isinstance(rejected, Refused) and rejected.reason is Reason.ALREADY_CLAIMED
+    store.clock = lambda: utc_now() + timedelta(hours=1)
+    assert await store.expire_due() == []
+    after = await store.get(op.id)
+    assert after is not None and after.state is State.CLAIMED
+    assert await store.claim_count(op.id) == 1
+
+
+async def test_every_transition_is_audited_with_actor_and_states(store: Store) -> None:
+    op = await offered(store)
+    await store.confirm_and_claim(confirm(op.id, op.confirm_digest, "ou_bob"))
+    audit = await store.audit(op.id)
+    assert [(a.actor, a.event, a.from_state, a.to_state) for a in audit] == [
+        ("proposer:dev-agent", "proposed", None, "prepared"),
+        ("system:cards", "card_sent", "prepared", "awaiting_confirmation"),
+        ("operator:ou_bob", "confirmed", "awaiting_confirmation", "claimed"),
+    ]

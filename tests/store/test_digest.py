@@ -1,0 +1,111 @@
+"""Principle 2: the confirm digest binds every effect-bearing input."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable
+from datetime import timedelta
+
+import pytest
+
+from store.authority import Click, Refused, Store
+from store.canonical import canonical_json
+from store.envelope import Envelope, confirm_digest
+from store.lifecycle import State
+from store.reasons import Reason
+from tests.factories import ORDER_PAYLOAD, offered
+
+
+def _with_payload(env: Envelope, key: str, value: object) -> Envelope:
+    payload = json.loads(env.payload)
+    payload[key] = value
+    return dataclasses.replace(env, payload=canonical_json(payload))
+
+
+def _payload_variants() -> dict[str, Callable[[Envelope], Envelope]]:
+    changed: dict[str, object] = {
+        "venue": "other",
+        "account": "sim-alt",
+        "instrument": "ETH-PERP",
+        "side": "sell",
+        "quantity": "0.011",
+        "order_type": "market",
+        "limit_price": "60000.5",
+        "time_in_force": "IOC",
+        "reduce_only": True,
+        "leverage": "3",
+        "max_fee": "1.6",
+        "fee_currency": "USDT",
+        "protective": {"stop_loss": "56000", "take_profit": "65000"},
+    }
+    assert set(changed) == set(ORDER_PAYLOAD), "every payload field has a variant"
+    return {
+        f"payload.{key}": (lambda env, key=key, value=value: _with_payload(env, key, value))
+        for key, value in changed.items()
+    }
+
+
+def _audience(env: Envelope, **changes: object) -> Envelope:
+    return dataclasses.replace(env, audience=dataclasses.replace(env.audience, **changes))
+
+
+VARIANTS: dict[str, Callable[[Envelope], Envelope]] = {
+    **_payload_variants(),
+    "kind": lambda e: dataclasses.replace(e, kind="message.send"),
+    "schema_version": lambda e: dataclasses.replace(e, schema_version=2),
+    "executor_name": lambda e: dataclasses.replace(e, executor_name="other-venue"),
+    "executor_revision": lambda e: dataclasses.replace(e, executor_revision="2"),
+    "simulated": lambda e: dataclasses.replace(e, simulated=False),
+    "audience.chat_id": lambda e: _audience(e, chat_id="oc_other"),
+    "audience.name": lambda e: _audience(e, name="ops2"),
+    "audience.operator_removed": lambda e: _audience(e, operators=("ou_alice",)),
+    "audience.operator_replaced": lambda e: _audience(e, operators=("ou_alice", "ou_mallory")),
+    "audience.operator_added": lambda e: _audience(
+        e, operators=("ou_alice", "ou_bob", "ou_mallory")
+    ),
+    "audience.allow_self_approval": lambda e: _audience(e, allow_self_approval=True),
+    "target_ref": lambda e: dataclasses.replace(e, target_ref="account:sim/sim-alt"),
+    "expires_at": lambda e: dataclasses.replace(e, expires_at=e.expires_at + timedelta(seconds=1)),
+    "projection": lambda e: dataclasses.replace(
+        e, projection=canonical_json({**json.loads(e.projection), "title": "BUY 1 BTC-PERP"})
+    ),
+    "source.requester": lambda e: dataclasses.replace(
+        e, source=dataclasses.replace(e.source, requester_open_id="ou_bob")
+    ),
+    "source.context": lambda e: dataclasses.replace(
+        e, source=dataclasses.replace(e.source, context={"why": "other"})
+    ),
+    "id": lambda e: dataclasses.replace(e, id="01AAAAAAAAAAAAAAAAAAAAAAAA"),
+}
+
+
+async def test_the_stored_digest_is_recomputable_from_the_stored_envelope(store: Store) -> None:
+    op = await offered(store)
+    assert op.confirm_digest == confirm_digest(op.envelope)
+    assert len(op.confirm_digest) == 64 and int(op.confirm_digest, 16) >= 0
+
+
+@pytest.mark.parametrize("name", sorted(VARIANTS))
+async def test_any_altered_input_changes_the_digest_and_the_old_digest_cannot_claim(
+    store: Store, name: str
+) -> None:
+    op = await offered(store)
+    altered = VARIANTS[name](op.envelope)
+    assert altered != op.envelope
+    altered_digest = confirm_digest(altered)
+    assert altered_digest != op.confirm_digest
+
+    result = await store.confirm_and_claim(
+        Click(op.id, "confirm", altered_digest, "ou_alice", "oc_ops", op.card_message_id)
+    )
+
+    assert isinstance(result, Refused) and result.reason is Reason.DIGEST_MISMATCH
+    after = await store.get(op.id)
+    assert after == op, "nothing about the operation changed"
+    assert await store.claim_count(op.id) == 0
+    confirmations = await store.confirmations(op.id)
+    assert [(c.accepted, c.reason_code) for c in confirmations] == [(False, "digest_mismatch")]
+    audit = await store.audit(op.id)
+    assert [a.event for a in audit] == ["proposed", "card_sent", "click_refused"]
+    assert audit[-1].from_state == audit[-1].to_state == State.AWAITING_CONFIRMATION
