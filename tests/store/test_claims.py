@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import subprocess
 import sys
 from collections import Counter
 from datetime import timedelta
@@ -51,11 +50,15 @@ async def test_two_os_processes_race_for_one_claim(store: Store, backend: Backen
     op = await offered(store)
     env = {**os.environ, **backend.env(), "PYTHONPATH": str(ROOT)}
     workers = [
-        subprocess.Popen(
-            [sys.executable, "-m", "tests.claim_worker", op.id, op.confirm_digest, "25"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
+        await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "tests.claim_worker",
+            op.id,
+            op.confirm_digest,
+            "25",
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
             env=env,
             cwd=ROOT,
         )
@@ -64,18 +67,18 @@ async def test_two_os_processes_race_for_one_claim(store: Store, backend: Backen
     try:
         for worker in workers:  # both connected and waiting before either fires
             assert worker.stdout is not None
-            assert worker.stdout.readline().strip() == "ready"
-        for worker in workers:
-            assert worker.stdin is not None
-            worker.stdin.write("go\n")
-            worker.stdin.flush()
-        outputs = [worker.communicate(timeout=60)[0] for worker in workers]
+            line = await asyncio.wait_for(worker.stdout.readline(), 30)
+            assert line.strip() == b"ready"
+        outputs = await asyncio.wait_for(
+            asyncio.gather(*[worker.communicate(b"go\n") for worker in workers]), 60
+        )
     finally:
         for worker in workers:
-            worker.kill()
+            if worker.returncode is None:
+                worker.kill()
     assert [worker.returncode for worker in workers] == [0, 0]
     tally = Counter(
-        result for out in outputs for result in json.loads(out.strip().splitlines()[-1])
+        result for out, _ in outputs for result in json.loads(out.decode().strip().splitlines()[-1])
     )
     assert tally == {"claimed": 1, "already_claimed": 49}
     assert await store.claim_count(op.id) == 1
