@@ -14,7 +14,7 @@ from typing import Any
 
 from bot import config as config_mod
 from bot.client import ApiClient, ApiError, ApiReply
-from bot.profiles import DEV_TOKEN, dev_config, dev_settings
+from bot.profiles import DEV_TOKEN, DEV_TOKEN_ENV, dev_config, dev_settings
 from bot.render import operation_row, operation_text
 from store.problems import ProblemsFound
 
@@ -29,15 +29,19 @@ def _config_path(args: argparse.Namespace) -> Path:
     return Path(given) if given else DEFAULT_CONFIG
 
 
+def _file_data(args: argparse.Namespace) -> dict[str, Any]:
+    data = config_mod.load(_config_path(args))
+    http = data.get("http", {})
+    if getattr(args, "port", None) and isinstance(http, dict):
+        # Overridden in the data, not on the model, so the port is validated like the file.
+        data["http"] = {**http, "port": args.port}
+    return data
+
+
 def _settings(args: argparse.Namespace) -> config_mod.Settings:
     if getattr(args, "dev", False):
         return dev_settings(args.data_dir, args.port or 8080)
-    settings = config_mod.read_file(_config_path(args))
-    if getattr(args, "port", None):
-        settings = settings.model_copy(
-            update={"http": settings.http.model_copy(update={"port": args.port})}
-        )
-    return settings
+    return config_mod.parse(_file_data(args))
 
 
 def _print_problems(error: ProblemsFound) -> int:
@@ -84,14 +88,18 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_config_check(args: argparse.Namespace) -> int:
     environ: Mapping[str, str] = os.environ
+    settings: config_mod.Settings | None
     try:
-        settings = _settings(args)
         if args.dev:
-            environ = {**os.environ, "COUNTERSIGN_DEV_AGENT_TOKEN": DEV_TOKEN}
+            environ = {**os.environ, DEV_TOKEN_ENV: DEV_TOKEN}
+            settings = _settings(args)
+            problems = config_mod.check(settings, environ)
+        else:
+            settings, problems = config_mod.check_data(_file_data(args), environ)
     except ProblemsFound as error:
         return _print_problems(error)
-    print(json.dumps(config_mod.redacted(settings, environ), indent=2))
-    problems = config_mod.check(settings, environ)
+    if settings is not None:
+        print(json.dumps(config_mod.redacted(settings, environ), indent=2))
     if problems:
         for problem in problems:
             print(problem.line(), file=sys.stderr)

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -137,9 +138,10 @@ def parse(data: Mapping[str, Any]) -> Settings:
         raise ProblemsFound(problems_from(error), code="invalid_config") from None
 
 
-def read_file(path: Path) -> Settings:
+def load(path: Path) -> dict[str, Any]:
+    """The TOML data of a config file, not yet validated."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        return tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ProblemsFound(
             [FieldProblem("--config", f"{path} does not exist", "pass an existing TOML file")]
@@ -148,7 +150,10 @@ def read_file(path: Path) -> Settings:
         raise ProblemsFound(
             [FieldProblem(str(path), f"not valid TOML ({error})", "fix the syntax")]
         ) from None
-    return parse(data)
+
+
+def read_file(path: Path) -> Settings:
+    return parse(load(path))
 
 
 def _duplicates(names: list[str]) -> set[str]:
@@ -270,6 +275,71 @@ def check(settings: Settings, environ: Mapping[str, str]) -> list[FieldProblem]:
         problems.append(
             FieldProblem("store.schema", "only applies to PostgreSQL", "remove it for SQLite")
         )
+    return problems
+
+
+def check_data(
+    data: Mapping[str, Any], environ: Mapping[str, str]
+) -> tuple[Settings | None, list[FieldProblem]]:
+    """Validate raw config data and return every problem at once.
+
+    When the schema is broken somewhere, the settings are None and the problems are the
+    schema problems followed by what `check` finds in the parts that are valid on their
+    own, so one `config check` run lists everything (not just the first kind of problem).
+    """
+    try:
+        settings = parse(data)
+    except ProblemsFound as error:
+        return None, [*error.problems, *_check_valid_parts(data, environ)]
+    return settings, check(settings, environ)
+
+
+def _items(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _check_valid_parts(data: Mapping[str, Any], environ: Mapping[str, str]) -> list[FieldProblem]:
+    sections = {
+        key: value
+        for key, value in data.items()
+        if key in Settings.model_fields and key not in ("audiences", "proposers")
+    }
+    for key in list(sections):
+        try:
+            Settings.model_validate({key: sections[key]})
+        except ValidationError:
+            del sections[key]  # already reported; its defaults add no problem of their own
+    audiences: list[AudienceSettings] = []
+    for item in _items(data.get("audiences")):
+        try:
+            audiences.append(AudienceSettings.model_validate(item))
+        except ValidationError:
+            # Keep the name of a broken audience so references to it and duplicates of
+            # it are judged as they would be once it is fixed (check reads only names).
+            if isinstance(item, dict) and isinstance(item.get("name"), str):
+                audiences.append(AudienceSettings.model_construct(**item))
+    proposers: list[ProposerSettings] = []
+    origin: list[int] = []  # index in the file of each proposer kept
+    for index, item in enumerate(_items(data.get("proposers"))):
+        try:
+            proposers.append(ProposerSettings.model_validate(item))
+            origin.append(index)
+        except ValidationError:
+            pass
+    try:
+        partial = Settings.model_validate(sections)
+    except ValidationError:
+        return []
+    partial = partial.model_copy(update={"audiences": audiences, "proposers": proposers})
+    problems = []
+    for problem in check(partial, environ):
+        if problem.field == "proposers" and not proposers and _items(data.get("proposers")):
+            continue  # there are proposers; they are all broken and already reported
+        match = re.match(r"proposers\[(\d+)\]", problem.field)
+        if match:
+            field = f"proposers[{origin[int(match[1])]}]" + problem.field[match.end() :]
+            problem = FieldProblem(field, problem.reason, problem.fix)
+        problems.append(problem)
     return problems
 
 

@@ -28,7 +28,7 @@ CONFIG_KEY = web.AppKey("config", Config)
 STORE_KEY = web.AppKey("store", Store)
 AUTH_KEY = web.AppKey("auth", ProposerAuth)
 LIMITER_KEY = web.AppKey("limiter", RateLimiter)
-PROPOSER_KEY = "countersign.proposer"
+PROPOSER_KEY = web.RequestKey("proposer", Proposer)
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -81,8 +81,7 @@ async def proposer_auth(request: web.Request, handler: Handler) -> web.StreamRes
 
 
 def _proposer(request: web.Request) -> Proposer:
-    proposer: Proposer = request[PROPOSER_KEY]
-    return proposer
+    return request[PROPOSER_KEY]
 
 
 def _problems(error: ProblemsFound) -> web.Response:
