@@ -36,12 +36,17 @@ async def test_the_expiry_worker_sweeps_until_stopped(store: Store) -> None:
     op = await offered(store, expires_in_s=30)
     store.clock = lambda: utc_now() + timedelta(seconds=31)
     stop = asyncio.Event()
-    worker = asyncio.create_task(run_expiry(store, 0.05, stop))
-    async with asyncio.timeout(10):
-        while (
-            current := await store.get(op.id)
-        ) is not None and current.state is not State.EXPIRED:
-            await asyncio.sleep(0.02)
+    batches: list[list[str]] = []
+    swept = asyncio.Event()
+
+    async def on_expired(ids: list[str]) -> None:
+        batches.append(ids)
+        swept.set()
+
+    worker = asyncio.create_task(run_expiry(store, 0.05, stop, on_expired))
+    await asyncio.wait_for(swept.wait(), 10)
     stop.set()
     await asyncio.wait_for(worker, 5)
+    assert batches == [[op.id]]
+    current = await store.get(op.id)
     assert current is not None and current.state is State.EXPIRED
