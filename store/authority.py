@@ -6,8 +6,10 @@ Every state change is one conditional UPDATE whose WHERE clause carries the rule
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
+import contextlib
 import json
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -172,6 +174,10 @@ class Store:
     def __init__(self, engine: AsyncEngine, clock: Clock = utc_now) -> None:
         self.engine = engine
         self.clock = clock
+        # SQLite has one writer at a time; queueing our own writers here (FIFO) spares them
+        # SQLite's busy-handler back-off, which otherwise leaves some waiting for seconds.
+        # Correctness still rests on the conditional updates, not on this lock.
+        self._sqlite_writer = asyncio.Lock() if engine.dialect.name == "sqlite" else None
 
     async def close(self) -> None:
         await self.engine.dispose()
@@ -180,10 +186,11 @@ class Store:
 
     @asynccontextmanager
     async def _write(self) -> AsyncIterator[AsyncConnection]:
-        async with self.engine.connect() as conn:
-            conn = await conn.execution_options(**{SQLITE_IMMEDIATE: True})
-            async with conn.begin():
-                yield conn
+        async with self._sqlite_writer or contextlib.nullcontext():
+            async with self.engine.connect() as conn:
+                conn = await conn.execution_options(**{SQLITE_IMMEDIATE: True})
+                async with conn.begin():
+                    yield conn
 
     @asynccontextmanager
     async def _read(self) -> AsyncIterator[AsyncConnection]:

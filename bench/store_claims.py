@@ -1,0 +1,325 @@
+"""Claim throughput and latency of the store, on SQLite and on PostgreSQL.
+
+For each backend and each number of concurrent claimers (1, 10, 50):
+
+* distinct: N operations are prepared in `awaiting_confirmation` (not timed), then C
+  asyncio workers take the next operation from a shared queue and claim it with
+  `Store.confirm_and_claim`. Every operation is claimed exactly once (checked).
+* same-op (C > 1 only): for each of R rounds one fresh operation is prepared, then C
+  claimers click confirm on it at the same moment. Exactly one must win (asserted, both
+  from the results and from the claim rows); the others get a refusal, which the store
+  also writes down, so every click is a write transaction.
+
+claims/s = clicks / wall time of the timed phase; p50/p99 are per-click latencies.
+
+PostgreSQL runs in a throwaway schema (`cs_bench_<pid>_<hex>`) that is dropped at the end;
+SQLite runs on a fresh file in a temporary directory.
+
+    .venv/bin/python bench/store_claims.py [--backend sqlite|postgresql|both] [--ops N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import math
+import os
+import sqlite3
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sqlalchemy import text
+
+from store.authority import Claimed, Click, Draft, Refused, Store
+from store.engine import create_engine
+from store.envelope import Audience, Source
+from store.lifecycle import State
+from store.migrate import upgrade
+from store.opening import open_store
+from store.reasons import Reason
+from store.records import Operation
+
+DEFAULT_PG_URL = "postgresql+asyncpg://postgres@127.0.0.1:5432/test"
+CONCURRENCY: tuple[int, ...] = (1, 10, 50)
+OPERATOR = "ou_alice"
+PREPARE_PARALLELISM = 10
+
+HEADER = (
+    f"{'backend':<11} {'mode':<9} {'claimers':>8} {'claims':>7} {'claims/s':>9} "
+    f"{'p50_ms':>8} {'p99_ms':>8}  {'winners':<7}"
+)
+
+
+@dataclass(frozen=True)
+class Result:
+    backend: str
+    mode: str
+    claimers: int
+    clicks: int
+    wall_s: float
+    latencies_ms: list[float]
+    winners: str
+
+    def line(self) -> str:
+        ordered = sorted(self.latencies_ms)
+        rate = self.clicks / self.wall_s if self.wall_s > 0 else math.inf
+        return (
+            f"{self.backend:<11} {self.mode:<9} {self.claimers:>8} {self.clicks:>7} "
+            f"{rate:>9.1f} {percentile(ordered, 50):>8.2f} {percentile(ordered, 99):>8.2f}  "
+            f"{self.winners:<7}"
+        )
+
+
+def percentile(ordered: Sequence[float], q: float) -> float:
+    """Nearest-rank percentile of an already sorted sequence."""
+    if not ordered:
+        return math.nan
+    rank = max(1, math.ceil(q / 100 * len(ordered)))
+    return ordered[rank - 1]
+
+
+class Preparer:
+    """Makes operations that are waiting for a confirm click, with unique request ids."""
+
+    def __init__(self, store: Store, tag: str) -> None:
+        self.store = store
+        self.tag = tag
+        self.counter = 0
+
+    def draft(self) -> Draft:
+        self.counter += 1
+        i = self.counter
+        return Draft(
+            kind="finance.order",
+            schema_version=1,
+            executor_name="sim-venue",
+            executor_revision="1",
+            simulated=True,
+            payload={
+                "side": "buy",
+                "symbol": "SIM-USD",
+                "quantity": f"{i}.25",
+                "limit_price": "101.50",
+            },
+            projection={"title": "x", "terms": []},
+            audience=Audience("ops", "oc_ops", ("ou_alice", "ou_bob")),
+            target_ref="account:sim/sim-main",
+            expires_in_s=900,
+            source=Source("bench", f"req-{self.tag}-{i}"),
+            request_content={"i": i},
+        )
+
+    async def one(self) -> Operation:
+        proposed = await self.store.propose(self.draft())
+        assert proposed.created, "request ids must be unique within a run"
+        op = await self.store.mark_card_sent(proposed.operation.id, "om_x")
+        assert op.state is State.AWAITING_CONFIRMATION, op.state
+        return op
+
+    async def many(self, count: int) -> list[Operation]:
+        gate = asyncio.Semaphore(PREPARE_PARALLELISM)
+
+        async def guarded() -> Operation:
+            async with gate:
+                return await self.one()
+
+        return list(await asyncio.gather(*(guarded() for _ in range(count))))
+
+
+def click_for(op: Operation) -> Click:
+    return Click(
+        operation_id=op.id,
+        action="confirm",
+        digest=op.confirm_digest,
+        operator_open_id=OPERATOR,
+    )
+
+
+async def warm_pool(store: Store, connections: int) -> None:
+    """Open `connections` pooled connections up front so no timed click pays for a connect."""
+    hold = asyncio.Event()
+    opened = 0
+
+    async def hold_one() -> None:
+        nonlocal opened
+        async with store.engine.connect() as conn:
+            await conn.execute(text("SELECT 1"))
+            opened += 1
+            if opened == connections:
+                hold.set()
+            await hold.wait()
+
+    await asyncio.gather(*(hold_one() for _ in range(connections)))
+
+
+async def run_distinct(
+    store: Store, preparer: Preparer, backend: str, claimers: int, ops: int
+) -> Result:
+    prepared = await preparer.many(ops)
+    queue: asyncio.Queue[Operation] = asyncio.Queue()
+    for op in prepared:
+        queue.put_nowait(op)
+    latencies: list[float] = []
+    claimed_ids: list[str] = []
+
+    async def worker() -> None:
+        while True:
+            try:
+                op = queue.get_nowait()
+            except asyncio.QueueEmpty:
+                return
+            started = time.perf_counter()
+            outcome = await store.confirm_and_claim(click_for(op))
+            latencies.append((time.perf_counter() - started) * 1000)
+            if not isinstance(outcome, Claimed):
+                raise AssertionError(f"{op.id}: expected a claim, got {outcome!r}")
+            claimed_ids.append(outcome.operation.id)
+
+    started = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(claimers)))
+    wall = time.perf_counter() - started
+
+    assert len(claimed_ids) == ops and set(claimed_ids) == {op.id for op in prepared}
+    return Result(backend, "distinct", claimers, ops, wall, latencies, "-")
+
+
+async def run_same_op(
+    store: Store, preparer: Preparer, backend: str, claimers: int, rounds: int
+) -> Result:
+    targets = await preparer.many(rounds)
+    latencies: list[float] = []
+    wall = 0.0
+
+    for op in targets:
+        go = asyncio.Event()
+        click = click_for(op)
+
+        async def claimer(click: Click = click, go: asyncio.Event = go) -> Claimed | Refused:
+            await go.wait()
+            started = time.perf_counter()
+            outcome = await store.confirm_and_claim(click)
+            latencies.append((time.perf_counter() - started) * 1000)
+            return outcome
+
+        tasks = [asyncio.create_task(claimer()) for _ in range(claimers)]
+        await asyncio.sleep(0)  # let every claimer reach the gate
+        started = time.perf_counter()
+        go.set()
+        outcomes = await asyncio.gather(*tasks)
+        wall += time.perf_counter() - started
+
+        winners = sum(isinstance(outcome, Claimed) for outcome in outcomes)
+        assert winners == 1, f"{op.id}: {winners} claimers won, expected exactly 1"
+        assert all(
+            isinstance(outcome, Claimed) or outcome.reason is Reason.ALREADY_CLAIMED
+            for outcome in outcomes
+        ), outcomes
+        assert await store.claim_count(op.id) == 1, f"{op.id}: more than one claim row"
+
+    return Result(backend, "same-op", claimers, rounds * claimers, wall, latencies, "1")
+
+
+async def bench_store(store: Store, backend: str, ops: int, rounds: int) -> list[Result]:
+    preparer = Preparer(store, f"{os.getpid()}-{uuid.uuid4().hex[:8]}")
+    await warm_pool(store, max(CONCURRENCY))
+    await run_distinct(store, preparer, backend, 1, min(ops, 20))  # warm-up, not reported
+    results: list[Result] = []
+    for claimers in CONCURRENCY:
+        result = await run_distinct(store, preparer, backend, claimers, ops)
+        print(result.line(), flush=True)
+        results.append(result)
+    for claimers in CONCURRENCY:
+        if claimers < 2:
+            continue
+        result = await run_same_op(store, preparer, backend, claimers, rounds)
+        print(result.line(), flush=True)
+        results.append(result)
+    return results
+
+
+async def bench_sqlite(ops: int, rounds: int) -> list[Result]:
+    with tempfile.TemporaryDirectory(prefix="cs-bench-") as directory:
+        url = f"sqlite+aiosqlite:///{os.path.join(directory, 'store.db')}"
+        store = await open_store(url, pool_size=max(CONCURRENCY) + 5)
+        try:
+            return await bench_store(store, "sqlite", ops, rounds)
+        finally:
+            await store.close()
+
+
+async def bench_postgresql(url: str, ops: int, rounds: int) -> list[Result]:
+    schema = f"cs_bench_{os.getpid()}_{uuid.uuid4().hex[:8]}"
+    admin = create_engine(url)
+    try:
+        async with admin.connect() as conn:
+            version = (await conn.execute(text("SHOW server_version"))).scalar_one()
+        print(f"# postgresql {version}, schema {schema}", flush=True)
+        migrator = create_engine(url, schema=schema)
+        try:
+            await upgrade(migrator, schema=schema)
+        finally:
+            await migrator.dispose()
+        store = await open_store(url, schema=schema, pool_size=max(CONCURRENCY) + 5)
+        try:
+            return await bench_store(store, "postgresql", ops, rounds)
+        finally:
+            await store.close()
+    finally:
+        try:
+            async with admin.begin() as conn:
+                await conn.execute(text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
+            print(f"# dropped schema {schema}", flush=True)
+        finally:
+            await admin.dispose()
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--backend", choices=("sqlite", "postgresql", "both"), default="both")
+    parser.add_argument(
+        "--ops", type=int, default=200, help="operations claimed per distinct run (default 200)"
+    )
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=10,
+        help="operations contended for per same-op run (default 10)",
+    )
+    parser.add_argument("--pg-url", default=DEFAULT_PG_URL, help="postgresql+asyncpg:// URL")
+    args = parser.parse_args(argv)
+    if args.ops < 1 or args.rounds < 1:
+        parser.error("--ops and --rounds must be at least 1")
+    return args
+
+
+async def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    backends = ("sqlite", "postgresql") if args.backend == "both" else (args.backend,)
+    print(
+        f"# python {sys.version.split()[0]}, sqlite {sqlite3.sqlite_version}, "
+        f"cpus {os.cpu_count()}, ops {args.ops}, same-op rounds {args.rounds}",
+        flush=True,
+    )
+    print(HEADER, flush=True)
+    started = time.perf_counter()
+    for backend in backends:
+        if backend == "sqlite":
+            await bench_sqlite(args.ops, args.rounds)
+        else:
+            await bench_postgresql(args.pg_url, args.ops, args.rounds)
+    print(
+        "# distinct: each claimer claims the next of N waiting operations; "
+        "same-op: C claimers click one operation at once, per round, "
+        "exactly one wins (asserted); claims counts clicks",
+        flush=True,
+    )
+    print(f"# total {time.perf_counter() - started:.1f}s", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main()))
