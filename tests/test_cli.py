@@ -18,6 +18,7 @@ from tests.conftest import Backend
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
+MESSAGE_EXAMPLE = (ROOT / "examples" / "message.json").read_bytes()
 
 
 def free_port() -> int:
@@ -103,7 +104,7 @@ async def test_dev_profile_serves_the_api_and_the_cli_round_trips(dev_bot: Runni
     replay = await cli("propose", "examples/order.json", *client)
     assert replay.code == 0 and "already proposed" in replay.out and view["id"] in replay.out
 
-    message = await cli("propose", "-", *client, stdin=Path("examples/message.json").read_bytes())
+    message = await cli("propose", "-", *client, stdin=MESSAGE_EXAMPLE)
     assert message.code == 0 and "acme-supplier" in message.out
 
     shown = await cli("show", view["id"], *client)
