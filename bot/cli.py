@@ -32,7 +32,7 @@ def _config_path(args: argparse.Namespace) -> Path:
 def _file_data(args: argparse.Namespace) -> dict[str, Any]:
     data = config_mod.load(_config_path(args))
     http = data.get("http", {})
-    if getattr(args, "port", None) and isinstance(http, dict):
+    if getattr(args, "port", None) is not None and isinstance(http, dict):
         # Overridden in the data, not on the model, so the port is validated like the file.
         data["http"] = {**http, "port": args.port}
     return data
@@ -40,7 +40,7 @@ def _file_data(args: argparse.Namespace) -> dict[str, Any]:
 
 def _settings(args: argparse.Namespace) -> config_mod.Settings:
     if getattr(args, "dev", False):
-        return dev_settings(args.data_dir, args.port or 8080)
+        return dev_settings(args.data_dir, 8080 if args.port is None else args.port)
     return config_mod.parse(_file_data(args))
 
 
@@ -60,7 +60,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:
         if args.dev:
             args.data_dir.mkdir(parents=True, exist_ok=True)
-            config = dev_config(args.data_dir, args.port or 8080, args.host or "127.0.0.1")
+            config = dev_config(
+                args.data_dir, 8080 if args.port is None else args.port, args.host or "127.0.0.1"
+            )
         else:
             settings = _settings(args)
             if args.host:

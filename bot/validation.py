@@ -42,7 +42,8 @@ def problems_from(error: ValidationError, prefix: str = "") -> list[FieldProblem
     for item in error.errors(include_url=False):
         reason = str(item["msg"]).removeprefix("Value error, ")
         if item["type"] == "string_pattern_mismatch":
-            reason = f"{item.get('input')!r} does not match {item['ctx']['pattern']}"
+            # The rejected value is not echoed: it may be a secret pasted in the wrong place.
+            reason = f"does not match the pattern {item['ctx']['pattern']}"
         loc = [part for part in item["loc"] if not str(part).startswith("function-after")]
         problems.append(
             FieldProblem(
