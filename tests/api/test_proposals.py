@@ -236,3 +236,19 @@ async def test_a_proposer_over_its_rate_gets_429_with_retry_after(
         statuses.append(response.status)
     assert statuses == [200, 200, 429]
     assert int(response.headers["Retry-After"]) >= 1
+
+
+async def test_decimals_round_trip_digit_for_digit_through_api_and_store(
+    api: Client, store: Store
+) -> None:
+    body = order_request("precise")
+    body["payload"]["quantity"] = "0.123456789012345678901234567890"
+    body["payload"]["limit_price"] = "60000.00000000000000000001"
+    status, view = await post(api, body)
+    assert status == 201
+    assert view["payload"]["quantity"] == "0.123456789012345678901234567890"
+    assert view["payload"]["limit_price"] == "60000.00000000000000000001"
+    stored = await store.get(view["id"])
+    assert stored is not None
+    assert stored.payload["quantity"] == "0.123456789012345678901234567890"
+    assert '"limit_price":"60000.00000000000000000001"' in stored.envelope.payload
