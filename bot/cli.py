@@ -131,6 +131,47 @@ def cmd_db_upgrade(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_sandbox(args: argparse.Namespace) -> int:
+    from aiohttp import web
+
+    from bot.sandbox.app import SandboxOptions, build_sandbox
+    from bot.sandbox.state import SandboxState, default_state
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    state_file: Path | None = args.state
+    if state_file is not None and state_file.exists():
+        try:
+            state = SandboxState.load(state_file)
+        except (OSError, ValueError, TypeError, KeyError) as error:
+            print(f"--state: cannot load {state_file} ({error}): fix or remove it", file=sys.stderr)
+            return EXIT_USAGE
+    else:
+        state = default_state()
+    app = build_sandbox(state, SandboxOptions(state_file=state_file))
+    base = f"http://{args.host}:{args.port}"
+    print(sandbox_banner(state, base), flush=True)
+    web.run_app(app, host=args.host, port=args.port, print=None, access_log=None)
+    return 0
+
+
+def sandbox_banner(state: Any, base: str) -> str:
+    lines = [f"countersign sandbox (a local Lark) on {base}", f"  web UI:      {base}/sandbox"]
+    for app in state.apps.values():
+        lines += [
+            f"  app:         {app.app_id} (tenant {app.tenant_key})",
+            f"  app secret:  {app.app_secret}",
+            f"  encrypt key: {app.encrypt_key}",
+            f"  verification token: {app.verification_token}",
+        ]
+    users = ", ".join(f"{u.open_id} ({u.name}, {u.tenant_key})" for u in state.users.values())
+    chats = ", ".join(
+        f"{c.chat_id} ({c.name}: {', '.join(c.members)})" for c in state.chats.values()
+    )
+    lines += [f"  users:       {users}", f"  chats:       {chats}"]
+    lines.append(f"  OpenAPI domain for lark-oapi: {base}")
+    return "\n".join(lines)
+
+
 # -- API client commands -------------------------------------------------------------------
 
 
@@ -255,6 +296,12 @@ def build_parser() -> argparse.ArgumentParser:
     up = db_sub.add_parser("upgrade", help="apply migrations")
     config_options(up)
     up.set_defaults(func=cmd_db_upgrade)
+
+    sandbox = commands.add_parser("sandbox", help="run the local Lark sandbox")
+    sandbox.add_argument("--host", default="127.0.0.1")
+    sandbox.add_argument("--port", type=int, default=9090)
+    sandbox.add_argument("--state", type=Path, help="load/persist sandbox state in this JSON file")
+    sandbox.set_defaults(func=cmd_sandbox)
 
     def client_options(sub: argparse.ArgumentParser) -> None:
         sub.add_argument("--url", help="bot API URL (env COUNTERSIGN_URL)")

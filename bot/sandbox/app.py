@@ -1,0 +1,121 @@
+"""Assemble the sandbox: OpenAPI subset, long connection, webhook push, control API, web UI."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from aiohttp import web
+
+from bot.sandbox import control, openapi
+from bot.sandbox.hub import LARK_RETRY_SCHEDULE_S, Hub
+from bot.sandbox.longconn import ClientConfig, LongConnHub
+from bot.sandbox.state import SandboxState
+from bot.sandbox.webhook import WebhookPusher
+
+log = logging.getLogger("countersign.sandbox")
+UI_DIR = Path(__file__).with_name("ui")
+SAVE_DEBOUNCE_S = 0.5
+
+
+@dataclass
+class SandboxOptions:
+    state_file: Path | None = None
+    dispatch: str = "round_robin"
+    time_scale: float = 1.0
+    retry_schedule_s: tuple[float, ...] = LARK_RETRY_SCHEDULE_S
+    callback_timeout_s: float = 3.0
+    fragment_bytes: int = 64 * 1024
+    client_config: ClientConfig | None = None
+
+
+async def stream(request: web.Request) -> web.StreamResponse:
+    """Server-sent events: one line per state change, so the UI refreshes only what changed."""
+    state = request.app[openapi.STATE_KEY]
+    response = web.StreamResponse(
+        headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
+    )
+    await response.prepare(request)
+    queue = state.subscribe()
+    try:
+        await response.write(b": connected\n\n")
+        while True:
+            try:
+                event = await asyncio.wait_for(queue.get(), 15)
+                await response.write(f"data: {json.dumps(event)}\n\n".encode())
+            except TimeoutError:
+                await response.write(b": keep-alive\n\n")
+    except (ConnectionResetError, asyncio.CancelledError):
+        pass
+    finally:
+        state.unsubscribe(queue)
+    return response
+
+
+async def ui_index(_request: web.Request) -> web.FileResponse:
+    return web.FileResponse(UI_DIR / "index.html")
+
+
+def build_sandbox(state: SandboxState, options: SandboxOptions | None = None) -> web.Application:
+    options = options or SandboxOptions()
+    app = web.Application(middlewares=[openapi.lark_errors, control.control_errors])
+    longconn = LongConnHub(
+        state,
+        dispatch="random" if options.dispatch == "random" else "round_robin",
+        fragment_bytes=options.fragment_bytes,
+        client_config=options.client_config,
+    )
+    webhooks = WebhookPusher()
+    hub = Hub(
+        state,
+        longconn,
+        webhooks,
+        retry_schedule_s=options.retry_schedule_s,
+        time_scale=options.time_scale,
+        callback_timeout_s=options.callback_timeout_s,
+    )
+    app[openapi.STATE_KEY] = state
+    app[control.HUB_KEY] = hub
+    openapi.add_routes(app)
+    longconn.add_routes(app)
+    control.add_routes(app)
+    app.router.add_get("/sandbox/api/stream", stream)
+    app.router.add_get("/sandbox", ui_index)
+    app.router.add_get("/sandbox/", ui_index)
+    if UI_DIR.is_dir():
+        app.router.add_static("/sandbox/static", UI_DIR)
+
+    async def lifecycle(_app: web.Application) -> AsyncIterator[None]:
+        saver = None
+        if options.state_file is not None:
+            saver = asyncio.create_task(_save_on_change(state, options.state_file))
+        yield
+        if saver is not None:
+            saver.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await saver
+            state.save(options.state_file)  # type: ignore[arg-type]
+        await hub.close()
+        await longconn.close()
+        await webhooks.close()
+
+    app.cleanup_ctx.append(lifecycle)
+    return app
+
+
+async def _save_on_change(state: SandboxState, path: Path) -> None:
+    queue = state.subscribe()
+    try:
+        while True:
+            await queue.get()
+            await asyncio.sleep(SAVE_DEBOUNCE_S)  # coalesce a burst of changes into one write
+            while not queue.empty():
+                queue.get_nowait()
+            state.save(path)
+    finally:
+        state.unsubscribe(queue)

@@ -1,0 +1,310 @@
+"""The Lark OpenAPI subset the bot uses: same paths, `{code, msg, data}` envelopes, error codes.
+
+Choices where lark.md says UNCONFIRMED are listed in bot/sandbox/README.md.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable
+from datetime import datetime
+from typing import Any
+
+from aiohttp import web
+
+from bot.sandbox import cardcheck
+from bot.sandbox.state import (
+    PATCH_MAX_AGE,
+    TEXT_MAX_BYTES,
+    App,
+    Chat,
+    Message,
+    SandboxState,
+)
+
+STATE_KEY = web.AppKey("sandbox_state", SandboxState)
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+class LarkError(Exception):
+    def __init__(
+        self, code: int, msg: str, status: int = 400, headers: dict[str, str] | None = None
+    ):
+        super().__init__(msg)
+        self.code = code
+        self.msg = msg
+        self.status = status
+        self.headers = headers or {}
+
+
+def ok(data: Any = None, **extra: Any) -> web.Response:
+    return web.json_response(
+        {"code": 0, "msg": "success", "data": data if data is not None else {}, **extra}
+    )
+
+
+def _state(request: web.Request) -> SandboxState:
+    return request.app[STATE_KEY]
+
+
+@web.middleware
+async def lark_errors(request: web.Request, handler: Handler) -> web.StreamResponse:
+    if not request.path.startswith("/open-apis/"):
+        return await handler(request)
+    try:
+        return await handler(request)
+    except LarkError as error:
+        return web.json_response(
+            {"code": error.code, "msg": error.msg, "error": {"log_id": "sandbox"}},
+            status=error.status,
+            headers=error.headers,
+        )
+
+
+async def _body(request: web.Request) -> dict[str, Any]:
+    try:
+        body = await request.json()
+    except ValueError:
+        raise LarkError(99992402, "field validation failed: body is not JSON") from None
+    if not isinstance(body, dict):
+        raise LarkError(99992402, "field validation failed: body must be an object")
+    return body
+
+
+async def _authorized_app(request: web.Request) -> App:
+    state = _state(request)
+    header = request.headers.get("Authorization", "")
+    if not header.startswith("Bearer ") or not header.removeprefix("Bearer ").strip():
+        raise LarkError(
+            99991661,
+            "Missing access token for authorization. Please make a request with token attached.",
+        )
+    app = state.app_for_token(header.removeprefix("Bearer ").strip())
+    if app is None:
+        raise LarkError(
+            99991663,
+            "Invalid access token for authorization. Please make a request with token attached.",
+        )
+    if not state.allow_app_call(app.app_id):
+        raise LarkError(
+            99991400,
+            "request trigger frequency limit",
+            status=429,
+            headers={
+                "x-ogw-ratelimit-limit": str(state.faults.app_rate_limit_per_s),
+                "x-ogw-ratelimit-reset": "1",
+            },
+        )
+    if state.faults.latency_ms:
+        await asyncio.sleep(state.faults.latency_ms / 1000)
+    return app
+
+
+# -- auth -------------------------------------------------------------------------------------
+
+
+async def tenant_access_token(request: web.Request) -> web.Response:
+    state = _state(request)
+    body = await _body(request)
+    app = state.apps.get(str(body.get("app_id", "")))
+    if app is None:
+        raise LarkError(10003, "invalid param: app_id not found")
+    if body.get("app_secret") != app.app_secret:
+        raise LarkError(10014, "app secret invalid")
+    token = state.issue_token(app)
+    expire = int((token.expires_at - state.now()).total_seconds())
+    return web.json_response(
+        {"code": 0, "msg": "ok", "tenant_access_token": token.token, "expire": expire}
+    )
+
+
+# -- messages ---------------------------------------------------------------------------------
+
+
+def message_json(state: SandboxState, message: Message) -> dict[str, Any]:
+    created = str(int(_parse(message.created_at) * 1000))
+    updated = str(int(_parse(message.history[-1].at) * 1000)) if message.history else created
+    app = state.apps.get(message.sender_id)
+    return {
+        "message_id": message.message_id,
+        "root_id": message.root_id,
+        "parent_id": message.parent_id,
+        "thread_id": "",
+        "msg_type": message.msg_type,
+        "create_time": created,
+        "update_time": updated,
+        "deleted": False,
+        "updated": len(message.history) > 1,
+        "chat_id": message.chat_id,
+        "sender": {
+            "id": message.sender_id,
+            "id_type": "app_id" if message.sender_type == "app" else "open_id",
+            "sender_type": message.sender_type,
+            "tenant_key": app.tenant_key if app else "",
+        },
+        "body": {"content": message.content},
+        "mentions": [],
+        "upper_message_id": "",
+    }
+
+
+def _parse(iso: str) -> float:
+    return datetime.fromisoformat(iso).timestamp()
+
+
+def _check_content(msg_type: str, content: Any) -> str:
+    if not isinstance(content, str):
+        raise LarkError(230001, "invalid request parameter: content must be a JSON string")
+    if msg_type == "text":
+        if len(content.encode("utf-8")) > TEXT_MAX_BYTES:
+            raise LarkError(230025, "The message body exceeds 150 KB")
+        try:
+            text = json.loads(content).get("text")
+        except (ValueError, AttributeError):
+            text = None
+        if not isinstance(text, str):
+            raise LarkError(
+                230001, 'invalid request parameter: text content must be {"text": "..."}'
+            )
+        return content
+    if msg_type == "interactive":
+        card = cardcheck.parse_card(content)
+        if isinstance(card, cardcheck.CardProblem):
+            raise LarkError(card.code, card.msg)
+        return content
+    raise LarkError(
+        230001, f"invalid request parameter: msg_type {msg_type!r} is not supported by the sandbox"
+    )
+
+
+def _target_chat(state: SandboxState, app: App, id_type: str, receive_id: str) -> Chat:
+    if id_type == "chat_id":
+        chat = state.chats.get(receive_id)
+        if chat is None:
+            raise LarkError(230001, f"invalid request parameter: chat {receive_id} not found")
+        if app.app_id not in chat.apps:
+            raise LarkError(230002, "The bot is not in the chat")
+        return chat
+    if id_type == "open_id":
+        user = state.users.get(receive_id)
+        if user is None:
+            raise LarkError(230001, f"invalid request parameter: user {receive_id} not found")
+        if user.tenant_key != app.tenant_key:
+            raise LarkError(230013, "The user is not in the app's availability scope")
+        chat_id = f"oc_p2p_{user.open_id.removeprefix('ou_')}"
+        return state.chats.setdefault(
+            chat_id, Chat(chat_id, user.name, [user.open_id], "p2p", [app.app_id])
+        )
+    raise LarkError(
+        99992402, f"field validation failed: receive_id_type {id_type!r} is not supported"
+    )
+
+
+def _send(
+    state: SandboxState, app: App, chat: Chat, body: dict[str, Any], parent: Message | None
+) -> web.Response:
+    msg_type = str(body.get("msg_type", ""))
+    content = _check_content(msg_type, body.get("content"))
+    uuid = str(body.get("uuid") or "")
+    if len(uuid) > 50:
+        raise LarkError(230001, "invalid request parameter: uuid is longer than 50 characters")
+    if (previous := state.dedupe(app.app_id, uuid)) is not None:
+        return ok(message_json(state, previous))
+    if not state.allow_send(chat.chat_id):
+        raise LarkError(
+            230020, "This operation triggers the frequency limit (5 messages/s per chat)"
+        )
+    message = Message(
+        message_id=state.new_message_id(),
+        chat_id=chat.chat_id,
+        msg_type=msg_type,
+        content=content,
+        sender_type="app",
+        sender_id=app.app_id,
+        created_at=state.now().isoformat(),
+        uuid=uuid,
+        root_id=(parent.root_id or parent.message_id) if parent else "",
+        parent_id=parent.message_id if parent else "",
+    )
+    state.add_message(message, app.app_id)
+    return ok(message_json(state, message))
+
+
+async def create_message(request: web.Request) -> web.Response:
+    app = await _authorized_app(request)
+    state = _state(request)
+    body = await _body(request)
+    id_type = request.query.get("receive_id_type", "")
+    chat = _target_chat(state, app, id_type, str(body.get("receive_id", "")))
+    return _send(state, app, chat, body, None)
+
+
+def _message(state: SandboxState, message_id: str) -> Message:
+    message = state.messages.get(message_id)
+    if message is None:
+        raise LarkError(230001, f"invalid request parameter: message {message_id} not found")
+    return message
+
+
+async def reply_message(request: web.Request) -> web.Response:
+    app = await _authorized_app(request)
+    state = _state(request)
+    parent = _message(state, request.match_info["message_id"])
+    chat = state.chats[parent.chat_id]
+    if app.app_id not in chat.apps:
+        raise LarkError(230002, "The bot is not in the chat")
+    return _send(state, app, chat, await _body(request), parent)
+
+
+async def patch_message(request: web.Request) -> web.Response:
+    app = await _authorized_app(request)
+    state = _state(request)
+    message = _message(state, request.match_info["message_id"])
+    body = await _body(request)
+    if message.sender_type != "app" or message.sender_id != app.app_id:
+        raise LarkError(230027, "No permission: only the app that sent the card can update it")
+    if message.msg_type != "interactive":
+        raise LarkError(
+            230001, "invalid request parameter: only interactive (card) messages can be patched"
+        )
+    if state.faults.fail_next_patches > 0:
+        state.faults.fail_next_patches -= 1
+        raise LarkError(state.faults.fail_patch_code, "sandbox fault: injected patch failure")
+    if not state.allow_patch(message.message_id):
+        raise LarkError(
+            230020, "This operation triggers the frequency limit (5 updates/s per message)"
+        )
+    content = body.get("content")
+    if not isinstance(content, str):
+        raise LarkError(230001, "invalid request parameter: content must be a JSON string")
+    card = cardcheck.parse_card(content)
+    if isinstance(card, cardcheck.CardProblem):
+        raise LarkError(card.code, card.msg)
+    if state.now() - datetime.fromisoformat(message.created_at) > PATCH_MAX_AGE:
+        raise LarkError(
+            230031, "The message was sent more than 14 days ago and can no longer be updated"
+        )
+    current = message.card()
+    assert current is not None
+    if (problem := cardcheck.replacement_problem(current, card)) is not None:
+        raise LarkError(problem.code, problem.msg)
+    state.revise(message, content, "patch", app.app_id)
+    return ok()
+
+
+async def get_message(request: web.Request) -> web.Response:
+    app = await _authorized_app(request)
+    state = _state(request)
+    message = _message(state, request.match_info["message_id"])
+    if app.app_id not in state.chats[message.chat_id].apps:
+        raise LarkError(230002, "The bot is not in the chat")
+    return ok({"items": [message_json(state, message)]})
+
+
+def add_routes(app: web.Application) -> None:
+    app.router.add_post("/open-apis/auth/v3/tenant_access_token/internal", tenant_access_token)
+    app.router.add_post("/open-apis/im/v1/messages", create_message)
+    app.router.add_post("/open-apis/im/v1/messages/{message_id}/reply", reply_message)
+    app.router.add_patch("/open-apis/im/v1/messages/{message_id}", patch_message)
+    app.router.add_get("/open-apis/im/v1/messages/{message_id}", get_message)

@@ -1,0 +1,98 @@
+"""`countersign sandbox` as a process: banner with the defaults, state persisted across restarts."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import sys
+from pathlib import Path
+
+import aiohttp
+
+from tests.test_cli import ENV, ROOT, free_port
+
+
+async def start_sandbox(port: int, state_file: Path) -> tuple[asyncio.subprocess.Process, str]:
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "bot.cli",
+        "sandbox",
+        "--port",
+        str(port),
+        "--state",
+        str(state_file),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+        cwd=ROOT,
+        env=ENV,
+    )
+    assert process.stdout is not None
+    banner = []
+    async with asyncio.timeout(30):
+        while True:
+            line = (await process.stdout.readline()).decode()
+            assert line, "the sandbox exited early:\n" + "".join(banner)
+            banner.append(line)
+            if line.strip().startswith("OpenAPI domain for lark-oapi:"):
+                break
+    # the server starts right after the banner; wait until it answers
+    async with asyncio.timeout(30), aiohttp.ClientSession() as http:
+        while True:
+            try:
+                async with http.get(f"http://127.0.0.1:{port}/sandbox/api/apps") as response:
+                    if response.status == 200:
+                        break
+            except aiohttp.ClientConnectionError:
+                await asyncio.sleep(0.05)
+    return process, "".join(banner)
+
+
+async def test_the_banner_lists_the_defaults_and_state_survives_a_restart(tmp_path: Path) -> None:
+    port, state_file = free_port(), tmp_path / "sandbox.json"
+    process, banner = await start_sandbox(port, state_file)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for expected in (
+            "cli_sandbox",
+            "sandbox-tenant",
+            "ou_alice (Alice",
+            "ou_eve (Eve, other-tenant)",
+            "oc_ops (Ops: ou_alice, ou_bob, ou_mallory)",
+            "oc_acme",
+            "oc_other",
+            f"{base}/sandbox",
+        ):
+            assert expected in banner, expected
+        async with aiohttp.ClientSession() as http:
+            async with http.get(f"{base}/sandbox/api/apps") as response:
+                app = (await response.json())["items"][0]
+            assert app["app_secret"] in banner and app["encrypt_key"] in banner
+            assert app["verification_token"] in banner
+            async with http.post(
+                f"{base}/sandbox/api/users", json={"open_id": "ou_carol", "name": "Carol"}
+            ) as r:
+                assert r.status == 201
+            async with http.post(
+                f"{base}/sandbox/api/chats/oc_ops/messages",
+                json={"sender": "ou_bob", "text": "kept"},
+            ) as r:
+                message_id = (await r.json())["message_id"]
+    finally:
+        process.send_signal(signal.SIGINT)
+        assert await asyncio.wait_for(process.wait(), 20) == 0
+    saved = json.loads(state_file.read_text())
+    assert any(u["open_id"] == "ou_carol" for u in saved["users"])
+
+    process, banner = await start_sandbox(port, state_file)
+    try:
+        assert app["app_secret"] in banner, "the same credentials after a restart"
+        async with (
+            aiohttp.ClientSession() as http,
+            http.get(f"{base}/sandbox/api/messages/{message_id}") as r,
+        ):
+            assert json.loads((await r.json())["content"]) == {"text": "kept"}
+    finally:
+        process.send_signal(signal.SIGINT)
+        await asyncio.wait_for(process.wait(), 20)
