@@ -287,6 +287,7 @@ class LongConnHub:
                 await ws.close()
                 return ws
             conn.live = True
+            self.state.publish({"type": "connection", "app_id": conn.app_id})
             log.debug("long connection %s of %s open", conn.device_id, conn.app_id)
             async for msg in ws:
                 if msg.type is WSMsgType.BINARY:
@@ -339,6 +340,8 @@ class LongConnHub:
 
     def _drop(self, conn: _Conn) -> None:
         """Forget a connection at once; its in-flight pushes resolve to None (no ack)."""
+        if conn.live:
+            self.state.publish({"type": "connection", "app_id": conn.app_id})
         conn.live = False
         conn.dropped = True
         conns = self._conns.get(conn.app_id)
