@@ -7,6 +7,7 @@ import asyncio
 import json
 import logging
 import os
+import signal
 import sys
 from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
@@ -149,8 +150,22 @@ def cmd_sandbox(args: argparse.Namespace) -> int:
         state = default_state()
     app = build_sandbox(state, SandboxOptions(state_file=state_file))
     base = f"http://{args.host}:{args.port}"
-    print(sandbox_banner(state, base), flush=True)
-    web.run_app(app, host=args.host, port=args.port, print=None, access_log=None)
+
+    async def serve() -> None:
+        runner = web.AppRunner(app, access_log=None)
+        await runner.setup()
+        try:
+            await web.TCPSite(runner, args.host, args.port).start()
+            print(sandbox_banner(state, base), flush=True)  # only once it answers
+            stop = asyncio.Event()
+            loop = asyncio.get_running_loop()
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                loop.add_signal_handler(signum, stop.set)
+            await stop.wait()
+        finally:
+            await runner.cleanup()
+
+    asyncio.run(serve())
     return 0
 
 

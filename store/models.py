@@ -88,12 +88,21 @@ class OperationRow(Base):
     version: Mapped[int] = mapped_column(Integer, nullable=False)
     card_message_id: Mapped[str | None] = mapped_column(String(128))
     execution_state: Mapped[str | None] = mapped_column(String(32))
+    # who decided (confirm or reject) and when, for every surface to show
+    decided_by: Mapped[str | None] = mapped_column(String(128))
+    decided_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # card delivery, derived from versions: the card shows `card_version`; anything newer is due
+    card_version: Mapped[int | None] = mapped_column(Integer)
+    card_due_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    card_attempts: Mapped[int] = mapped_column(Integer, nullable=False, server_default="0")
+    card_error: Mapped[str | None] = mapped_column(String(300))
 
     __table_args__ = (
         UniqueConstraint("source_proposer", "source_request_id"),
         Index("ix_operations_created_at_id", "created_at", "id"),
         Index("ix_operations_state_created_at_id", "state", "created_at", "id"),
         Index("ix_operations_state_expires_at", "state", "expires_at"),
+        Index("ix_operations_card_due_at", "card_due_at"),
     )
 
 
@@ -138,3 +147,45 @@ class AuditRow(Base):
     from_state: Mapped[str | None] = mapped_column(String(32))
     to_state: Mapped[str | None] = mapped_column(String(32))
     reason_code: Mapped[str | None] = mapped_column(String(64))
+
+
+class InboxRow(Base):
+    """Ingress events by their dedupe key: callbacks by event_id, text by message_id.
+
+    Stored before processing, so a replay returns the first answer and a restart finds
+    what was received but never answered.
+    """
+
+    __tablename__ = "inbox"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    kind: Mapped[str] = mapped_column(String(16), nullable=False)
+    key: Mapped[str] = mapped_column(String(128), nullable=False)
+    received_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
+    payload: Mapped[str] = mapped_column(Text, nullable=False)
+    status: Mapped[str] = mapped_column(String(16), nullable=False)
+    tries: Mapped[int] = mapped_column(Integer, nullable=False)
+    answer: Mapped[str | None] = mapped_column(Text)
+    answered_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+    __table_args__ = (
+        UniqueConstraint("kind", "key"),
+        Index("ix_inbox_kind_status", "kind", "status"),
+    )
+
+
+class CardDeliveryRow(Base):
+    """Every attempt to show an operation's card: send, patch, or a callback answer."""
+
+    __tablename__ = "card_deliveries"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    operation_id: Mapped[str] = mapped_column(
+        ForeignKey("operations.id"), nullable=False, index=True
+    )
+    version: Mapped[int] = mapped_column(Integer, nullable=False)
+    action: Mapped[str] = mapped_column(String(16), nullable=False)
+    at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
+    ok: Mapped[bool] = mapped_column(Boolean, nullable=False)
+    code: Mapped[int | None] = mapped_column(Integer)
+    detail: Mapped[str | None] = mapped_column(String(300))

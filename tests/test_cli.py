@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from store.migrate import head_revision
 from tests.conftest import Backend
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -166,7 +167,7 @@ budget = "1000"
     )
     env = {**ENV, "SVC_TOKEN": "svc-secret-token-1234"}
     upgraded = await cli("db", "upgrade", "--config", str(config), env=env)
-    assert upgraded.code == 0 and "revision 0001" in upgraded.out
+    assert upgraded.code == 0 and f"revision {head_revision()}" in upgraded.out
     running = await start("--config", str(config), env=env)
     try:
         result = await cli(

@@ -47,6 +47,8 @@ async def stream(request: web.Request) -> web.StreamResponse:
         while True:
             try:
                 event = await asyncio.wait_for(queue.get(), 15)
+                if event.get("type") == "shutdown":  # end the stream so shutdown need not wait
+                    break
                 await response.write(f"data: {json.dumps(event)}\n\n".encode())
             except TimeoutError:
                 await response.write(b": keep-alive\n\n")
@@ -104,6 +106,10 @@ def build_sandbox(state: SandboxState, options: SandboxOptions | None = None) ->
         await longconn.close()
         await webhooks.close()
 
+    async def end_streams(_app: web.Application) -> None:
+        state.publish({"type": "shutdown"})
+
+    app.on_shutdown.append(end_streams)
     app.cleanup_ctx.append(lifecycle)
     return app
 
