@@ -149,11 +149,22 @@ async def disconnect_app(request: web.Request) -> web.Response:
 
 
 async def set_dispatch(request: web.Request) -> web.Response:
-    mode = (await _json(request)).get("mode")
-    if mode not in ("round_robin", "random"):
-        raise _fail(422, "invalid_mode", 'mode: use "round_robin" or "random"')
-    request.app[HUB_KEY].longconn.dispatch = mode
-    return web.json_response({"dispatch": mode})
+    """How pushes are delivered: which client gets each, and how fast Lark's re-push schedule runs."""
+    hub, body = request.app[HUB_KEY], await _json(request)
+    if "mode" in body:
+        if body["mode"] not in ("round_robin", "random"):
+            raise _fail(422, "invalid_mode", 'mode: use "round_robin" or "random"')
+        hub.longconn.dispatch = body["mode"]
+    if "time_scale" in body:
+        scale = body["time_scale"]
+        if not isinstance(scale, (int, float)) or not 0 < scale <= 1:
+            raise _fail(
+                422,
+                "invalid_time_scale",
+                "time_scale: a number in (0, 1]; 0.001 turns 15 s into 15 ms",
+            )
+        hub.time_scale = float(scale)
+    return web.json_response({"dispatch": hub.longconn.dispatch, "time_scale": hub.time_scale})
 
 
 # -- users and chats --------------------------------------------------------------------------

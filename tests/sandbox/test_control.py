@@ -173,7 +173,8 @@ async def test_text_reaches_the_app_when_mentioned_and_unacked_events_are_re_pus
     sandbox: Sandbox, receiver: Receiver
 ) -> None:
     hub: Hub = sandbox.hub
-    hub.time_scale = 0.001  # 15 s -> 15 ms: Lark's schedule, compressed
+    status, settings = await sandbox.control("POST", "/dispatch", {"time_scale": 0.001})
+    assert status == 200 and settings["time_scale"] == 0.001  # 15 s -> 15 ms
     status, plain = await sandbox.control(
         "POST", "/chats/oc_ops/messages", {"sender": "ou_bob", "text": "just chatting"}
     )
