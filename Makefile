@@ -17,7 +17,7 @@ $(BIN)/.installed: pyproject.toml
 setup: $(BIN)/.installed
 
 run: setup
-	$(BIN)/countersign run --dev
+	$(BIN)/countersign run --sandbox
 
 lint: setup
 	$(BIN)/ruff check .

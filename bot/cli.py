@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -54,10 +55,16 @@ def _print_problems(error: ProblemsFound) -> int:
 # -- run, config, db ----------------------------------------------------------------------
 
 
+def _logging() -> None:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from bot.server import serve
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    _logging()
+    if args.sandbox or args.sandbox_url:
+        return asyncio.run(_run_with_sandbox(args))
     try:
         if args.dev:
             args.data_dir.mkdir(parents=True, exist_ok=True)
@@ -85,7 +92,39 @@ def cmd_run(args: argparse.Namespace) -> int:
                 flush=True,
             )
 
-    asyncio.run(serve(config, on_ready=ready))
+    return asyncio.run(serve(config, on_ready=ready))
+
+
+async def _run_with_sandbox(args: argparse.Namespace) -> int:
+    from bot.devstack import embedded_sandbox, point_webhooks, running_sandbox, sandbox_config
+    from bot.server import serve
+
+    args.data_dir.mkdir(parents=True, exist_ok=True)
+    port = 8080 if args.port is None else args.port
+    host = args.host or "127.0.0.1"
+    async with contextlib.AsyncExitStack() as stack:
+        if args.sandbox_url:
+            sandbox = await running_sandbox(args.sandbox_url)
+        else:
+            sandbox = await stack.enter_async_context(
+                embedded_sandbox(host, args.sandbox_port, args.data_dir / "sandbox.json")
+            )
+        config = sandbox_config(args.data_dir, port, sandbox, args.lark_mode, host)
+
+        async def ready(url: str) -> None:
+            if args.lark_mode == "webhook":
+                await point_webhooks(sandbox, url)
+            print(f"countersign API listening on {url}", flush=True)
+            print(
+                f"sandbox (a local Lark): {sandbox.base_url}/sandbox  (lark mode {args.lark_mode})\n"
+                f"  store {config.settings.store.url}\n"
+                f"  proposer dev-agent, token {DEV_TOKEN!r}; audience ops = oc_ops (ou_alice, ou_bob)\n"
+                f"  try: countersign propose examples/order.json --url {url} --token {DEV_TOKEN}\n"
+                "  then open the sandbox UI, pick chat Ops, click as Alice",
+                flush=True,
+            )
+
+        return await serve(config, on_ready=ready)
     return 0
 
 
@@ -130,6 +169,48 @@ def cmd_db_upgrade(args: argparse.Namespace) -> int:
 
     print(f"database at revision {asyncio.run(go())}")
     return 0
+
+
+def cmd_health(args: argparse.Namespace) -> int:
+    import aiohttp
+
+    url = (args.url or os.environ.get("COUNTERSIGN_URL") or "http://127.0.0.1:8080").rstrip("/")
+
+    async def fetch() -> tuple[int, Any]:
+        async with aiohttp.ClientSession() as http, http.get(f"{url}/readyz") as response:
+            return response.status, await response.json()
+
+    try:
+        status, body = asyncio.run(fetch())
+    except (OSError, ValueError) as error:
+        print(f"error: cannot read {url}/readyz ({error})", file=sys.stderr)
+        return EXIT_API
+    if args.json:
+        print(json.dumps(body, indent=2))
+    else:
+        print(health_text(body))
+    return 0 if status == 200 else EXIT_API
+
+
+def health_text(body: dict[str, Any]) -> str:
+    lines = [f"countersign: {body.get('status')}  (config {body.get('config_revision')})"]
+    for name, part in body.get("components", {}).items():
+        details = []
+        for key in (
+            "mode",
+            "backend",
+            "connected_since",
+            "last_event_at",
+            "events",
+            "card_backlog",
+        ):
+            if part.get(key) is not None:
+                details.append(f"{key} {part[key]}")
+        latency = part.get("ack_latency_ms") or {}
+        if latency.get("p50") is not None:
+            details.append(f"ack p50 {latency['p50']} ms, p99 {latency['p99']} ms")
+        lines.append(f"  {name:<18} {part.get('state'):<22} {'; '.join(details)}")
+    return "\n".join(lines)
 
 
 def cmd_sandbox(args: argparse.Namespace) -> int:
@@ -296,6 +377,14 @@ def build_parser() -> argparse.ArgumentParser:
     run = commands.add_parser("run", help="run the bot")
     config_options(run)
     run.add_argument("--host", help="HTTP host (overrides the config)")
+    run.add_argument(
+        "--sandbox", action="store_true", help="dev profile plus an in-process sandbox"
+    )
+    run.add_argument(
+        "--sandbox-port", type=int, default=9090, help="port of the in-process sandbox"
+    )
+    run.add_argument("--sandbox-url", help="use a sandbox that is already running")
+    run.add_argument("--lark-mode", choices=("ws", "webhook"), default="ws", help="with --sandbox")
     run.set_defaults(func=cmd_run)
 
     config_cmd = commands.add_parser("config", help="configuration tools")
@@ -311,6 +400,11 @@ def build_parser() -> argparse.ArgumentParser:
     up = db_sub.add_parser("upgrade", help="apply migrations")
     config_options(up)
     up.set_defaults(func=cmd_db_upgrade)
+
+    health = commands.add_parser("health", help="readiness of a running bot (/readyz)")
+    health.add_argument("--url", help="bot URL (env COUNTERSIGN_URL)")
+    health.add_argument("--json", action="store_true")
+    health.set_defaults(func=cmd_health)
 
     sandbox = commands.add_parser("sandbox", help="run the local Lark sandbox")
     sandbox.add_argument("--host", default="127.0.0.1")

@@ -10,8 +10,10 @@ import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import UTC, tzinfo
 from pathlib import Path
 from typing import Annotated, Any, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, StringConstraints, ValidationError
 
@@ -60,6 +62,16 @@ class LarkSettings(Section):
     encrypt_key_env: EnvName = "COUNTERSIGN_LARK_ENCRYPT_KEY"
     verification_token_env: EnvName = "COUNTERSIGN_LARK_VERIFICATION_TOKEN"
     base_url: str = "https://open.larksuite.com"
+    # group messages must mention this bot (its open_id); empty: any mention counts
+    bot_open_id: str = ""
+    watchdog_grace_s: float = Field(default=10.0, gt=0, le=600)
+    exit_after_s: float = Field(default=120.0, gt=0, le=86400)
+    webhook_window_s: int = Field(default=300, ge=10, le=3600)
+
+
+class CardSettings(Section):
+    lang: Literal["en", "zh"] = "en"
+    timezone: str = "UTC"
 
 
 class AudienceSettings(Section):
@@ -108,6 +120,7 @@ class Settings(Section):
     proposers: list[ProposerSettings] = Field(default_factory=list)
     domains: DomainSettings = Field(default_factory=DomainSettings)
     operations: OperationSettings = Field(default_factory=OperationSettings)
+    cards: CardSettings = Field(default_factory=CardSettings)
 
     def audience(self, name: str) -> AudienceSettings | None:
         return next((a for a in self.audiences if a.name == name), None)
@@ -124,11 +137,19 @@ class Proposer:
 
 
 @dataclass(frozen=True)
+class LarkSecrets:
+    app_secret: SecretStr
+    encrypt_key: SecretStr
+    verification_token: SecretStr
+
+
+@dataclass(frozen=True)
 class Config:
     """Validated settings plus the secrets resolved from the environment."""
 
     settings: Settings
     proposers: tuple[Proposer, ...]
+    lark: LarkSecrets = LarkSecrets(SecretStr(""), SecretStr(""), SecretStr(""))
 
 
 def parse(data: Mapping[str, Any]) -> Settings:
@@ -271,6 +292,16 @@ def check(settings: Settings, environ: Mapping[str, str]) -> list[FieldProblem]:
                         f"export {env_name} (from the app's Credentials / Events page)",
                     )
                 )
+    try:
+        zone(settings.cards.timezone)
+    except ValueError:
+        problems.append(
+            FieldProblem(
+                "cards.timezone",
+                f"unknown time zone {settings.cards.timezone!r}",
+                'use an IANA name such as "UTC" or "Asia/Shanghai"',
+            )
+        )
     if settings.store.schema_name and not settings.store.url.startswith("postgresql"):
         problems.append(
             FieldProblem("store.schema", "only applies to PostgreSQL", "remove it for SQLite")
@@ -348,7 +379,23 @@ def resolve(settings: Settings, environ: Mapping[str, str]) -> Config:
     if problems:
         raise ProblemsFound(problems, code="invalid_config")
     proposers = tuple(Proposer(p, SecretStr(environ[p.token_env])) for p in settings.proposers)
-    return Config(settings, proposers)
+    lark = settings.lark
+    secrets = LarkSecrets(
+        SecretStr(environ.get(lark.app_secret_env, "")),
+        SecretStr(environ.get(lark.encrypt_key_env, "")),
+        SecretStr(environ.get(lark.verification_token_env, "")),
+    )
+    return Config(settings, proposers, secrets)
+
+
+def zone(name: str) -> tzinfo:
+    """An IANA time zone for cards; ValueError if unknown."""
+    if name.upper() == "UTC":
+        return UTC
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ValueError(name) from None
 
 
 def redacted(settings: Settings, environ: Mapping[str, str]) -> dict[str, Any]:

@@ -1,53 +1,197 @@
-"""Run the bot process: store, HTTP API, workers; stop cleanly on SIGTERM/SIGINT."""
+"""Run the bot process: store, HTTP API, Lark transports, the two consumers and the workers.
+
+SIGTERM/SIGINT stop intake, let answers in flight finish, then exit; anything left is
+recovered on the next start exactly as after a crash.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import logging
+import os
 import signal
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from aiohttp import web
 
 from bot.api.app import create_app
-from bot.config import Config
+from bot.api.health import Health
+from bot.config import Config, zone
+from bot.ingress.callbacks import CallbackConsumer, CallbackSettings
+from bot.ingress.text import TextListener, TextSettings
+from bot.lark.api import LarkApi, retrying
+from bot.lark.webhook import add_webhook_routes
+from bot.lark.ws import WsTransport
 from store.opening import open_store
+from workers.cards import CardWorker
 from workers.expiry import run_expiry
 
 log = logging.getLogger("countersign")
 
+EXIT_WATCHDOG = 3
+FATAL_GRACE_S = 5.0
+SEND_ATTEMPTS = 4
 
-async def serve(config: Config, *, on_ready: Callable[[str], None] | None = None) -> None:
-    settings = config.settings
-    if settings.lark.mode != "off":
-        raise SystemExit(
-            f"lark.mode = {settings.lark.mode!r} is not available in this build yet; "
-            'set lark.mode = "off" (the Lark transports land with the ingress work)'
+
+class Ingress:
+    """The IngressPort both transports feed: callbacks and text go to separate consumers."""
+
+    def __init__(self, callbacks: CallbackConsumer, text: TextListener) -> None:
+        self.callbacks = callbacks
+        self.text = text
+
+    async def on_callback(self, envelope: dict[str, Any], transport: str) -> dict[str, Any]:
+        return await self.callbacks.on_callback(envelope, transport)
+
+    def on_event(self, envelope: dict[str, Any], transport: str) -> None:
+        self.text.on_event(envelope, transport)
+
+
+class RetryingCards:
+    """The card channel: Lark sends and patches with tenacity backoff (uuid keeps sends single)."""
+
+    def __init__(self, api: LarkApi) -> None:
+        self.api = api
+
+    async def send_card(self, chat_id: str, card: dict[str, Any], uuid: str) -> str:
+        return await retrying(
+            lambda: self.api.send_card(chat_id, card, uuid), attempts=SEND_ATTEMPTS
         )
+
+    async def patch_card(self, message_id: str, card: dict[str, Any]) -> None:
+        await retrying(lambda: self.api.patch_card(message_id, card), attempts=SEND_ATTEMPTS)
+
+
+class RetryingReplies:
+    def __init__(self, api: LarkApi) -> None:
+        self.api = api
+
+    async def reply_text(self, message_id: str, text: str, uuid: str) -> str:
+        return await retrying(
+            lambda: self.api.reply_text(message_id, text, uuid), attempts=SEND_ATTEMPTS
+        )
+
+
+async def serve(
+    config: Config,
+    *,
+    on_ready: Callable[[str], Awaitable[None] | None] | None = None,
+) -> int:
+    """Run until stopped; returns the process exit code."""
+    settings = config.settings
+    lark = settings.lark
     store = await open_store(
         settings.store.url, schema=settings.store.schema_name, pool_size=settings.store.pool_size
     )
-    stop = asyncio.Event()
     loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    exit_code = 0
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
-    runner = web.AppRunner(create_app(config, store), access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, settings.http.host, settings.http.port)
-    expiry = asyncio.create_task(
-        run_expiry(store, settings.operations.expiry_sweep_s, stop), name="expiry"
+
+    tz = zone(settings.cards.timezone)
+    api = cards_worker = callbacks = text = ws = None
+    if lark.mode != "off":
+        api = LarkApi(lark.app_id, config.lark.app_secret.get_secret_value(), lark.base_url)
+        cards_worker = CardWorker(store, RetryingCards(api), lang=settings.cards.lang, tz=tz)
+        callbacks = CallbackConsumer(
+            store,
+            CallbackSettings(lark.app_id, frozenset(lark.tenant_keys), settings.cards.lang, tz),
+            on_card_due=cards_worker.kick,
+        )
+        health_ref: list[Health] = []
+
+        async def health_report() -> dict[str, Any]:
+            return (await health_ref[0].report())[1]
+
+        text = TextListener(
+            store, RetryingReplies(api), TextSettings(bot_open_id=lark.bot_open_id), health_report
+        )
+
+    def fatal(reason: str) -> None:
+        nonlocal exit_code
+        log.critical("exiting so a supervisor restarts us: %s", reason)
+        exit_code = EXIT_WATCHDOG
+        loop.call_later(FATAL_GRACE_S, os._exit, EXIT_WATCHDOG)  # crash-only if stopping hangs
+        stop.set()
+
+    if lark.mode == "ws":
+        assert callbacks is not None and text is not None
+        ws = WsTransport(
+            lark.app_id,
+            config.lark.app_secret.get_secret_value(),
+            lark.base_url,
+            Ingress(callbacks, text),
+            loop,
+            watchdog_grace_s=lark.watchdog_grace_s,
+            exit_after_s=lark.exit_after_s,
+            on_fatal=fatal,
+        )
+    health = Health(config, store, callbacks, text, ws)
+    if lark.mode != "off":
+        health_ref.append(health)
+    app = create_app(
+        config,
+        store,
+        health=health,
+        on_proposed=cards_worker.kick if cards_worker else (lambda: None),
     )
+    if lark.mode == "webhook":
+        assert callbacks is not None and text is not None
+        add_webhook_routes(
+            app,
+            port=Ingress(callbacks, text),
+            encrypt_key=config.lark.encrypt_key.get_secret_value(),
+            verification_token=config.lark.verification_token.get_secret_value(),
+            window_s=lark.webhook_window_s,
+        )
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    tasks: list[asyncio.Task[None]] = []
     try:
-        await site.start()
+        await web.TCPSite(runner, settings.http.host, settings.http.port).start()
+        if callbacks is not None and text is not None:
+            callbacks.start()
+            text.start()
+        if cards_worker is not None:
+            tasks.append(asyncio.create_task(cards_worker.run(stop), name="card-worker"))
+        on_expired = (lambda _ids: _kick(cards_worker)) if cards_worker else None
+        tasks.append(
+            asyncio.create_task(
+                run_expiry(store, settings.operations.expiry_sweep_s, stop, on_expired),
+                name="expiry",
+            )
+        )
+        if ws is not None:
+            ws.start()
         url = f"http://{settings.http.host}:{settings.http.port}"
-        if on_ready:
-            on_ready(url)
+        if on_ready is not None:
+            maybe = on_ready(url)
+            if maybe is not None:
+                await maybe
         await stop.wait()
         log.info("stopping")
     finally:
         stop.set()
-        with contextlib.suppress(asyncio.CancelledError):
-            await expiry
+        if ws is not None:
+            with contextlib.suppress(Exception):
+                await ws.stop()
+        await runner.shutdown()
+        for consumer in (callbacks, text):
+            if consumer is not None:
+                await consumer.stop()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
         await runner.cleanup()
+        if api is not None:
+            await api.close()
         await store.close()
+    return exit_code
+
+
+async def _kick(worker: CardWorker | None) -> None:
+    if worker is not None:
+        worker.kick()

@@ -32,6 +32,10 @@ REFUSALS: Mapping[Reason, Mapping[Lang, str]] = {
         "en": "Unknown button. Use Confirm or Reject on the latest card.",
         "zh": "未知按钮。请使用最新卡片上的“确认”或“拒绝”。",
     },
+    Reason.MALFORMED_VALUE: {
+        "en": "This button is not one this bot made. Use the buttons on the bot's card.",
+        "zh": "此按钮不是本机器人生成的。请使用机器人卡片上的按钮。",
+    },
     Reason.DIGEST_MISMATCH: {
         "en": "The terms changed since this card was shown. Review the latest card.",
         "zh": "卡片显示后条款已变更。请查看最新卡片。",
@@ -81,3 +85,68 @@ REFUSALS: Mapping[Reason, Mapping[Lang, str]] = {
 
 def refusal_text(reason: Reason, lang: Lang = "en") -> str:
     return REFUSALS[reason][lang]
+
+
+# Labels and phrases on cards. Keys are stable; values per language.
+TEXT: Mapping[str, Mapping[Lang, str]] = {
+    "title.finance.order": {"en": "Confirm order", "zh": "确认下单"},
+    "title.message.send": {"en": "Approve outbound message", "zh": "批准外发消息"},
+    "simulated": {"en": "SIMULATED: no real venue is touched", "zh": "模拟：不会触及真实交易所"},
+    "executor": {"en": "Executor", "zh": "执行器"},
+    "expires": {"en": "Expires", "zh": "过期时间"},
+    "operation": {"en": "Operation", "zh": "操作"},
+    "digest": {"en": "Digest", "zh": "摘要"},
+    "requested_by": {"en": "Requested by", "zh": "发起人"},
+    "button.confirm": {"en": "Confirm", "zh": "确认"},
+    "button.reject": {"en": "Reject", "zh": "拒绝"},
+    "state.claimed": {"en": "Confirmed by {who} at {at}", "zh": "由 {who} 于 {at} 确认"},
+    "state.outcome_observed": {"en": "Confirmed by {who} at {at}", "zh": "由 {who} 于 {at} 确认"},
+    "state.rejected": {"en": "Rejected by {who} at {at}", "zh": "由 {who} 于 {at} 拒绝"},
+    "state.cancelled": {"en": "Cancelled by the proposer", "zh": "发起方已取消"},
+    "state.expired": {
+        "en": "Expired at {at}: propose again if still needed",
+        "zh": "已于 {at} 过期：如仍需要请重新提交",
+    },
+    "state.superseded": {"en": "Superseded by a newer draft", "zh": "已被更新的草稿取代"},
+    "toast.confirmed": {"en": "Confirmed", "zh": "已确认"},
+    "toast.rejected": {"en": "Rejected", "zh": "已拒绝"},
+    "toast.processing": {"en": "Received, processing", "zh": "已收到，处理中"},
+    "toast.busy": {"en": "Busy, please click again in a moment", "zh": "系统繁忙，请稍后再点击"},
+    "relative.in": {"en": "in {span}", "zh": "{span}后"},
+    "relative.ago": {"en": "{span} ago", "zh": "{span}前"},
+    "term.venue": {"en": "Venue", "zh": "交易场所"},
+    "term.account": {"en": "Account", "zh": "账户"},
+    "term.instrument": {"en": "Instrument", "zh": "合约"},
+    "term.side": {"en": "Side", "zh": "方向"},
+    "term.quantity": {"en": "Quantity", "zh": "数量"},
+    "term.order_type": {"en": "Order type", "zh": "订单类型"},
+    "term.limit_price": {"en": "Limit price", "zh": "限价"},
+    "term.max_slippage_bps": {"en": "Max slippage (bps)", "zh": "最大滑点（基点）"},
+    "term.time_in_force": {"en": "Time in force", "zh": "有效期"},
+    "term.reduce_only": {"en": "Reduce only", "zh": "只减仓"},
+    "term.leverage": {"en": "Leverage", "zh": "杠杆"},
+    "term.max_fee": {"en": "Max fee", "zh": "最高手续费"},
+    "term.stop_loss": {"en": "Stop loss", "zh": "止损"},
+    "term.take_profit": {"en": "Take profit", "zh": "止盈"},
+    "term.destination": {"en": "Destination", "zh": "目的地"},
+    "term.counterparty": {"en": "Counterparty", "zh": "对方"},
+    "term.priority": {"en": "Priority", "zh": "优先级"},
+    "term.reply_to": {"en": "Reply to", "zh": "回复"},
+    "term.text": {"en": "Text", "zh": "正文"},
+    "term.text_sha256": {"en": "Text SHA-256", "zh": "正文 SHA-256"},
+    "yes": {"en": "yes", "zh": "是"},
+    "no": {"en": "no", "zh": "否"},
+}
+
+LARK_LOCALE: Mapping[Lang, str] = {"en": "en_us", "zh": "zh_cn"}
+
+
+def text(key: str, lang: Lang, **values: str) -> str:
+    entry = TEXT.get(key)
+    template = entry[lang] if entry else key.split(".", 1)[-1].replace("_", " ").capitalize()
+    return template.format(**values)
+
+
+def i18n(key: str, **values: str) -> dict[str, str]:
+    """Lark's local i18n map for a text: {"en_us": ..., "zh_cn": ...}."""
+    return {LARK_LOCALE[lang]: text(key, lang, **values) for lang in LANGS}

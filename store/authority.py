@@ -33,6 +33,9 @@ from store.timeutil import Clock, iso_utc, parse_iso_utc, utc_now
 
 MAX_PAGE_SIZE = 50
 EXPIRE_BATCH = 500
+# After a click the callback answer itself carries the new card; the card worker only
+# patches if that has not been recorded within this grace (e.g. a "processing" answer).
+DECISION_CARD_GRACE_S = 3
 
 
 class OperationNotFound(LookupError):
@@ -120,24 +123,26 @@ class Page:
     has_more: bool
 
 
+CLOSED_STATE_REASONS: dict[State, Reason] = {
+    State.PREPARED: Reason.NOT_OFFERED,
+    State.CLAIMED: Reason.ALREADY_CLAIMED,
+    State.OUTCOME_OBSERVED: Reason.ALREADY_CLAIMED,
+    State.REJECTED: Reason.ALREADY_REJECTED,
+    State.CANCELLED: Reason.CANCELLED,
+    State.SUPERSEDED: Reason.SUPERSEDED,
+    State.EXPIRED: Reason.EXPIRED,
+}
+
+
 def refusal_reason(op: Operation | None, click: Click, now: datetime) -> Reason:
     """Why a click could not take effect, read off the operation as it now is."""
     if op is None:
         return Reason.OPERATION_UNKNOWN
     if click.digest != op.confirm_digest:
         return Reason.DIGEST_MISMATCH
-    if op.state is State.EXPIRED or (
-        op.state in (State.PREPARED, State.AWAITING_CONFIRMATION) and op.envelope.expires_at <= now
-    ):
+    if op.state in (State.PREPARED, State.AWAITING_CONFIRMATION) and op.envelope.expires_at <= now:
         return Reason.EXPIRED
-    return {
-        State.PREPARED: Reason.NOT_OFFERED,
-        State.CLAIMED: Reason.ALREADY_CLAIMED,
-        State.OUTCOME_OBSERVED: Reason.ALREADY_CLAIMED,
-        State.REJECTED: Reason.ALREADY_REJECTED,
-        State.CANCELLED: Reason.CANCELLED,
-        State.SUPERSEDED: Reason.SUPERSEDED,
-    }.get(op.state, Reason.NOT_OFFERED)
+    return CLOSED_STATE_REASONS.get(op.state, Reason.NOT_OFFERED)
 
 
 def encode_cursor(created_at: datetime, operation_id: str) -> str:
@@ -185,7 +190,7 @@ class Store:
     # -- plumbing ---------------------------------------------------------------------------
 
     @asynccontextmanager
-    async def _write(self) -> AsyncIterator[AsyncConnection]:
+    async def write(self) -> AsyncIterator[AsyncConnection]:
         async with self._sqlite_writer or contextlib.nullcontext():
             async with self.engine.connect() as conn:
                 conn = await conn.execution_options(**{SQLITE_IMMEDIATE: True})
@@ -193,7 +198,7 @@ class Store:
                     yield conn
 
     @asynccontextmanager
-    async def _read(self) -> AsyncIterator[AsyncConnection]:
+    async def read(self) -> AsyncIterator[AsyncConnection]:
         async with self.engine.connect() as conn:
             yield conn
 
@@ -255,7 +260,8 @@ class Store:
                 state=to_state.value,
                 version=OperationRow.version + 1,
                 updated_at=now,
-                **(values or {}),
+                # every new version is due on the card, unless the caller says otherwise
+                **{"card_due_at": now, **(values or {})},
             )
         )
         if result.rowcount != 1:
@@ -269,7 +275,7 @@ class Store:
         """Create the operation, or return the one this (proposer, request_id) already made."""
         content = canonical_json(draft.request_content)
         try:
-            async with self._write() as conn:
+            async with self.write() as conn:
                 existing = await self._by_request(conn, draft.source)
                 if existing is not None:
                     return self._replay(existing, content)
@@ -277,7 +283,7 @@ class Store:
             return Proposed(op, created=True)
         except IntegrityError:
             # A concurrent duplicate won the unique (proposer, request_id) race.
-            async with self._read() as conn:
+            async with self.read() as conn:
                 existing = await self._by_request(conn, draft.source)
             if existing is None:
                 raise
@@ -352,6 +358,7 @@ class Store:
                 confirm_digest=digest,
                 state=State.PREPARED.value,
                 version=1,
+                card_due_at=now,
             )
         )
         await self._audit(
@@ -370,19 +377,48 @@ class Store:
     # -- card and clicks --------------------------------------------------------------------
 
     async def mark_card_sent(self, operation_id: str, message_id: str) -> Operation:
-        async with self._write() as conn:
-            moved = await self._transition(
-                conn,
-                operation_id,
-                Event.CARD_SENT,
-                "system:cards",
-                values={"card_message_id": message_id},
+        """The card is posted: prepared -> awaiting_confirmation, with its message id.
+
+        If the operation left `prepared` while the card was being sent (cancelled, expired),
+        the message id is still recorded and the card is due again, so it gets patched to
+        show that state; a card must never stay out there with live buttons.
+        """
+        async with self.write() as conn:
+            moved = (
+                await self._transition(
+                    conn,
+                    operation_id,
+                    Event.CARD_SENT,
+                    "system:cards",
+                    values={
+                        "card_message_id": message_id,
+                        # the card just sent shows the awaiting version this transition makes
+                        "card_version": OperationRow.version + 1,
+                        "card_due_at": None,
+                    },
+                    where=(OperationRow.card_message_id.is_(None),),
+                )
+                if await self._state_of(conn, operation_id) is State.PREPARED
+                else False
             )
+            if not moved:
+                await conn.execute(
+                    update(OperationRow)
+                    .where(OperationRow.id == operation_id, OperationRow.card_message_id.is_(None))
+                    .values(card_message_id=message_id, card_due_at=self.clock())
+                )
             op = await self._load(conn, operation_id)
         assert op is not None
-        if not moved:
-            raise IllegalTransition(op.state, Event.CARD_SENT)
         return op
+
+    @staticmethod
+    async def _state_of(conn: AsyncConnection, operation_id: str) -> State:
+        current = (
+            await conn.execute(select(OperationRow.state).where(OperationRow.id == operation_id))
+        ).scalar_one_or_none()
+        if current is None:
+            raise OperationNotFound(operation_id)
+        return State(current)
 
     async def confirm_and_claim(self, click: Click) -> Claimed | Refused:
         """One transaction: the confirmation, the claim and the state change, or a refusal."""
@@ -390,7 +426,7 @@ class Store:
             return await self._refuse(click, Reason.ACTION_UNKNOWN)
         now = self.clock()
         claim_id = str(ULID.from_datetime(now))
-        async with self._write() as conn:
+        async with self.write() as conn:
             claimed = (
                 await conn.execute(
                     update(OperationRow)
@@ -405,6 +441,9 @@ class Store:
                         version=OperationRow.version + 1,
                         updated_at=now,
                         execution_state="queued",
+                        decided_by=click.operator_open_id,
+                        decided_at=now,
+                        card_due_at=now + timedelta(seconds=DECISION_CARD_GRACE_S),
                     )
                     .returning(OperationRow.version)
                 )
@@ -438,13 +477,18 @@ class Store:
         if click.action != "reject":
             return await self._refuse(click, Reason.ACTION_UNKNOWN)
         now = self.clock()
-        async with self._write() as conn:
+        async with self.write() as conn:
             try:
                 moved = await self._transition(
                     conn,
                     click.operation_id,
                     Event.REJECTED,
                     f"operator:{click.operator_open_id}",
+                    values={
+                        "decided_by": click.operator_open_id,
+                        "decided_at": now,
+                        "card_due_at": now + timedelta(seconds=DECISION_CARD_GRACE_S),
+                    },
                     where=(OperationRow.confirm_digest == click.digest,),
                 )
             except (OperationNotFound, IllegalTransition):
@@ -461,13 +505,13 @@ class Store:
         return await self._refuse(click, reason)
 
     async def _refuse_as_found(self, click: Click, now: datetime) -> Refused:
-        async with self._read() as conn:
+        async with self.read() as conn:
             op = await self._load(conn, click.operation_id)
         return await self._refuse(click, refusal_reason(op, click, now))
 
     async def _refuse(self, click: Click, reason: Reason) -> Refused:
         now = self.clock()
-        async with self._write() as conn:
+        async with self.write() as conn:
             op = await self._load(conn, click.operation_id)
             await self._insert_confirmation(conn, click, now, reason)
             await self._audit(
@@ -513,7 +557,7 @@ class Store:
         return await self._simple(operation_id, Event.SUPERSEDED, actor)
 
     async def _simple(self, operation_id: str, event: Event, actor: str) -> Operation:
-        async with self._write() as conn:
+        async with self.write() as conn:
             moved = await self._transition(conn, operation_id, event, actor)
             op = await self._load(conn, operation_id)
         assert op is not None
@@ -526,7 +570,7 @@ class Store:
         now = self.clock()
         expirable = [state.value for state in sources_for(Event.EXPIRED)]
         expired: list[str] = []
-        async with self._write() as conn:
+        async with self.write() as conn:
             due = (
                 (
                     await conn.execute(
@@ -553,7 +597,7 @@ class Store:
     # -- reads ------------------------------------------------------------------------------
 
     async def get(self, operation_id: str) -> Operation | None:
-        async with self._read() as conn:
+        async with self.read() as conn:
             return await self._load(conn, operation_id)
 
     async def list_operations(
@@ -585,7 +629,7 @@ class Store:
             .order_by(OperationRow.created_at.desc(), OperationRow.id.desc())
             .limit(limit + 1)
         )
-        async with self._read() as conn:
+        async with self.read() as conn:
             rows = (await conn.execute(query)).all()
         ops = [Operation.from_row(row) for row in rows[:limit]]
         has_more = len(rows) > limit
@@ -596,11 +640,11 @@ class Store:
         query = select(func.count()).select_from(OperationRow)
         if state is not None:
             query = query.where(OperationRow.state == state.value)
-        async with self._read() as conn:
+        async with self.read() as conn:
             return int((await conn.execute(query)).scalar_one())
 
     async def claim_count(self, operation_id: str) -> int:
-        async with self._read() as conn:
+        async with self.read() as conn:
             return int(
                 (
                     await conn.execute(
@@ -612,7 +656,7 @@ class Store:
             )
 
     async def confirmations(self, operation_id: str) -> list[Confirmation]:
-        async with self._read() as conn:
+        async with self.read() as conn:
             rows = (
                 await conn.execute(
                     select(ConfirmationRow.__table__)
@@ -623,7 +667,7 @@ class Store:
         return [Confirmation.from_row(row) for row in rows]
 
     async def audit(self, operation_id: str) -> list[AuditEntry]:
-        async with self._read() as conn:
+        async with self.read() as conn:
             rows = (
                 await conn.execute(
                     select(AuditRow.__table__)

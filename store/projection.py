@@ -35,7 +35,23 @@ def operation_view(op: Operation) -> dict[str, Any]:
         "payload_digest": envelope.payload_digest,
         "projection_digest": envelope.projection_digest,
         "source": envelope.source.as_json(),
-        "card": {"message_id": op.card_message_id},
+        "decision": (
+            {
+                "action": "reject" if op.state.value == "rejected" else "confirm",
+                "by": op.decided_by,
+                "at": iso_utc(op.decided_at) if op.decided_at else None,
+            }
+            if op.decided_by
+            else None
+        ),
+        "card": {
+            "message_id": op.card_message_id,
+            "shows_version": op.card_version,
+            "delivery": "failed"
+            if op.card_error
+            else ("current" if op.card_version == op.version else "pending"),
+            "error": op.card_error,
+        },
         "execution": {"state": op.execution_state} if op.execution_state else None,
         "outcome": None,
     }

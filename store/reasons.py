@@ -13,6 +13,7 @@ class Reason(StrEnum):
     # the click itself
     OPERATION_UNKNOWN = "operation_unknown"
     ACTION_UNKNOWN = "action_unknown"
+    MALFORMED_VALUE = "malformed_value"
     DIGEST_MISMATCH = "digest_mismatch"
     CHAT_MISMATCH = "chat_mismatch"
     MESSAGE_MISMATCH = "message_mismatch"

@@ -21,6 +21,11 @@ class Operation:
     updated_at: datetime
     card_message_id: str | None
     execution_state: str | None
+    decided_by: str | None = None
+    decided_at: datetime | None = None
+    card_version: int | None = None
+    card_error: str | None = None
+    card_attempts: int = 0
 
     @property
     def id(self) -> str:
@@ -75,6 +80,11 @@ class Operation:
             updated_at=row.updated_at,
             card_message_id=row.card_message_id,
             execution_state=row.execution_state,
+            decided_by=row.decided_by,
+            decided_at=row.decided_at,
+            card_version=row.card_version,
+            card_error=row.card_error,
+            card_attempts=row.card_attempts,
         )
 
 

@@ -13,6 +13,7 @@ from aiohttp import web
 
 from bot.api.auth import ProposerAuth, RateLimiter
 from bot.api.errors import error_response
+from bot.api.health import Health
 from bot.api.intake import Forbidden, build_draft
 from bot.config import Config, Proposer
 from store.authority import MAX_PAGE_SIZE, InvalidCursor, RequestConflict, Store
@@ -28,6 +29,8 @@ CONFIG_KEY = web.AppKey("config", Config)
 STORE_KEY = web.AppKey("store", Store)
 AUTH_KEY = web.AppKey("auth", ProposerAuth)
 LIMITER_KEY = web.AppKey("limiter", RateLimiter)
+HEALTH_KEY = web.AppKey("health", Health)
+ON_PROPOSED_KEY: web.AppKey[Callable[[], None]] = web.AppKey("on_proposed")
 PROPOSER_KEY = web.RequestKey("proposer", Proposer)
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -122,6 +125,8 @@ async def propose(request: web.Request) -> web.Response:
                 for field in error.fields
             ],
         )
+    if proposed.created:
+        request.app[ON_PROPOSED_KEY]()  # the card worker need not wait for its next poll
     view = operation_view(proposed.operation)
     return web.json_response(view, status=201 if proposed.created else 200)
 
@@ -212,7 +217,18 @@ async def healthz(_request: web.Request) -> web.Response:
     return web.json_response({"status": "ok"})
 
 
-def create_app(config: Config, store: Store) -> web.Application:
+async def readyz(request: web.Request) -> web.Response:
+    status, body = await request.app[HEALTH_KEY].report()
+    return web.json_response(body, status=status)
+
+
+def create_app(
+    config: Config,
+    store: Store,
+    *,
+    health: Health | None = None,
+    on_proposed: Callable[[], None] = lambda: None,
+) -> web.Application:
     http = config.settings.http
     app = web.Application(
         middlewares=[json_errors, proposer_auth], client_max_size=http.max_body_bytes
@@ -221,9 +237,12 @@ def create_app(config: Config, store: Store) -> web.Application:
     app[STORE_KEY] = store
     app[AUTH_KEY] = ProposerAuth(config.proposers)
     app[LIMITER_KEY] = RateLimiter(http.proposer_rate_per_s, http.proposer_burst)
+    app[HEALTH_KEY] = health or Health(config, store, None, None)
+    app[ON_PROPOSED_KEY] = on_proposed
     app.router.add_post("/api/v1/operations", propose)
     app.router.add_get("/api/v1/operations", list_operations)
     app.router.add_get("/api/v1/operations/{id}", get_operation)
     app.router.add_post("/api/v1/operations/{id}/cancel", cancel_operation)
     app.router.add_get("/healthz", healthz)
+    app.router.add_get("/readyz", readyz)
     return app

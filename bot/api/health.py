@@ -1,0 +1,121 @@
+"""Readiness: callback consumer and text listener reported apart, plus store and card backlog.
+
+No secrets anywhere in it: the config revision is a digest of the redacted settings.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from sqlalchemy import func, select, text
+
+from bot.config import Config, redacted
+from bot.ingress.stats import ConsumerStats
+from store.authority import Store
+from store.cards import CardLedger
+from store.models import OperationRow
+from store.timeutil import iso_utc, utc_now
+
+
+class Consumer(Protocol):
+    stats: ConsumerStats
+
+    @property
+    def healthy(self) -> bool: ...
+
+
+class Transport(Protocol):
+    def status(self) -> dict[str, Any]: ...
+
+
+@dataclass
+class Health:
+    config: Config
+    store: Store
+    callbacks: Consumer | None
+    text: Consumer | None
+    ws: Transport | None = None
+
+    def __post_init__(self) -> None:
+        self.started_at = utc_now()
+        rendered = json.dumps(redacted(self.config.settings, {}), sort_keys=True)
+        self.config_revision = hashlib.sha256(rendered.encode()).hexdigest()[:12]
+
+    async def report(self) -> tuple[int, dict[str, Any]]:
+        store = await self._store()
+        mode = self.config.settings.lark.mode
+        callbacks = self._consumer("callback", self.callbacks, mode)
+        text_listener = self._consumer("text", self.text, mode)
+        outbox = await self._outbox() if store["state"] == "ok" else {"state": "unknown"}
+        down = store["state"] != "ok" or callbacks["state"] in ("down", "disconnected")
+        body = {
+            "status": "unavailable" if down else "ready",
+            "components": {
+                "store": store,
+                "callback_consumer": callbacks,
+                "text_listener": text_listener,
+                "outbox": outbox,
+            },
+            "config_revision": self.config_revision,
+            "checked_at": iso_utc(utc_now()),
+        }
+        return (503 if down else 200), body
+
+    async def _store(self) -> dict[str, Any]:
+        started = time.perf_counter()
+        try:
+            async with self.store.read() as conn:
+                await conn.execute(text("SELECT 1"))
+        except Exception as error:  # the reason class only: messages may carry a DSN
+            return {"state": "down", "error": type(error).__name__}
+        return {
+            "state": "ok",
+            "backend": self.store.engine.dialect.name,
+            "latency_ms": round((time.perf_counter() - started) * 1000, 3),
+        }
+
+    def _consumer(self, kind: str, consumer: Consumer | None, mode: str) -> dict[str, Any]:
+        if mode == "off" or consumer is None:
+            return {"mode": "off", "state": "off"}
+        stats = consumer.stats
+        report: dict[str, Any] = {"mode": mode, **stats.as_json()}
+        connected_since: str | None = iso_utc(self.started_at)
+        state: str
+        if not consumer.healthy:
+            state = "down"
+        else:
+            state = "listening"
+            if mode == "ws" and self.ws is not None:
+                transport = self.ws.status()
+                report["transport"] = transport
+                connected_since = transport.get("connected_since")
+                if transport.get("state") != "connected":
+                    state = "disconnected"
+        if kind == "callback" and state == "listening":
+            # Only a callback that passed transport, app and tenant checks proves the wiring.
+            state = "verified" if stats.verified_at else "listening_unverified"
+            report["verified_at"] = iso_utc(stats.verified_at) if stats.verified_at else None
+        report["state"] = state
+        report["connected_since"] = connected_since
+        return report
+
+    async def _outbox(self) -> dict[str, Any]:
+        count, oldest = await CardLedger(self.store).backlog()
+        async with self.store.read() as conn:
+            failed = (
+                await conn.execute(
+                    select(func.count())
+                    .select_from(OperationRow)
+                    .where(OperationRow.card_error.is_not(None))
+                )
+            ).scalar_one()
+        return {
+            "state": "ok",
+            "card_backlog": count,
+            "oldest_age_s": round((utc_now() - oldest).total_seconds(), 3) if oldest else None,
+            "card_delivery_failed": int(failed),
+        }

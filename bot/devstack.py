@@ -1,0 +1,123 @@
+"""`countersign run --sandbox`: the dev profile wired to a sandbox (in-process or running)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import aiohttp
+from aiohttp import web
+
+from bot.config import Config, resolve
+from bot.profiles import DEV_TOKEN, DEV_TOKEN_ENV, dev_settings
+
+APP_SECRET_ENV = "COUNTERSIGN_LARK_APP_SECRET"
+ENCRYPT_KEY_ENV = "COUNTERSIGN_LARK_ENCRYPT_KEY"
+VERIFICATION_TOKEN_ENV = "COUNTERSIGN_LARK_VERIFICATION_TOKEN"
+
+
+@dataclass(frozen=True)
+class SandboxApp:
+    base_url: str
+    app_id: str
+    app_secret: str
+    encrypt_key: str
+    verification_token: str
+    tenant_key: str
+
+
+@contextlib.asynccontextmanager
+async def embedded_sandbox(
+    host: str, port: int, state_file: Path | None
+) -> AsyncIterator[SandboxApp]:
+    """A sandbox on this process's loop (the bot's ws client runs in its own thread)."""
+    from bot.sandbox.app import SandboxOptions, build_sandbox
+    from bot.sandbox.state import DEFAULT_APP_ID, SandboxState, default_state
+
+    def load() -> SandboxState:
+        return (
+            SandboxState.load(state_file) if state_file and state_file.exists() else default_state()
+        )
+
+    state = await asyncio.to_thread(load)
+    runner = web.AppRunner(
+        build_sandbox(state, SandboxOptions(state_file=state_file)), access_log=None
+    )
+    await runner.setup()
+    try:
+        await web.TCPSite(runner, host, port).start()
+        app = state.apps[DEFAULT_APP_ID]
+        yield SandboxApp(
+            f"http://{host}:{port}",
+            app.app_id,
+            app.app_secret,
+            app.encrypt_key,
+            app.verification_token,
+            app.tenant_key,
+        )
+    finally:
+        await runner.cleanup()
+
+
+async def running_sandbox(url: str) -> SandboxApp:
+    """Credentials of the first app of a sandbox that is already running."""
+    base = url.rstrip("/")
+    async with aiohttp.ClientSession() as http, http.get(f"{base}/sandbox/api/apps") as response:
+        response.raise_for_status()
+        app = (await response.json())["items"][0]
+    return SandboxApp(
+        base,
+        app["app_id"],
+        app["app_secret"],
+        app["encrypt_key"],
+        app["verification_token"],
+        app["tenant_key"],
+    )
+
+
+def sandbox_config(
+    data_dir: Path,
+    port: int,
+    sandbox: SandboxApp,
+    mode: Literal["ws", "webhook"],
+    host: str = "127.0.0.1",
+) -> Config:
+    settings = dev_settings(data_dir, port, host)
+    lark = settings.lark.model_copy(
+        update={
+            "mode": mode,
+            "app_id": sandbox.app_id,
+            "tenant_keys": [sandbox.tenant_key],
+            "base_url": sandbox.base_url,
+            "app_secret_env": APP_SECRET_ENV,
+            "encrypt_key_env": ENCRYPT_KEY_ENV,
+            "verification_token_env": VERIFICATION_TOKEN_ENV,
+        }
+    )
+    settings = settings.model_copy(update={"lark": lark})
+    return resolve(
+        settings,
+        {
+            DEV_TOKEN_ENV: DEV_TOKEN,
+            APP_SECRET_ENV: sandbox.app_secret,
+            ENCRYPT_KEY_ENV: sandbox.encrypt_key,
+            VERIFICATION_TOKEN_ENV: sandbox.verification_token,
+        },
+    )
+
+
+async def point_webhooks(sandbox: SandboxApp, bot_url: str) -> None:
+    """Save the bot's webhook URLs in the sandbox (it runs the url_verification challenge)."""
+    async with (
+        aiohttp.ClientSession() as http,
+        http.patch(
+            f"{sandbox.base_url}/sandbox/api/apps/{sandbox.app_id}",
+            json={"event_url": f"{bot_url}/lark/events", "card_url": f"{bot_url}/lark/card"},
+        ) as response,
+    ):
+        if response.status != 200:
+            raise RuntimeError(f"the sandbox refused the webhook URLs: {await response.text()}")

@@ -1,0 +1,236 @@
+"""The card.action.trigger consumer: its own queue, workers, supervision and stats.
+
+A click is answered with the definitive card whenever the decision commits within the
+budget (about 2 s); otherwise with a "processing" toast, and the card worker patches the
+result later. The claim is durable before any success answer leaves. Work that can wait
+(recording the answer for replays, marking the card as shown) happens after the answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, tzinfo
+from typing import Any
+
+from bot.ingress.provenance import (
+    ENVELOPE_CHECKS,
+    VALUE_CHECKS,
+    CardClick,
+    Context,
+    first_refusal,
+    parse_click,
+    verify_operation,
+)
+from bot.ingress.stats import ConsumerStats
+from cards.render import render_card
+from cards.strings import LANGS, LARK_LOCALE, REFUSALS, Lang, i18n, text
+from store.authority import Claimed, Decided, Refused, Store
+from store.cards import CardLedger
+from store.inbox import Inbox
+from store.projection import operation_view
+from store.reasons import Reason
+from store.records import Operation
+
+log = logging.getLogger("countersign.callbacks")
+
+INBOX_KIND = "callback"
+ANSWER_BUDGET_S = 2.0
+QUEUE_SIZE = 2000
+# Refusals after which the stale card is worth replacing with the current one.
+REFRESH_CARD_ON = frozenset(
+    {
+        Reason.ALREADY_CLAIMED,
+        Reason.ALREADY_REJECTED,
+        Reason.CANCELLED,
+        Reason.SUPERSEDED,
+        Reason.EXPIRED,
+    }
+)
+
+
+@dataclass(frozen=True)
+class CallbackSettings:
+    app_id: str
+    tenant_keys: frozenset[str]
+    lang: Lang = "en"
+    tz: tzinfo = UTC
+    workers: int = 16
+    answer_budget_s: float = ANSWER_BUDGET_S
+
+
+Job = tuple[dict[str, Any], str, "asyncio.Future[dict[str, Any]]", float]
+
+
+class CallbackConsumer:
+    def __init__(
+        self,
+        store: Store,
+        settings: CallbackSettings,
+        *,
+        on_card_due: Callable[[], None] = lambda: None,
+    ) -> None:
+        self.store = store
+        self.inbox = Inbox(store)
+        self.cards = CardLedger(store)
+        self.settings = settings
+        self.on_card_due = on_card_due
+        self.stats = ConsumerStats()
+        self.queue: asyncio.Queue[Job] = asyncio.Queue(maxsize=QUEUE_SIZE)
+        self._workers: list[asyncio.Task[None]] = []
+        self._background: set[asyncio.Task[None]] = set()
+        self._running = False
+
+    # -- lifecycle ----------------------------------------------------------------------------
+
+    def start(self) -> None:
+        self._running = True
+        self._workers = [
+            asyncio.create_task(self._supervised(index), name=f"callback-worker-{index}")
+            for index in range(self.settings.workers)
+        ]
+
+    async def stop(self) -> None:
+        self._running = False
+        for task in self._workers:
+            task.cancel()
+        for task in self._workers:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    @property
+    def healthy(self) -> bool:
+        return self._running and all(not task.done() for task in self._workers)
+
+    async def _supervised(self, index: int) -> None:
+        while self._running:
+            try:
+                await self._work()
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # a bug in one click must not stop the consumer
+                log.exception("callback worker %d crashed; restarting", index)
+
+    async def _work(self) -> None:
+        while True:
+            envelope, transport, answer, _queued_at = await self.queue.get()
+            try:
+                result = await self.decide(envelope, transport, answer)
+            except Exception:
+                log.exception("callback failed")
+                result = self._toast("error", "toast.busy")
+            if not answer.done():
+                answer.set_result(result)
+
+    # -- the ack path -------------------------------------------------------------------------
+
+    async def on_callback(self, envelope: dict[str, Any], transport: str) -> dict[str, Any]:
+        """Called by a transport; returns the answer body within the budget."""
+        started = time.perf_counter()
+        self.stats.received()
+        answer: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        try:
+            self.queue.put_nowait((envelope, transport, answer, started))
+        except asyncio.QueueFull:
+            self.stats.observe_ack((time.perf_counter() - started) * 1000, "busy")
+            return self._toast("warning", "toast.busy")
+        try:
+            result = await asyncio.wait_for(asyncio.shield(answer), self.settings.answer_budget_s)
+            outcome = "answered"
+        except TimeoutError:
+            result, outcome = self._toast("info", "toast.processing"), "processing"
+        self.stats.observe_ack((time.perf_counter() - started) * 1000, outcome)
+        return result
+
+    async def decide(
+        self,
+        envelope: dict[str, Any],
+        transport: str,
+        answer: asyncio.Future[dict[str, Any]] | None = None,
+    ) -> dict[str, Any]:
+        click = parse_click(envelope)
+        ctx = Context(self.settings.app_id, self.settings.tenant_keys, self.store.clock())
+        if (reason := first_refusal(ENVELOPE_CHECKS, click, ctx)) is not None:
+            return await self._refuse(click, reason, None, recorded=False)
+        self.stats.verified()
+        if click.event_id:
+            received = await self.inbox.receive(INBOX_KIND, click.event_id, envelope)
+            if not received.first:
+                self.stats.outcomes["replayed"] += 1
+                return received.entry.answer or self._toast("info", "toast.processing")
+        result = await self._decide_click(click, ctx)
+        if answer is not None and not answer.done():
+            answer.set_result(result)  # answer first; the bookkeeping below can wait
+        if click.event_id:
+            await self.inbox.answered(INBOX_KIND, click.event_id, result)
+        return result
+
+    async def _decide_click(self, click: CardClick, ctx: Context) -> dict[str, Any]:
+        if (reason := first_refusal(VALUE_CHECKS, click, ctx)) is not None:
+            return await self._refuse(click, reason, None, recorded=False)
+        op = await self.store.get(click.operation_id)
+        if (reason := verify_operation(click, op, ctx)) is not None:
+            return await self._refuse(click, reason, op, recorded=False)
+        assert op is not None
+        if click.action == "confirm":
+            outcome: Claimed | Decided | Refused = await self.store.confirm_and_claim(
+                click.as_store_click()
+            )
+        else:
+            outcome = await self.store.reject(click.as_store_click())
+        if isinstance(outcome, Refused):  # the database saw a race the checks could not
+            return await self._refuse(click, outcome.reason, outcome.operation, recorded=True)
+        decided = outcome.operation
+        card = self._card(decided)
+        asyncio.get_running_loop().call_soon(self._card_answered, decided)
+        key = "toast.confirmed" if click.action == "confirm" else "toast.rejected"
+        return {**self._toast("success", key), "card": {"type": "raw", "data": card}}
+
+    async def _refuse(
+        self, click: CardClick, reason: Reason, op: Operation | None, *, recorded: bool
+    ) -> dict[str, Any]:
+        self.stats.refusals[reason.value] += 1
+        if not recorded:
+            await self.store.record_refusal(click.as_store_click(), reason)
+        log.info("click refused: %s", reason.value, extra={"operation_id": click.operation_id})
+        texts = REFUSALS[reason]
+        result: dict[str, Any] = {
+            "toast": {
+                "type": "error",
+                "content": texts[self.settings.lang],
+                "i18n": {LARK_LOCALE[lang]: texts[lang] for lang in LANGS},
+            }
+        }
+        if op is not None and reason in REFRESH_CARD_ON and click.message_id == op.card_message_id:
+            result["card"] = {"type": "raw", "data": self._card(op)}
+        return result
+
+    # -- helpers ------------------------------------------------------------------------------
+
+    def _card(self, op: Operation) -> dict[str, Any]:
+        return render_card(
+            operation_view(op), lang=self.settings.lang, now=self.store.clock(), tz=self.settings.tz
+        )
+
+    def _toast(self, kind: str, key: str) -> dict[str, Any]:
+        return {
+            "toast": {"type": kind, "content": text(key, self.settings.lang), "i18n": i18n(key)}
+        }
+
+    def _card_answered(self, op: Operation) -> None:
+        """The answer carried the new card; record it off the ack path."""
+
+        async def record() -> None:
+            try:
+                await self.cards.shown(op.id, op.version, "callback")
+            except Exception:
+                log.exception("could not record the card shown for %s", op.id)
+                self.on_card_due()
+
+        task = asyncio.create_task(record())
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)

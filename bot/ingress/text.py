@@ -1,0 +1,220 @@
+"""The text listener: im.message.receive_v1 commands, separate from the callback consumer.
+
+Each message is stored (by message_id) before it is processed; a restarted bot answers
+what it had received but not answered, at most `max_tries` times. Replies carry a uuid
+derived from the message id, so an answer sent just before a crash is not sent twice.
+Text never confirms anything.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from bot.ingress.stats import ConsumerStats
+from store.authority import Store
+from store.inbox import Inbox
+from store.lifecycle import State
+from store.projection import operation_view
+from store.timeutil import utc_now
+
+log = logging.getLogger("countersign.text")
+
+INBOX_KIND = "text"
+EVENT_TYPE = "im.message.receive_v1"
+QUEUE_SIZE = 10_000
+PENDING_SHOWN = 10
+MENTION = re.compile(r"@_user_\d+")
+
+
+class Replier(Protocol):
+    async def reply_text(self, message_id: str, text: str, uuid: str) -> str: ...
+
+
+@dataclass(frozen=True)
+class TextSettings:
+    bot_open_id: str = ""  # when set, group messages must mention exactly this bot
+    max_tries: int = 3
+    workers: int = 2
+
+
+HELP = (
+    "countersign commands (mention me, or write to me directly):\n"
+    "  help: this list\n"
+    "  pending: operations waiting for a decision\n"
+    "  status <id>: one operation\n"
+    "  health: is the bot receiving clicks and text\n"
+    "Decisions are made only with the buttons on a card, never by text."
+)
+
+
+def reply_uuid(message_id: str) -> str:
+    return f"cs-t-{message_id}"[:50]
+
+
+def command_text(envelope: dict[str, Any]) -> str:
+    content = envelope.get("event", {}).get("message", {}).get("content", "")
+    try:
+        raw = json.loads(content).get("text", "")
+    except (ValueError, AttributeError):
+        raw = ""
+    return MENTION.sub("", raw if isinstance(raw, str) else "").strip()
+
+
+class TextListener:
+    def __init__(
+        self,
+        store: Store,
+        replier: Replier,
+        settings: TextSettings,
+        health: Callable[[], Awaitable[dict[str, Any]]],
+    ) -> None:
+        self.store = store
+        self.inbox = Inbox(store)
+        self.replier = replier
+        self.settings = settings
+        self.health = health
+        self.stats = ConsumerStats()
+        self.queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue(maxsize=QUEUE_SIZE)
+        self._tasks: list[asyncio.Task[None]] = []
+        self._running = False
+
+    def on_event(self, envelope: dict[str, Any], transport: str) -> None:
+        """From a transport, on the main loop: enqueue and return at once."""
+        if envelope.get("header", {}).get("event_type") != EVENT_TYPE:
+            return  # acked by the transport; nothing else is subscribed
+        self.stats.received()
+        self.stats.verified()
+        try:
+            self.queue.put_nowait(envelope)
+        except asyncio.QueueFull:
+            # Dropped before it was stored: Lark's at-least-once delivery is our retry.
+            self.stats.outcomes["dropped_full"] += 1
+
+    @property
+    def healthy(self) -> bool:
+        return self._running and all(not task.done() for task in self._tasks)
+
+    def start(self) -> None:
+        self._running = True
+        self._tasks = [
+            asyncio.create_task(self._supervised(), name=f"text-worker-{i}")
+            for i in range(self.settings.workers)
+        ]
+        self._tasks.append(asyncio.create_task(self._recover(), name="text-recovery"))
+
+    async def stop(self) -> None:
+        self._running = False
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    async def _supervised(self) -> None:
+        while self._running:
+            try:
+                envelope = await self.queue.get()
+                await self.handle(envelope)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("text worker failed on one message; continuing")
+
+    async def _recover(self) -> None:
+        """Answer what a previous run stored but did not answer."""
+        for entry in await self.inbox.unanswered(INBOX_KIND):
+            try:
+                await self.handle(entry.payload)
+            except Exception:
+                log.exception("recovering text %s failed", entry.key)
+
+    async def handle(self, envelope: dict[str, Any]) -> None:
+        message = envelope.get("event", {}).get("message", {})
+        message_id = message.get("message_id")
+        if not isinstance(message_id, str) or not message_id:
+            return
+        received = await self.inbox.receive(INBOX_KIND, message_id, envelope)
+        if received.entry.status != "received":
+            self.stats.outcomes["duplicate"] += 1
+            return
+        if not self._addressed(envelope):
+            await self.inbox.answered(
+                INBOX_KIND, message_id, {"ignored": "not addressed to the bot"}
+            )
+            self.stats.outcomes["ignored"] += 1
+            return
+        if not await self.inbox.attempt(INBOX_KIND, message_id, self.settings.max_tries):
+            self.stats.outcomes["gave_up"] += 1
+            return
+        started = utc_now()
+        reply = await self.answer(command_text(envelope))
+        await self.replier.reply_text(message_id, reply, reply_uuid(message_id))
+        await self.inbox.answered(INBOX_KIND, message_id, {"reply": reply})
+        self.stats.observe_ack((utc_now() - started).total_seconds() * 1000, "answered")
+
+    def _addressed(self, envelope: dict[str, Any]) -> bool:
+        message = envelope.get("event", {}).get("message", {})
+        if message.get("chat_type") == "p2p":
+            return True
+        mentions = message.get("mentions") or []
+        if not self.settings.bot_open_id:
+            return bool(mentions)
+        return any(m.get("id", {}).get("open_id") == self.settings.bot_open_id for m in mentions)
+
+    async def answer(self, command: str) -> str:
+        words = command.split()
+        verb = words[0].lower() if words else "help"
+        if verb == "pending":
+            return await self._pending()
+        if verb == "status" and len(words) == 2:
+            return await self._status(words[1])
+        if verb == "health":
+            return self._health_text(await self.health())
+        return HELP
+
+    async def _pending(self) -> str:
+        page = await self.store.list_operations(
+            state=State.AWAITING_CONFIRMATION, limit=PENDING_SHOWN
+        )
+        if not page.items:
+            return "Nothing is waiting for a decision."
+        lines = [f"{len(page.items)}{'+' if page.has_more else ''} waiting for a decision:"]
+        for op in page.items:
+            view = operation_view(op)
+            marker = " [SIMULATED]" if view["simulated"] else ""
+            lines.append(
+                f"- {op.id} {view['terms'].get('title', '')}{marker}, expires {view['expires_at']}"
+            )
+        return "\n".join(lines)
+
+    async def _status(self, operation_id: str) -> str:
+        op = await self.store.get(operation_id)
+        if op is None:
+            return f"No operation {operation_id}. Try `pending`."
+        view = operation_view(op)
+        lines = [
+            f"{op.id}: {view['terms'].get('title', '')}{' [SIMULATED]' if view['simulated'] else ''}",
+            f"state: {view['state']}",
+            f"expires: {view['expires_at']}",
+        ]
+        if view["decision"]:
+            lines.append(
+                f"decided: {view['decision']['action']} by {view['decision']['by']} at {view['decision']['at']}"
+            )
+        if view["execution"]:
+            lines.append(f"execution: {view['execution']['state']}")
+        return "\n".join(lines)
+
+    @staticmethod
+    def _health_text(health: dict[str, Any]) -> str:
+        parts = [f"overall: {health.get('status')}"]
+        for name, component in health.get("components", {}).items():
+            parts.append(f"{name}: {component.get('state')}")
+        return "\n".join(parts)

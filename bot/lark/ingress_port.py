@@ -1,0 +1,118 @@
+"""The seam between Lark's transports (ws.py, webhook.py) and the two consumers (DESIGN §4).
+
+Transports authenticate and decode; consumers decide. Both methods run on the main asyncio
+loop (the aiohttp loop); no consumer code ever runs on the lark-oapi thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Callable
+from typing import Any, Literal, Protocol
+
+log = logging.getLogger("countersign.lark.ingress")
+
+Transport = Literal["ws", "webhook"]
+
+CARD_ACTION_TRIGGER = "card.action.trigger"
+
+# Lark gives a callback 3 s end to end. The consumer answers within its own 2 s budget; this is
+# only the transports' safety net, leaving room for the ack to travel back.
+CALLBACK_BUDGET_S = 2.7
+
+# What a transport answers when the consumer raised, answered late or answered something that
+# is not a JSON object: a neutral toast, never a claim. The consumer owns the follow-up (patch).
+PROCESSING_ANSWER: dict[str, Any] = {"toast": {"type": "info", "content": "Received, processing"}}
+
+
+class IngressPort(Protocol):
+    async def on_callback(self, envelope: dict[str, Any], transport: str) -> dict[str, Any]:
+        """A card.action.trigger envelope (schema 2.0 dict as Lark sends it). Returns the answer
+        body ({"toast": ..., "card": {"type": "raw", "data": ...}} or {}) within the ack budget."""
+        ...
+
+    def on_event(self, envelope: dict[str, Any], transport: str) -> None:
+        """Any other event (im.message.receive_v1, ...). Must return at once (enqueue)."""
+        ...
+
+
+def event_type(envelope: dict[str, Any]) -> str:
+    """`header.event_type` (schema 2.0), else `event.type` (schema 1.0), else ""."""
+    header = envelope.get("header")
+    if isinstance(header, dict) and isinstance(header.get("event_type"), str):
+        return str(header["event_type"])
+    event = envelope.get("event")
+    if isinstance(event, dict) and isinstance(event.get("type"), str):
+        return str(event["type"])
+    return ""
+
+
+def is_callback(envelope: dict[str, Any]) -> bool:
+    return event_type(envelope) == CARD_ACTION_TRIGGER
+
+
+def answer_bytes(answer: Any) -> bytes:
+    """The answer as JSON bytes; raises ValueError/TypeError unless it is a JSON object."""
+    if not isinstance(answer, dict):
+        raise TypeError(f"a callback answer is a JSON object, not {type(answer).__name__}")
+    return json.dumps(answer, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+async def bounded_answer(
+    pending: asyncio.Future[dict[str, Any]], event_id: str, transport: str, budget_s: float
+) -> bytes:
+    """Wait up to `budget_s` for the consumer's answer; else the processing toast.
+
+    Never cancels `pending`: the consumer may be inside the transaction that commits the claim,
+    and it must be free to finish and patch the card itself. A late result is logged and dropped.
+    """
+    done, _ = await asyncio.wait({pending}, timeout=budget_s)
+    if not done:
+        log.warning(
+            "callback %s over %s not answered within %.1fs; acked with the processing toast",
+            event_id,
+            transport,
+            budget_s,
+        )
+        pending.add_done_callback(_late(event_id, transport))
+        return answer_bytes(PROCESSING_ANSWER)
+    if pending.cancelled():
+        log.error("callback %s over %s: consumer was cancelled", event_id, transport)
+        return answer_bytes(PROCESSING_ANSWER)
+    error = pending.exception()
+    if error is not None:
+        log.error(
+            "callback %s over %s: consumer raised; acked with the processing toast",
+            event_id,
+            transport,
+            exc_info=error,
+        )
+        return answer_bytes(PROCESSING_ANSWER)
+    try:
+        return answer_bytes(pending.result())
+    except (TypeError, ValueError) as error:
+        log.error("callback %s over %s: unusable answer: %s", event_id, transport, error)
+        return answer_bytes(PROCESSING_ANSWER)
+
+
+def _late(event_id: str, transport: str) -> Callable[[asyncio.Future[dict[str, Any]]], None]:
+    def report(future: asyncio.Future[dict[str, Any]]) -> None:
+        if future.cancelled():
+            return
+        error = future.exception()  # retrieving it also silences "never retrieved"
+        if error is not None:
+            log.error("late callback %s over %s failed", event_id, transport, exc_info=error)
+        else:
+            log.info("late callback %s over %s finished after its ack", event_id, transport)
+
+    return report
+
+
+def event_id(envelope: dict[str, Any]) -> str:
+    header = envelope.get("header")
+    if isinstance(header, dict) and isinstance(header.get("event_id"), str):
+        return str(header["event_id"])
+    uuid = envelope.get("uuid")  # schema 1.0
+    return str(uuid) if isinstance(uuid, str) else ""

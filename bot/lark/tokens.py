@@ -1,0 +1,221 @@
+"""The tenant_access_token, fetched with aiohttp so the event loop never blocks.
+
+lark-oapi's `acreate`/`apatch`/... fetch the token with a synchronous `requests` POST on a cache
+miss (lark.md §4.4). `TenantTokens` owns the token instead: `LarkApi` builds its SDK client with
+`enable_set_token(True)` and hands the token to every call. Lark's token semantics (§4.5): a token
+lives 2 h; when less than 30 min remain the endpoint issues a new one and both stay valid.
+
+`LarkApiError` lives here (not in `api.py`) because both modules raise it; `bot.lark.api`
+re-exports it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Mapping
+from typing import Any, Literal
+
+import aiohttp
+
+log = logging.getLogger(__name__)
+
+TOKEN_PATH = "/open-apis/auth/v3/tenant_access_token/internal"
+
+ErrorKind = Literal["rate_limited", "token", "terminal", "transient"]
+
+TRANSPORT_ERROR = -1  # our code for "no Lark answer": connection, timeout, unreadable body
+
+RATE_LIMITED_CODES = frozenset({230020, 99991400})
+TOKEN_CODES = frozenset({99991661, 99991663, 99991664, 99991668})
+TERMINAL_CODES = frozenset(
+    {
+        230031,  # message older than 14 days
+        230011,  # message recalled
+        230110,  # message deleted
+        232009,  # chat dissolved
+        230027,  # no permission (e.g. another app's card)
+        230002,  # bot not in the chat
+        230013,  # user outside the app's availability
+        230001,  # invalid parameter / unknown message
+        230099,  # invalid card content
+        230025,  # body too long
+        99992402,  # field validation failed
+        10003,  # token endpoint: unknown app_id
+        10014,  # token endpoint: wrong app_secret
+    }
+)
+
+
+class LarkApiError(Exception):
+    """A Lark call that did not succeed. `code` is Lark's code, or -1 when Lark never answered.
+
+    Messages carry Lark's `msg` and our context, never a token or the app secret.
+    """
+
+    def __init__(
+        self,
+        code: int,
+        msg: str,
+        *,
+        http_status: int | None = None,
+        retry_after_s: float | None = None,
+    ) -> None:
+        super().__init__(code, msg)
+        self.code = code
+        self.msg = msg
+        self.http_status = http_status
+        self.retry_after_s = retry_after_s
+
+    @property
+    def kind(self) -> ErrorKind:
+        if self.code in RATE_LIMITED_CODES:
+            return "rate_limited"
+        if self.code in TOKEN_CODES:
+            return "token"
+        if self.http_status is not None and self.http_status >= 500:
+            return "transient"
+        if self.code in TERMINAL_CODES:
+            return "terminal"
+        return "transient"
+
+    @property
+    def retryable(self) -> bool:
+        """Worth another attempt later (the `retrying` helper's rule)."""
+        return self.kind in ("rate_limited", "transient")
+
+    def __str__(self) -> str:
+        status = f", HTTP {self.http_status}" if self.http_status is not None else ""
+        return f"Lark {self.kind} error {self.code}{status}: {self.msg}"
+
+    def __repr__(self) -> str:
+        return (
+            f"LarkApiError(code={self.code}, msg={self.msg!r}, http_status={self.http_status}, "
+            f"retry_after_s={self.retry_after_s})"
+        )
+
+
+def retry_after(headers: Mapping[str, str] | None) -> float | None:
+    """Seconds from `x-ogw-ratelimit-reset`, whatever the header's case (httpx lower-cases)."""
+    for name, value in (headers or {}).items():
+        if name.lower() == "x-ogw-ratelimit-reset":
+            try:
+                seconds = float(value)
+            except ValueError:
+                return None
+            return seconds if seconds >= 0 else None
+    return None
+
+
+class TenantTokens:
+    """A cached tenant_access_token with single-flight refresh over aiohttp.
+
+    `get()` returns the cached token until `refresh_margin_s` before it expires (by `clock`,
+    counted from when the fetch started), then fetches once for all concurrent callers.
+    `invalidate(token)` drops a token Lark rejected, so the next `get()` fetches.
+    """
+
+    def __init__(
+        self,
+        app_id: str,
+        app_secret: str,
+        domain: str,
+        *,
+        session: aiohttp.ClientSession | None = None,
+        refresh_margin_s: float = 600,
+        clock: Callable[[], float] = time.monotonic,
+        timeout_s: float = 10,
+    ) -> None:
+        self.app_id = app_id
+        self._secret = app_secret
+        self._url = domain.rstrip("/") + TOKEN_PATH
+        self._session = session
+        self._owns_session = session is None
+        self._margin = refresh_margin_s
+        self._clock = clock
+        self._timeout = aiohttp.ClientTimeout(total=timeout_s)
+        self._token: str | None = None
+        self._refresh_at = 0.0
+        self._inflight: asyncio.Task[str] | None = None
+
+    def __repr__(self) -> str:  # no secret, no token
+        return f"TenantTokens(app_id={self.app_id!r}, url={self._url!r})"
+
+    async def get(self) -> str:
+        if self._token is not None and self._clock() < self._refresh_at:
+            return self._token
+        task = self._inflight
+        if task is None:
+            task = asyncio.create_task(self._fetch(), name=f"tenant-token:{self.app_id}")
+            self._inflight = task
+            task.add_done_callback(self._fetch_done)
+        # shield: a caller that gives up does not cancel the fetch the others wait for
+        return await asyncio.shield(task)
+
+    def invalidate(self, token: str) -> None:
+        """Forget `token` if it is the cached one (a newer token is kept)."""
+        if token == self._token:
+            self._token = None
+            self._refresh_at = 0.0
+            log.info("tenant token of app %s rejected by Lark; will fetch a new one", self.app_id)
+
+    async def close(self) -> None:
+        if self._inflight is not None:
+            self._inflight.cancel()
+        if self._owns_session and self._session is not None:
+            await self._session.close()
+        self._session = None
+
+    def _fetch_done(self, task: asyncio.Task[str]) -> None:
+        if self._inflight is task:
+            self._inflight = None
+        if not task.cancelled():
+            task.exception()  # retrieved: a failed fetch nobody awaited anymore is not "lost"
+
+    async def _fetch(self) -> str:
+        if self._session is None:
+            self._session = aiohttp.ClientSession()
+        started = self._clock()
+        body = {"app_id": self.app_id, "app_secret": self._secret}
+        try:
+            async with self._session.post(self._url, json=body, timeout=self._timeout) as response:
+                status = response.status
+                headers = dict(response.headers)
+                try:
+                    payload: Any = await response.json(content_type=None)
+                except ValueError:
+                    payload = None
+        except (aiohttp.ClientError, TimeoutError) as error:
+            raise LarkApiError(
+                TRANSPORT_ERROR,
+                f"tenant token fetch for app {self.app_id} failed: {type(error).__name__} {error}",
+            ) from None  # keep the request (its body holds the secret) out of the chain
+        if not isinstance(payload, dict):
+            raise LarkApiError(
+                TRANSPORT_ERROR,
+                f"tenant token endpoint answered HTTP {status} with an unreadable body",
+                http_status=status,
+            )
+        code = payload.get("code")
+        if code != 0:
+            raise LarkApiError(
+                code if isinstance(code, int) else TRANSPORT_ERROR,
+                f"tenant token fetch for app {self.app_id}: {payload.get('msg', '')}",
+                http_status=status,
+                retry_after_s=retry_after(headers),
+            )
+        token = payload.get("tenant_access_token")
+        expire = payload.get("expire")
+        if not isinstance(token, str) or not token or not isinstance(expire, int | float):
+            raise LarkApiError(
+                TRANSPORT_ERROR,
+                "tenant token endpoint answered code 0 without a token or an expiry",
+                http_status=status,
+            )
+        # Never refresh later than half-way through the token's life, so a margin larger than
+        # what Lark hands out cannot turn every get() into a fetch.
+        self._refresh_at = started + max(float(expire) - self._margin, float(expire) / 2)
+        self._token = token
+        log.debug("fetched tenant token for app %s, valid for %ss", self.app_id, expire)
+        return token

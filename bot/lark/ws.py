@@ -1,0 +1,412 @@
+"""Lark's long connection: the unmodified lark-oapi `ws.Client`, run beside the main loop.
+
+Embedding (lark.md §2.8 mode D): a daemon thread creates its own loop, sets
+`lark_oapi.ws.client.loop` to it (the SDK schedules on that module global) and only then builds
+and starts the client. The global makes this one client per process (issue #119): `start()`
+refuses a second running transport.
+
+Data frames (lark.md §2.5): the SDK's sync handlers run one at a time, so a subclass replaces the
+async data-frame path. Each frame already is its own task on the SDK loop, so awaiting there
+lets callbacks overlap and the store sets the pace (DESIGN §4):
+
+* `card.action.trigger` -> `port.on_callback(envelope, "ws")` on the main loop, awaited from the
+  SDK loop without blocking it; its answer goes back in the ack frame
+  `{"code": 200, "data": base64(JSON(answer))}`. If the consumer raises, answers something
+  that is not a JSON object, or has not answered within `callback_budget_s` (2.7 s; Lark allows
+  3 s), the ack carries `PROCESSING_ANSWER` ("Received, processing") instead of a 500: the
+  consumer may already have committed the claim and will patch the card. The consumer's
+  coroutine is never cancelled by us.
+* any other event type -> `port.on_event(envelope, "ws")` scheduled on the main loop, acked
+  `{"code": 200}` at once: a handler for every type, so nothing is re-pushed for lack of one.
+* frames of `type=card` take the same path as `type=event` (the SDK drops them without an ack).
+* `{"code": 500}` only when the payload is not a JSON object or the main loop is gone.
+  Event-id replay is the consumers' job (in the store), not ours.
+
+Watchdog (lark.md §2.6: the SDK can stay "connected to nothing"): a main-loop task checks every
+second that the client has a socket and has seen a frame or pong within one ping interval plus
+slack. Down for more than `watchdog_grace_s` -> state "disconnected"; for more than
+`exit_after_s` (or the SDK thread died, e.g. a ClientException on bad credentials) ->
+`on_fatal(reason)` once, and the server exits so a supervisor restarts it (crash-only).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import logging
+import threading
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+import lark_oapi as lark  # type: ignore[import-untyped]
+import lark_oapi.ws.client as lark_ws_client  # type: ignore[import-untyped]
+
+from bot.lark.ingress_port import (
+    CALLBACK_BUDGET_S,
+    IngressPort,
+    bounded_answer,
+    event_id,
+    is_callback,
+)
+
+log = logging.getLogger("countersign.lark.ws")
+
+DEFAULT_PING_INTERVAL_S = 120  # the SDK's local default, replaced by the server's ClientConfig
+PONG_SLACK_S = 10.0  # a pong answers a ping within this, or the link is suspect
+WATCHDOG_TICK_S = 1.0
+FRAME_TYPES = ("event", "card")  # lark_oapi.ws.enum.MessageType data frames
+
+# Ack payloads, as the SDK builds them (ws/client.py _handle_data_frame).
+ACK_OK: dict[str, Any] = {"code": 200}
+ACK_ERROR: dict[str, Any] = {"code": 500}
+
+
+def _now_iso(wall: float) -> str:
+    return datetime.fromtimestamp(wall, UTC).isoformat()
+
+
+class _Client(lark_ws_client.Client):  # type: ignore[misc]
+    """`ws.Client` with its data-frame path made async; everything else is the SDK's."""
+
+    def __init__(self, transport: WsTransport, app_id: str, app_secret: str, domain: str) -> None:
+        super().__init__(
+            app_id,
+            app_secret,
+            log_level=transport.sdk_log_level,
+            event_handler=None,  # unused: _handle_data_frame below never reaches it
+            domain=domain,
+        )
+        self._transport = transport
+        self.on_reconnected = transport._note_reconnected
+
+    async def _connect(self) -> None:
+        await super()._connect()
+        if self._conn is not None:
+            self._transport._note_connected()
+
+    async def _disconnect(self) -> None:
+        try:
+            await super()._disconnect()
+        finally:
+            self._transport._note_disconnected()
+
+    async def _handle_message(self, msg: bytes) -> None:
+        self._transport._note_frame()  # pongs and data frames both prove the link is alive
+        await super()._handle_message(msg)
+
+    async def _handle_data_frame(self, frame: Any) -> None:
+        headers = {h.key: h.value for h in frame.headers}
+        message_id = headers.get("message_id", "")
+        frame_type = headers.get("type", "")
+        try:
+            total = int(headers.get("sum", "1"))
+            seq = int(headers.get("seq", "0"))
+        except ValueError:
+            log.error("data frame %s with bad sum/seq headers dropped", message_id)
+            return
+        payload = bytes(frame.payload)
+        if total > 1:
+            combined = self._combine(message_id, total, seq, payload)  # the SDK's reassembly
+            if combined is None:
+                return  # more fragments to come; only the completing one is acked
+            # The SDK keeps the parts cached for 5 s, so a resend of this message_id would be
+            # "completed" from stale parts; expire the entry now.
+            self._cache.set(message_id, None, 0)
+            payload = combined
+        if frame_type not in FRAME_TYPES:
+            log.debug("data frame %s of type %r ignored", message_id, frame_type)
+            return
+        started = time.monotonic()
+        ack = await self._transport._ack_for(payload)
+        biz_rt = frame.headers.add()
+        biz_rt.key = "biz_rt"
+        biz_rt.value = str(round((time.monotonic() - started) * 1000))
+        frame.payload = json.dumps(ack, separators=(",", ":")).encode("utf-8")
+        await self._write_message(frame.SerializeToString())
+
+
+class WsTransport:
+    """One lark-oapi long connection feeding an IngressPort on the main loop."""
+
+    _running: WsTransport | None = None  # the SDK's module-global loop allows one per process
+    _running_lock = threading.Lock()
+
+    def __init__(
+        self,
+        app_id: str,
+        app_secret: str,
+        domain: str,
+        port: IngressPort,
+        main_loop: asyncio.AbstractEventLoop,
+        *,
+        watchdog_grace_s: float = 10.0,
+        exit_after_s: float = 120.0,
+        on_fatal: Callable[[str], None],
+        callback_budget_s: float = CALLBACK_BUDGET_S,
+        sdk_log_level: str = "WARNING",  # INFO would log the connect URL with its ticket
+        watchdog_tick_s: float = WATCHDOG_TICK_S,
+    ) -> None:
+        self.app_id = app_id
+        self._app_secret = app_secret
+        self.domain = domain
+        self.port = port
+        self.main_loop = main_loop
+        self.watchdog_grace_s = watchdog_grace_s
+        self.exit_after_s = exit_after_s
+        self.on_fatal = on_fatal
+        self.callback_budget_s = callback_budget_s
+        self.watchdog_tick_s = watchdog_tick_s
+        self.sdk_log_level = lark.LogLevel[sdk_log_level]
+
+        self._thread: threading.Thread | None = None
+        self._ws_loop: asyncio.AbstractEventLoop | None = None
+        self._loop_ready = threading.Event()
+        self._client: _Client | None = None
+        self._error: BaseException | None = None  # what the SDK's start() raised, if anything
+        self._stopping = False
+        self._watchdog: asyncio.Task[None] | None = None
+        self._fatal_reason: str | None = None
+
+        # Written on the SDK thread, read on the main loop.
+        self._lock = threading.Lock()
+        self._connected_mono: float | None = None
+        self._connected_wall: float | None = None
+        self._down_since: float = time.monotonic()
+        self._last_frame_mono: float | None = None
+        self._last_frame_wall: float | None = None
+        self._reconnects = 0
+
+    # -- lifecycle --------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the SDK thread and the watchdog. Call on the main loop."""
+        with WsTransport._running_lock:
+            if WsTransport._running is not None:
+                raise RuntimeError("a lark ws transport is already running in this process")
+            if self._thread is not None:
+                raise RuntimeError("this transport was already started")
+            WsTransport._running = self
+        self._down_since = time.monotonic()
+        self._thread = threading.Thread(target=self._run, name="lark-ws", daemon=True)
+        self._thread.start()
+        self._watchdog = self.main_loop.create_task(self._watch(), name="lark-ws-watchdog")
+
+    def _run(self) -> None:
+        loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(loop)
+        lark_ws_client.loop = loop  # before the client exists: the SDK schedules on this global
+        self._ws_loop = loop
+        self._loop_ready.set()
+        try:
+            if not self._stopping:
+                self._client = _Client(self, self.app_id, self._app_secret, self.domain)
+                self._client.start()  # blocks until stop() stops the loop, or raises
+        except RuntimeError as error:
+            if not self._stopping:
+                self._error = error
+        except BaseException as error:  # ClientException (bad credentials, limit), ...
+            self._error = error
+            log.error("lark ws client ended: %s", error)
+        finally:
+            self._shutdown(loop)
+
+    def _shutdown(self, loop: asyncio.AbstractEventLoop) -> None:
+        # Cancel twice: the SDK's ping loop sleeps in a `finally`, which can swallow one cancel.
+        for _ in range(2):
+            tasks = asyncio.all_tasks(loop)
+            if not tasks:
+                break
+            for task in tasks:
+                task.cancel()
+            loop.run_until_complete(asyncio.wait(tasks, timeout=1.0))
+        conn = getattr(self._client, "_conn", None)
+        if conn is not None:  # a clean close, so the server sees us leave at once
+            try:
+                loop.run_until_complete(asyncio.wait_for(conn.close(), 2.0))
+            except Exception:
+                pass
+        loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.close()
+
+    async def stop(self, timeout_s: float = 10.0) -> bool:
+        """Best effort (the SDK has no stop): stop its loop, cancel its tasks, close the socket.
+
+        False if the thread is still alive after `timeout_s` (e.g. wedged in the SDK's
+        timeout-less endpoint POST); it is a daemon thread, so process exit still ends it.
+        """
+        self._stopping = True
+        if self._watchdog is not None:
+            self._watchdog.cancel()
+            try:
+                await self._watchdog
+            except asyncio.CancelledError:
+                pass
+        thread = self._thread
+        stopped = True
+        if thread is not None:
+            await asyncio.to_thread(self._loop_ready.wait, timeout_s)
+            deadline = time.monotonic() + timeout_s
+            while thread.is_alive() and time.monotonic() < deadline:
+                self._request_stop()
+                # Repeated: the SDK's start() catches the RuntimeError of a stop during its first
+                # connect and would otherwise go on reconnecting.
+                await asyncio.to_thread(thread.join, 0.2)
+            stopped = not thread.is_alive()
+            if not stopped:
+                log.warning("lark ws thread did not stop within %.0fs", timeout_s)
+        with WsTransport._running_lock:
+            if WsTransport._running is self:
+                WsTransport._running = None
+        return stopped
+
+    def _request_stop(self) -> None:
+        client, loop = self._client, self._ws_loop
+        if client is not None:
+            client._auto_reconnect = False  # closing the socket must not trigger a reconnect
+        if loop is not None and not loop.is_closed():
+            try:
+                loop.call_soon_threadsafe(loop.stop)
+            except RuntimeError:  # closed meanwhile
+                pass
+
+    # -- frames (SDK thread) ----------------------------------------------------------------
+
+    async def _ack_for(self, payload: bytes) -> dict[str, Any]:
+        try:
+            envelope = json.loads(payload)
+        except ValueError:  # also UnicodeDecodeError
+            envelope = None
+        if not isinstance(envelope, dict):
+            log.error("data frame payload is not a JSON object; acked 500")
+            return ACK_ERROR
+        eid = event_id(envelope)
+        if is_callback(envelope):
+            coro = self.port.on_callback(envelope, "ws")
+            try:
+                pending = asyncio.run_coroutine_threadsafe(coro, self.main_loop)
+            except RuntimeError:  # the main loop is closed: nobody can answer
+                coro.close()
+                log.error("callback %s arrived with the main loop closed; acked 500", eid)
+                return ACK_ERROR
+            answer = await bounded_answer(
+                asyncio.wrap_future(pending), eid, "ws", self.callback_budget_s
+            )
+            return {"code": 200, "data": base64.b64encode(answer).decode("ascii")}
+        try:
+            self.main_loop.call_soon_threadsafe(self._deliver_event, envelope)
+        except RuntimeError:
+            log.error("event %s arrived with the main loop closed; acked 500", eid)
+            return ACK_ERROR  # Lark re-pushes, maybe to another replica
+        return ACK_OK
+
+    def _deliver_event(self, envelope: dict[str, Any]) -> None:  # main loop
+        try:
+            self.port.on_event(envelope, "ws")
+        except Exception:
+            log.exception("on_event failed for %s", event_id(envelope))
+
+    def _note_connected(self) -> None:
+        with self._lock:
+            self._connected_mono = time.monotonic()
+            self._connected_wall = time.time()
+
+    def _note_disconnected(self) -> None:
+        with self._lock:
+            if self._connected_mono is not None:
+                self._down_since = time.monotonic()
+            self._connected_mono = None
+            self._connected_wall = None
+
+    def _note_reconnected(self) -> None:
+        with self._lock:
+            self._reconnects += 1
+
+    def _note_frame(self) -> None:
+        with self._lock:
+            self._last_frame_mono = time.monotonic()
+            self._last_frame_wall = time.time()
+
+    # -- health (main loop) -----------------------------------------------------------------
+
+    def _evaluate(self, now: float) -> tuple[str, float, str]:
+        """(state, seconds down, reason) right now."""
+        thread = self._thread
+        client = self._client
+        with self._lock:
+            connected_at = self._connected_mono
+            down_since = self._down_since
+            last_frame = self._last_frame_mono
+        if thread is not None and not thread.is_alive():
+            reason = f"lark ws client ended: {self._error!r}" if self._error else "stopped"
+            return "disconnected", now - down_since, reason
+        if client is None or client._conn is None or connected_at is None:
+            reason = "not connected" if self._reconnects or last_frame else "connecting"
+            down = now - down_since
+            return ("connecting" if down <= self.watchdog_grace_s else "disconnected"), down, reason
+        ping = client._ping_interval  # adopted from the server's ClientConfig
+        if not isinstance(ping, int | float) or ping <= 0:  # a ClientConfig without the field
+            ping = DEFAULT_PING_INTERVAL_S
+        # the SDK does not ping right after a reconnect, so count from the connect too
+        alive_at = max(connected_at, last_frame or connected_at)
+        stale_after = float(ping) + PONG_SLACK_S
+        if now - alive_at <= stale_after:
+            return "connected", 0.0, ""
+        down = now - (alive_at + stale_after)
+        reason = f"no frame or pong for {now - alive_at:.0f}s on an open socket"
+        return ("connecting" if down <= self.watchdog_grace_s else "disconnected"), down, reason
+
+    def status(self) -> dict[str, Any]:
+        now = time.monotonic()
+        state, down, reason = self._evaluate(now)
+        if self._fatal_reason is not None:
+            verdict = "fatal"
+        elif state == "connected":
+            verdict = "ok"
+        elif state == "connecting":
+            verdict = "grace"
+        else:
+            verdict = "down"
+        with self._lock:
+            connected_wall = self._connected_wall
+            last_frame_wall = self._last_frame_wall
+            reconnects = self._reconnects
+        return {
+            "transport": "ws",
+            "state": state,
+            "connected_since": (
+                _now_iso(connected_wall) if state == "connected" and connected_wall else None
+            ),
+            "last_frame_at": _now_iso(last_frame_wall) if last_frame_wall else None,
+            "reconnects": reconnects,
+            "watchdog": {
+                "verdict": verdict,
+                "down_for_s": round(down, 1),
+                "reason": self._fatal_reason or reason or None,
+                "grace_s": self.watchdog_grace_s,
+                "exit_after_s": self.exit_after_s,
+            },
+        }
+
+    async def _watch(self) -> None:
+        previous = ""
+        while not self._stopping:
+            state, down, reason = self._evaluate(time.monotonic())
+            if state != previous:
+                level = logging.WARNING if state == "disconnected" else logging.INFO
+                log.log(level, "lark long connection %s%s", state, f" ({reason})" if reason else "")
+                previous = state
+            thread_died = self._thread is not None and not self._thread.is_alive()
+            if thread_died or down > self.exit_after_s:
+                self._fatal_reason = (
+                    reason if thread_died else f"disconnected for {down:.0f}s: {reason}"
+                )
+                log.critical("lark long connection watchdog: %s", self._fatal_reason)
+                try:
+                    self.on_fatal(self._fatal_reason)
+                except Exception:
+                    log.exception("on_fatal raised")
+                return
+            await asyncio.sleep(self.watchdog_tick_s)

@@ -1,0 +1,190 @@
+"""Operation projection -> Lark card JSON 2.0. Pure: the same view renders the same card.
+
+Terms are shown as plain_text so nothing a proposer sends can format, mention or link.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, tzinfo
+from typing import Any
+
+from cards.strings import LANGS, LARK_LOCALE, Lang, i18n, text
+from store.timeutil import parse_iso_utc
+
+CALLBACK_VALUE_VERSION = 1
+SHORT_DIGEST = 12
+HEADER_TEMPLATE = {
+    "prepared": "orange",
+    "awaiting_confirmation": "orange",
+    "claimed": "green",
+    "outcome_observed": "green",
+    "rejected": "red",
+    "cancelled": "grey",
+    "expired": "grey",
+    "superseded": "grey",
+}
+OPEN_STATES = frozenset({"prepared", "awaiting_confirmation"})
+
+
+def callback_value(view: dict[str, Any], action: str) -> dict[str, Any]:
+    return {
+        "op": view["id"],
+        "action": action,
+        "digest": view["confirm_digest"],
+        "v": CALLBACK_VALUE_VERSION,
+    }
+
+
+def _when(iso: str, tz: tzinfo) -> str:
+    moment = parse_iso_utc(iso).astimezone(tz)
+    return moment.strftime("%Y-%m-%d %H:%M ") + (moment.tzname() or "UTC")
+
+
+def _span(seconds: float) -> str:
+    seconds = abs(int(seconds))
+    if seconds >= 3600:
+        return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+    if seconds >= 60:
+        return f"{seconds // 60} min"
+    return f"{seconds} s"
+
+
+def _relative(iso: str, now: datetime, lang: Lang) -> str:
+    delta = (parse_iso_utc(iso) - now).total_seconds()
+    return text("relative.in" if delta >= 0 else "relative.ago", lang, span=_span(delta))
+
+
+def _value(value: Any, lang: Lang) -> str:
+    if isinstance(value, bool):
+        return text("yes" if value else "no", lang)
+    return str(value)
+
+
+def _plain(content: str, i18n_content: dict[str, str] | None = None) -> dict[str, Any]:
+    element: dict[str, Any] = {"tag": "plain_text", "content": content}
+    if i18n_content:
+        element["i18n_content"] = i18n_content
+    return element
+
+
+def _line(label_key: str, value: str, lang: Lang) -> dict[str, Any]:
+    """`Label: value` as plain text, the label translated per locale, the value verbatim."""
+    return {
+        "tag": "div",
+        "text": _plain(
+            f"{text(label_key, lang)}: {value}",
+            {LARK_LOCALE[each]: f"{text(label_key, each)}: {value}" for each in LANGS},
+        ),
+    }
+
+
+def _status_line(view: dict[str, Any], lang: Lang, tz: tzinfo) -> dict[str, Any] | None:
+    state = view["state"]
+    if state in OPEN_STATES:
+        return None
+    decision = view.get("decision") or {}
+    who = f"<at id={decision['by']}></at>" if decision.get("by") else "?"
+    at = _when(decision["at"], tz) if decision.get("at") else _when(view["updated_at"], tz)
+    if state == "expired":
+        at = _when(view["expires_at"], tz)
+    values = {"who": who, "at": at}
+    return {
+        "tag": "markdown",
+        "element_id": "status",
+        "content": text(f"state.{state}", lang, **values),
+        "i18n_content": i18n(f"state.{state}", **values),
+    }
+
+
+def render_card(
+    view: dict[str, Any], *, lang: Lang = "en", now: datetime, tz: tzinfo = UTC
+) -> dict[str, Any]:
+    """The card for one operation in its current state."""
+    kind = view["kind"]
+    terms = view["terms"]
+    elements: list[dict[str, Any]] = []
+    if view["simulated"]:
+        elements.append(
+            {
+                "tag": "markdown",
+                "element_id": "simulated",
+                "content": f"**{text('simulated', lang)}**",
+                "i18n_content": {k: f"**{v}**" for k, v in i18n("simulated").items()},
+            }
+        )
+    elements += [
+        _line(f"term.{term['name']}", _value(term["value"], lang), lang) for term in terms["terms"]
+    ]
+    elements.append({"tag": "hr"})
+    executor = view["executor"]
+    expires = f"{_when(view['expires_at'], tz)} ({_relative(view['expires_at'], now, lang)})"
+    elements += [
+        _line("executor", f"{executor['name']} r{executor['revision']}", lang),
+        _line("expires", expires, lang),
+        _line("operation", view["id"], lang),
+        _line("digest", view["confirm_digest"][:SHORT_DIGEST], lang),
+    ]
+    if (requester := view["source"].get("requester_open_id")) is not None:
+        elements.append(
+            {
+                "tag": "markdown",
+                "content": f"{text('requested_by', lang)}: <at id={requester}></at>",
+            }
+        )
+    status = _status_line(view, lang, tz)
+    if status is not None:
+        elements.append(status)
+    elif view["state"] in OPEN_STATES:
+        elements.append(_buttons(view, lang))
+    title_key = f"title.{kind}"
+    title = f"{text(title_key, lang)}: {terms.get('title', '')}"
+    return {
+        "schema": "2.0",
+        "config": {
+            "update_multi": True,
+            "summary": {"content": title},
+            "locales": [LARK_LOCALE[each] for each in LANGS],
+        },
+        "header": {
+            "template": HEADER_TEMPLATE.get(view["state"], "grey"),
+            "title": _plain(
+                title,
+                {
+                    LARK_LOCALE[each]: f"{text(title_key, each)}: {terms.get('title', '')}"
+                    for each in LANGS
+                },
+            ),
+            "subtitle": _plain("SIMULATED" if view["simulated"] else kind),
+        },
+        "body": {"elements": elements},
+    }
+
+
+def _buttons(view: dict[str, Any], lang: Lang) -> dict[str, Any]:
+    def button(action: str, style: str) -> dict[str, Any]:
+        return {
+            "tag": "column",
+            "width": "auto",
+            "elements": [
+                {
+                    "tag": "button",
+                    "element_id": action,
+                    "type": style,
+                    "text": _plain(text(f"button.{action}", lang), i18n(f"button.{action}")),
+                    "behaviors": [{"type": "callback", "value": callback_value(view, action)}],
+                }
+            ],
+        }
+
+    return {
+        "tag": "column_set",
+        "element_id": "decide",
+        "columns": [button("confirm", "primary_filled"), button("reject", "danger")],
+    }
+
+
+def toast(
+    kind: str, key_or_text: str, lang: Lang, *, i18n_texts: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """A Lark toast: type info|success|error|warning, with i18n for every language."""
+    return {"type": kind, "content": key_or_text, "i18n": i18n_texts or {}}

@@ -1,0 +1,157 @@
+"""Card delivery state, derived from versions: a card shows `card_version`; newer is due.
+
+Workers lease due operations with a compare-and-set on `card_due_at`, so several
+replicas never patch one card at the same time; a lease that expires is simply due again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import case, func, insert, select, update
+
+from store.authority import Store
+from store.models import CardDeliveryRow, OperationRow
+from store.records import Operation
+
+LEASE_S = 30
+DETAIL_MAX = 300
+
+
+@dataclass(frozen=True)
+class CardDelivery:
+    operation_id: str
+    version: int
+    action: str
+    at: datetime
+    ok: bool
+    code: int | None
+    detail: str | None
+
+    @classmethod
+    def from_row(cls, row: Any) -> CardDelivery:
+        return cls(row.operation_id, row.version, row.action, row.at, row.ok, row.code, row.detail)
+
+
+class CardLedger:
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    async def lease_due(self, limit: int = 20, lease_s: float = LEASE_S) -> list[Operation]:
+        """Operations whose card needs a send or a patch, leased to this caller."""
+        now = self.store.clock()
+        async with self.store.read() as conn:
+            candidates = (
+                await conn.execute(
+                    select(OperationRow.id, OperationRow.card_due_at)
+                    .where(OperationRow.card_due_at <= now, OperationRow.card_error.is_(None))
+                    .order_by(OperationRow.card_due_at)
+                    .limit(limit)
+                )
+            ).all()
+        leased: list[Operation] = []
+        until = now + timedelta(seconds=lease_s)
+        for operation_id, due_at in candidates:
+            async with self.store.write() as conn:
+                won = await conn.execute(
+                    update(OperationRow)
+                    .where(OperationRow.id == operation_id, OperationRow.card_due_at == due_at)
+                    .values(card_due_at=until)
+                )
+                if won.rowcount == 1:
+                    row = (
+                        await conn.execute(
+                            select(OperationRow.__table__).where(OperationRow.id == operation_id)
+                        )
+                    ).one()
+                    leased.append(Operation.from_row(row))
+        return leased
+
+    async def shown(self, operation_id: str, version: int, action: str) -> None:
+        """The card now shows `version` (sent, patched, or answered in a callback)."""
+        now = self.store.clock()
+        async with self.store.write() as conn:
+            await conn.execute(
+                update(OperationRow)
+                .where(OperationRow.id == operation_id)
+                .values(
+                    card_version=func.max(func.coalesce(OperationRow.card_version, 0), version)
+                    if self.store.engine.dialect.name == "sqlite"
+                    else func.greatest(func.coalesce(OperationRow.card_version, 0), version),
+                    # something newer happened meanwhile: due again at once
+                    card_due_at=case((OperationRow.version > version, now), else_=None),
+                    card_attempts=0,
+                )
+            )
+            await self._log(conn, operation_id, version, action, True, None, None, now)
+
+    async def failed(
+        self,
+        operation_id: str,
+        version: int,
+        action: str,
+        code: int | None,
+        detail: str,
+        *,
+        retry_in_s: float | None,
+    ) -> None:
+        """A failed attempt: due again after `retry_in_s`, or for good (`delivery_failed`)."""
+        now = self.store.clock()
+        values: dict[str, Any] = {"card_attempts": OperationRow.card_attempts + 1}
+        if retry_in_s is None:
+            values.update(card_error=detail[:DETAIL_MAX], card_due_at=None)
+        else:
+            values.update(card_due_at=now + timedelta(seconds=retry_in_s))
+        async with self.store.write() as conn:
+            await conn.execute(
+                update(OperationRow).where(OperationRow.id == operation_id).values(**values)
+            )
+            await self._log(conn, operation_id, version, action, False, code, detail, now)
+
+    @staticmethod
+    async def _log(
+        conn: Any,
+        operation_id: str,
+        version: int,
+        action: str,
+        ok: bool,
+        code: int | None,
+        detail: str | None,
+        at: datetime,
+    ) -> None:
+        await conn.execute(
+            insert(CardDeliveryRow).values(
+                operation_id=operation_id,
+                version=version,
+                action=action,
+                at=at,
+                ok=ok,
+                code=code,
+                detail=detail[:DETAIL_MAX] if detail else None,
+            )
+        )
+
+    async def history(self, operation_id: str) -> list[CardDelivery]:
+        async with self.store.read() as conn:
+            rows = (
+                await conn.execute(
+                    select(CardDeliveryRow.__table__)
+                    .where(CardDeliveryRow.operation_id == operation_id)
+                    .order_by(CardDeliveryRow.id)
+                )
+            ).all()
+        return [CardDelivery.from_row(row) for row in rows]
+
+    async def backlog(self) -> tuple[int, datetime | None]:
+        """How many operations wait for their card, and since when the oldest does."""
+        async with self.store.read() as conn:
+            count, oldest = (
+                await conn.execute(
+                    select(func.count(), func.min(OperationRow.updated_at)).where(
+                        OperationRow.card_due_at.is_not(None), OperationRow.card_error.is_(None)
+                    )
+                )
+            ).one()
+        return int(count), oldest

@@ -1,0 +1,151 @@
+"""The ingress inbox: each callback (by event_id) and text message (by message_id) once.
+
+An entry is written before anything acts on it. A replayed callback gets the first
+answer back; a text message that was received but never answered is found after a
+restart and answered, at most `max_tries` times.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import func, insert, select, update
+from sqlalchemy.exc import IntegrityError
+
+from store.authority import Store
+from store.canonical import canonical_json
+from store.models import InboxRow
+
+RECEIVED = "received"
+ANSWERED = "answered"
+FAILED = "failed"
+
+
+@dataclass(frozen=True)
+class InboxEntry:
+    kind: str
+    key: str
+    received_at: datetime
+    payload: dict[str, Any]
+    status: str
+    tries: int
+    answer: dict[str, Any] | None
+
+    @classmethod
+    def from_row(cls, row: Any) -> InboxEntry:
+        return cls(
+            kind=row.kind,
+            key=row.key,
+            received_at=row.received_at,
+            payload=json.loads(row.payload),
+            status=row.status,
+            tries=row.tries,
+            answer=json.loads(row.answer) if row.answer is not None else None,
+        )
+
+
+@dataclass(frozen=True)
+class Received:
+    entry: InboxEntry
+    first: bool  # False: this key was seen before (a replay or a re-push)
+
+
+class Inbox:
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    async def receive(self, kind: str, key: str, payload: dict[str, Any]) -> Received:
+        """Record `key` if new; either way return the entry as stored."""
+        now = self.store.clock()
+        try:
+            async with self.store.write() as conn:
+                existing = await self._get(conn, kind, key)
+                if existing is not None:
+                    return Received(existing, first=False)
+                await conn.execute(
+                    insert(InboxRow).values(
+                        kind=kind,
+                        key=key,
+                        received_at=now,
+                        payload=canonical_json(payload),
+                        status=RECEIVED,
+                        tries=0,
+                    )
+                )
+                entry = await self._get(conn, kind, key)
+        except IntegrityError:  # a concurrent duplicate inserted first (PostgreSQL)
+            async with self.store.read() as conn:
+                entry = await self._get(conn, kind, key)
+            assert entry is not None
+            return Received(entry, first=False)
+        assert entry is not None
+        return Received(entry, first=True)
+
+    @staticmethod
+    async def _get(conn: Any, kind: str, key: str) -> InboxEntry | None:
+        row = (
+            await conn.execute(
+                select(InboxRow.__table__).where(InboxRow.kind == kind, InboxRow.key == key)
+            )
+        ).one_or_none()
+        return None if row is None else InboxEntry.from_row(row)
+
+    async def get(self, kind: str, key: str) -> InboxEntry | None:
+        async with self.store.read() as conn:
+            return await self._get(conn, kind, key)
+
+    async def answered(self, kind: str, key: str, answer: dict[str, Any]) -> bool:
+        """Store the answer once; False if another answer was stored first."""
+        async with self.store.write() as conn:
+            result = await conn.execute(
+                update(InboxRow)
+                .where(InboxRow.kind == kind, InboxRow.key == key, InboxRow.status != ANSWERED)
+                .values(
+                    status=ANSWERED, answer=canonical_json(answer), answered_at=self.store.clock()
+                )
+            )
+        return result.rowcount == 1
+
+    async def attempt(self, kind: str, key: str, max_tries: int) -> bool:
+        """Count one processing try; False (and marked failed) once `max_tries` are used up."""
+        async with self.store.write() as conn:
+            result = await conn.execute(
+                update(InboxRow)
+                .where(
+                    InboxRow.kind == kind,
+                    InboxRow.key == key,
+                    InboxRow.status == RECEIVED,
+                    InboxRow.tries < max_tries,
+                )
+                .values(tries=InboxRow.tries + 1)
+            )
+            if result.rowcount == 1:
+                return True
+            await conn.execute(
+                update(InboxRow)
+                .where(InboxRow.kind == kind, InboxRow.key == key, InboxRow.status == RECEIVED)
+                .values(status=FAILED)
+            )
+        return False
+
+    async def unanswered(self, kind: str, limit: int = 100) -> list[InboxEntry]:
+        async with self.store.read() as conn:
+            rows = (
+                await conn.execute(
+                    select(InboxRow.__table__)
+                    .where(InboxRow.kind == kind, InboxRow.status == RECEIVED)
+                    .order_by(InboxRow.id)
+                    .limit(limit)
+                )
+            ).all()
+        return [InboxEntry.from_row(row) for row in rows]
+
+    async def count(self, kind: str, status: str | None = None) -> int:
+        query = select(func.count()).select_from(InboxRow).where(InboxRow.kind == kind)
+        if status is not None:
+            query = query.where(InboxRow.status == status)
+        async with self.store.read() as conn:
+            return int((await conn.execute(query)).scalar_one())

@@ -1,0 +1,489 @@
+"""LarkApi and TenantTokens against the real sandbox (and, for gateway failures, a stub server).
+
+Every test here runs with the SDK's synchronous paths booby-trapped (`no_sync_http`): a blocking
+`requests` call or the SDK's own token fetch would fail the test instead of blocking the loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import traceback
+from collections.abc import AsyncIterator, Awaitable, Callable
+from types import SimpleNamespace
+from typing import Any
+
+import aiohttp
+import pytest
+import requests
+from aiohttp import web
+from aiohttp.test_utils import TestServer
+from lark_oapi.core.http import Transport  # type: ignore[import-untyped]
+from lark_oapi.core.token.manager import TokenManager  # type: ignore[import-untyped]
+
+from bot.lark.api import LarkApi, LarkApiError, retrying
+from bot.lark.tokens import TenantTokens
+from bot.sandbox.app import SandboxOptions, build_sandbox
+from bot.sandbox.control import HUB_KEY
+from bot.sandbox.state import App, default_state
+from tests.sandbox.conftest import Sandbox, until, v2_card
+from tests.sandbox.conftest import sandbox as sandbox_fixture  # noqa: F401  (pytest: `sandbox`)
+
+DAY_S = 86400
+
+
+@pytest.fixture(autouse=True)
+def no_sync_http(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Any synchronous HTTP from the SDK (its token fetch, `Transport.execute`) fails loudly."""
+
+    def refuse(*_args: Any, **_kwargs: Any) -> Any:
+        raise AssertionError("synchronous HTTP on the event loop")
+
+    TokenManager.cache.cache.clear()
+    monkeypatch.setattr(requests.sessions.Session, "request", refuse)
+    monkeypatch.setattr(TokenManager, "get_self_tenant_token", staticmethod(refuse))
+    monkeypatch.setattr(Transport, "execute", staticmethod(refuse))
+
+
+@pytest.fixture
+async def api(sandbox: Sandbox) -> AsyncIterator[LarkApi]:
+    client = LarkApi(sandbox.app.app_id, sandbox.app.app_secret, sandbox.base_url, timeout_s=5)
+    yield client
+    await client.close()
+
+
+@pytest.fixture
+def lark_codes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The `code` of every answer the SDK's async transport received, in order."""
+    codes: list[int] = []
+    original = Transport.aexecute
+
+    async def spy(conf: Any, req: Any, option: Any = None) -> Any:
+        raw = await original(conf, req, option)
+        codes.append(json.loads(raw.content)["code"])
+        return raw
+
+    monkeypatch.setattr(Transport, "aexecute", staticmethod(spy))
+    return codes
+
+
+def counting_session() -> tuple[aiohttp.ClientSession, list[str]]:
+    """An aiohttp session that records the URL of every request it starts."""
+    urls: list[str] = []
+
+    async def on_start(
+        _session: aiohttp.ClientSession,
+        _ctx: SimpleNamespace,
+        params: aiohttp.TraceRequestStartParams,
+    ) -> None:
+        urls.append(str(params.url))
+
+    trace = aiohttp.TraceConfig()
+    trace.on_request_start.append(on_start)
+    return aiohttp.ClientSession(trace_configs=[trace]), urls
+
+
+class Sleeps:
+    """A `retrying(sleep=...)` stand-in: records each wait and runs `then` instead of sleeping."""
+
+    def __init__(self, then: Callable[[float], Awaitable[None]] | None = None) -> None:
+        self.waits: list[float] = []
+        self._then = then
+
+    async def __call__(self, seconds: float) -> None:
+        self.waits.append(seconds)
+        if self._then is not None:
+            await self._then(seconds)
+
+
+def chat_messages(sandbox: Sandbox, chat_id: str = "oc_ops") -> list[str]:
+    return [m.message_id for m in sandbox.state.messages.values() if m.chat_id == chat_id]
+
+
+async def freeze(sandbox: Sandbox) -> None:
+    await sandbox.control("POST", "/clock", {"freeze": True})
+
+
+async def advance(sandbox: Sandbox, seconds: float) -> None:
+    await sandbox.control("POST", "/clock", {"advance_s": seconds})
+
+
+# -- messages ---------------------------------------------------------------------------------
+
+
+async def test_send_patch_reply_and_read_back(sandbox: Sandbox, api: LarkApi) -> None:
+    message_id = await api.send_card("oc_ops", v2_card(), "op-1-card")
+    assert message_id.startswith("om_")
+
+    done = v2_card("Confirmed by Alice", buttons=False)
+    assert await api.patch_card(message_id, done) is None
+
+    reply_id = await api.reply_text(message_id, "确认完成 done", "op-1-reply")
+    item = await api.get_message(message_id)
+    assert item["message_id"] == message_id and item["chat_id"] == "oc_ops"
+    assert item["msg_type"] == "interactive" and item["updated"] is True
+    assert json.loads(item["body"]["content"]) == done
+    assert item["sender"]["sender_type"] == "app"
+
+    reply = await api.get_message(reply_id)
+    assert reply["parent_id"] == message_id
+    assert json.loads(reply["body"]["content"]) == {"text": "确认完成 done"}
+
+    direct_id = await api.send_text("ou_alice", "hello", "op-1-dm", id_type="open_id")
+    direct = await api.get_message(direct_id)
+    assert direct["chat_id"].startswith("oc_p2p_") and direct["msg_type"] == "text"
+
+    _status, view = await sandbox.control("GET", f"/messages/{message_id}")
+    assert [rev["source"] for rev in view["history"]] == ["create", "patch"]
+
+
+async def test_calls_never_take_the_sdks_blocking_paths(sandbox: Sandbox) -> None:
+    # `no_sync_http` turns any blocking request into an AssertionError; 20 calls, 19 of them
+    # concurrent, share one token fetched over aiohttp.
+    session, urls = counting_session()
+    tokens = TenantTokens(
+        sandbox.app.app_id, sandbox.app.app_secret, sandbox.base_url, session=session
+    )
+    api = LarkApi("ignored", "ignored", sandbox.base_url, tokens=tokens)
+    try:
+        message_id = await api.send_card("oc_ops", v2_card(), "op-2-card")
+        items = await asyncio.gather(*(api.get_message(message_id) for _ in range(19)))
+    finally:
+        await session.close()
+    assert {item["message_id"] for item in items} == {message_id}
+    assert [url.rsplit("/", 1)[-1] for url in urls] == ["internal"]
+    # and the SDK client holds no credentials, so its own fetch could not even start
+    assert api._client._config.app_secret is None
+
+
+@pytest.fixture
+async def lark_like_sandbox() -> AsyncIterator[Sandbox]:
+    """The sandbox served as Lark behaves when a client hangs up: the request is still carried
+    out. (`TestServer`, behind the `sandbox` fixture, cancels the handler instead.)"""
+    state = default_state()
+    app = build_sandbox(state, SandboxOptions(callback_timeout_s=1.0))
+    runner = web.AppRunner(app, handler_cancellation=False)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = runner.addresses[0][1]
+    try:
+        async with aiohttp.ClientSession() as http:
+            yield Sandbox(f"http://127.0.0.1:{port}", state, app[HUB_KEY], http)
+    finally:
+        await runner.cleanup()
+
+
+async def test_uuid_makes_a_retried_send_post_once(lark_like_sandbox: Sandbox) -> None:
+    """The first attempt times out on our side after Lark accepted it; the retry, with the same
+    uuid, gets the same message back and the chat has exactly one card."""
+    sandbox = lark_like_sandbox
+    api = LarkApi(sandbox.app.app_id, sandbox.app.app_secret, sandbox.base_url, timeout_s=0.25)
+    await sandbox.control("POST", "/faults", {"latency_ms": 600})
+    errors: list[LarkApiError] = []
+
+    async def send() -> str:
+        if errors:  # the retry: Lark did process the first request after we gave up on it
+            await until(sandbox.state, lambda: len(chat_messages(sandbox)) == 1)
+            await sandbox.control("POST", "/faults", {"latency_ms": 0})
+        try:
+            return await api.send_card("oc_ops", v2_card(), "op-3-card")
+        except LarkApiError as error:
+            errors.append(error)
+            raise
+
+    try:
+        message_id = await retrying(send, attempts=3, sleep=Sleeps())
+    finally:
+        await api.close()
+    [timeout] = errors
+    assert timeout.code == -1 and timeout.kind == "transient" and "Timeout" in timeout.msg
+    assert chat_messages(sandbox) == [message_id]
+
+
+# -- tokens -----------------------------------------------------------------------------------
+
+
+async def test_an_expired_token_is_dropped_and_refetched_once(
+    sandbox: Sandbox, lark_codes: list[int]
+) -> None:
+    session, urls = counting_session()
+    tokens = TenantTokens(
+        sandbox.app.app_id, sandbox.app.app_secret, sandbox.base_url, session=session
+    )
+    api = LarkApi("ignored", "ignored", sandbox.base_url, tokens=tokens)
+    try:
+        message_id = await api.send_card("oc_ops", v2_card(), "op-4-card")
+        first = await tokens.get()
+        await advance(sandbox, 7201)  # the sandbox expires the token; our clock does not know
+        await api.patch_card(message_id, v2_card("again"))
+        second = await tokens.get()
+    finally:
+        await session.close()
+    assert lark_codes == [0, 99991663, 0]
+    assert len(urls) == 2 and first != second
+
+
+async def test_token_is_reused_until_the_refresh_margin(sandbox: Sandbox) -> None:
+    now = [1000.0]
+    session, urls = counting_session()
+    tokens = TenantTokens(
+        sandbox.app.app_id,
+        sandbox.app.app_secret,
+        sandbox.base_url,
+        session=session,
+        refresh_margin_s=600,
+        clock=lambda: now[0],
+    )
+    try:
+        first = await tokens.get()
+        now[0] += 7200 - 600 - 5
+        await advance(sandbox, 7200 - 600 - 5)
+        assert await tokens.get() == first and len(urls) == 1
+        now[0] += 10  # inside the margin; Lark (< 30 min left) hands out a new token
+        await advance(sandbox, 10)
+        second = await tokens.get()
+        assert second != first and len(urls) == 2
+        assert await tokens.get() == second and len(urls) == 2
+        tokens.invalidate(first)  # stale news: the newer token stays
+        assert await tokens.get() == second and len(urls) == 2
+    finally:
+        await session.close()
+
+
+async def test_concurrent_gets_share_one_fetch_and_a_caller_may_give_up(
+    sandbox: Sandbox,
+) -> None:
+    session, urls = counting_session()
+    tokens = TenantTokens(
+        sandbox.app.app_id, sandbox.app.app_secret, sandbox.base_url, session=session
+    )
+    try:
+        quitter = asyncio.create_task(tokens.get())
+        waiters = [asyncio.create_task(tokens.get()) for _ in range(10)]
+        await asyncio.sleep(0)
+        quitter.cancel()
+        got = await asyncio.gather(*waiters)
+    finally:
+        await session.close()
+    assert len(set(got)) == 1 and got[0].startswith("t-")
+    assert len(urls) == 1 and quitter.cancelled()
+
+
+async def test_token_failures_are_lark_errors_without_the_secret(
+    sandbox: Sandbox, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    caplog.set_level(logging.DEBUG, logger="Lark")
+    secret = "s3cret-do-not-print"
+    wrong = TenantTokens(sandbox.app.app_id, secret, sandbox.base_url)
+    with pytest.raises(LarkApiError) as refused:
+        await wrong.get()
+    with pytest.raises(LarkApiError):  # a failure is not cached: the next get asks again
+        await wrong.get()
+    await wrong.close()
+    assert refused.value.code == 10014 and refused.value.kind == "terminal"
+
+    down = TenantTokens(sandbox.app.app_id, secret, "http://127.0.0.1:1", timeout_s=1)
+    with pytest.raises(LarkApiError) as unreachable:
+        await down.get()
+    await down.close()
+    assert unreachable.value.code == -1 and unreachable.value.kind == "transient"
+
+    api = LarkApi(sandbox.app.app_id, sandbox.app.app_secret, sandbox.base_url)
+    await api.send_card("oc_ops", v2_card(), "op-5-card")
+    token = await api.tokens.get()
+    await api.close()
+    for error in (refused.value, unreachable.value):
+        assert secret not in "".join(traceback.format_exception(error)) + repr(error)
+    for text in (secret, sandbox.app.app_secret, token):
+        assert text not in caplog.text
+        assert text not in repr(api.tokens)
+    assert "cli_sandbox" in caplog.text  # the log did say something
+
+
+# -- errors and retrying ----------------------------------------------------------------------
+
+
+async def test_app_rate_limit_is_classified_and_retried_after_reset(
+    sandbox: Sandbox, api: LarkApi
+) -> None:
+    await freeze(sandbox)
+    await sandbox.control("POST", "/faults", {"app_rate_limit_per_s": 1})
+    await api.send_card("oc_ops", v2_card(), "op-6-a")
+    with pytest.raises(LarkApiError) as limited:
+        await api.send_card("oc_ops", v2_card(), "op-6-b")
+    error = limited.value
+    assert (error.kind, error.code, error.http_status) == ("rate_limited", 99991400, 429)
+    assert error.retry_after_s == 1
+
+    sleeps = Sleeps(lambda seconds: advance(sandbox, seconds))  # time passes on Lark's clock
+    calls = 0
+
+    async def send() -> str:
+        nonlocal calls
+        calls += 1
+        return await api.send_card("oc_ops", v2_card(), "op-6-b")
+
+    message_id = await retrying(send, attempts=3, sleep=sleeps)
+    assert message_id in chat_messages(sandbox) and calls == 2
+    [wait] = sleeps.waits
+    assert 1 <= wait <= 1.1
+
+
+async def test_injected_patch_rate_limits_are_retried_with_backoff(
+    sandbox: Sandbox, api: LarkApi
+) -> None:
+    message_id = await api.send_card("oc_ops", v2_card(), "op-7-card")
+    await sandbox.control("POST", "/faults", {"fail_next_patches": 2, "fail_patch_code": 230020})
+    sleeps = Sleeps()
+    await retrying(lambda: api.patch_card(message_id, v2_card("Done")), attempts=5, sleep=sleeps)
+    first, second = sleeps.waits
+    assert 0.25 <= first <= 0.5 <= second <= 0.75  # 0.25 * 2^n plus up to 0.25 jitter
+    _status, view = await sandbox.control("GET", f"/messages/{message_id}")
+    assert [rev["source"] for rev in view["history"]] == ["create", "patch"]
+
+
+async def test_a_card_older_than_14_days_fails_at_once(
+    sandbox: Sandbox, api: LarkApi, lark_codes: list[int]
+) -> None:
+    message_id = await api.send_card("oc_ops", v2_card(), "op-8-card")
+    await advance(sandbox, 15 * DAY_S)  # also expires the token: the call refetches it first
+    calls = 0
+
+    async def patch() -> None:
+        nonlocal calls
+        calls += 1
+        await api.patch_card(message_id, v2_card("late"))
+
+    sleeps = Sleeps()
+    with pytest.raises(LarkApiError) as old:
+        await retrying(patch, attempts=5, sleep=sleeps)
+    assert (old.value.code, old.value.kind, calls, sleeps.waits) == (230031, "terminal", 1, [])
+    assert lark_codes == [0, 99991663, 230031]
+
+
+async def test_patching_another_apps_card_fails_at_once(sandbox: Sandbox, api: LarkApi) -> None:
+    other = App("cli_other", "other-secret", "sandbox-tenant", "ek", "vt")
+    sandbox.state.apps[other.app_id] = other
+    sandbox.state.chats["oc_ops"].apps.append(other.app_id)
+    message_id = await api.send_card("oc_ops", v2_card(), "op-9-card")
+    stranger = LarkApi(other.app_id, other.app_secret, sandbox.base_url)
+    calls = 0
+
+    async def patch() -> None:
+        nonlocal calls
+        calls += 1
+        await stranger.patch_card(message_id, v2_card("mine now"))
+
+    try:
+        with pytest.raises(LarkApiError) as refused:
+            await retrying(patch, attempts=5, sleep=Sleeps())
+    finally:
+        await stranger.close()
+    assert (refused.value.code, refused.value.kind, calls) == (230027, "terminal", 1)
+
+
+async def test_invalid_requests_are_terminal(sandbox: Sandbox, api: LarkApi) -> None:
+    with pytest.raises(LarkApiError) as unknown:
+        await api.patch_card("om_nope", v2_card())
+    assert (unknown.value.code, unknown.value.kind) == (230001, "terminal")
+    with pytest.raises(LarkApiError) as too_big:
+        await api.send_card("oc_ops", v2_card(pad=31 * 1024), "op-10-big")
+    assert (too_big.value.code, too_big.value.kind) == (230025, "terminal")
+    with pytest.raises(ValueError, match="uuid"):
+        await api.send_card("oc_ops", v2_card(), "x" * 51)
+
+
+@pytest.fixture
+async def gateway() -> AsyncIterator[str]:
+    """A stub Lark whose token endpoint works and whose message endpoints fail like a gateway."""
+
+    async def token(_request: web.Request) -> web.Response:
+        return web.json_response({"code": 0, "tenant_access_token": "t-stub", "expire": 7200})
+
+    async def bad_gateway(_request: web.Request) -> web.Response:
+        return web.Response(
+            status=502, text="<html>502 Bad Gateway</html>", content_type="text/html"
+        )
+
+    async def unavailable(_request: web.Request) -> web.Response:
+        return web.json_response({"code": 1500, "msg": "internal error"}, status=503)
+
+    app = web.Application()
+    app.router.add_post("/open-apis/auth/v3/tenant_access_token/internal", token)
+    app.router.add_post("/open-apis/im/v1/messages", bad_gateway)
+    app.router.add_patch("/open-apis/im/v1/messages/{id}", unavailable)
+    server = TestServer(app, host="127.0.0.1")
+    await server.start_server()
+    yield f"http://127.0.0.1:{server.port}"
+    await server.close()
+
+
+async def test_gateway_failures_are_transient(gateway: str) -> None:
+    api = LarkApi("cli_x", "secret", gateway)
+    try:
+        with pytest.raises(LarkApiError) as html:
+            await api.send_card("oc_ops", v2_card(), "op-11-card")
+        with pytest.raises(LarkApiError) as busy:
+            await retrying(lambda: api.patch_card("om_1", v2_card()), attempts=2, sleep=Sleeps())
+    finally:
+        await api.close()
+    assert (html.value.code, html.value.kind) == (-1, "transient")
+    assert (busy.value.code, busy.value.http_status, busy.value.kind) == (1500, 503, "transient")
+
+
+@pytest.mark.parametrize(
+    ("code", "status", "kind"),
+    [
+        (230020, 400, "rate_limited"),
+        (99991400, 429, "rate_limited"),
+        (99991661, 400, "token"),
+        (99991663, 400, "token"),
+        (99991664, 400, "token"),
+        (99991668, 400, "token"),
+        (230031, 400, "terminal"),
+        (230011, 400, "terminal"),
+        (230110, 400, "terminal"),
+        (232009, 400, "terminal"),
+        (230027, 400, "terminal"),
+        (230002, 400, "terminal"),
+        (230013, 400, "terminal"),
+        (230001, 400, "terminal"),
+        (230099, 400, "terminal"),
+        (230025, 400, "terminal"),
+        (-1, None, "transient"),
+        (123456, 400, "transient"),
+        (230001, 502, "transient"),
+    ],
+)
+def test_error_kinds(code: int, status: int | None, kind: str) -> None:
+    assert LarkApiError(code, "m", http_status=status).kind == kind
+
+
+async def test_retrying_stops_after_the_last_attempt_with_its_error() -> None:
+    calls = 0
+
+    async def flaky() -> None:
+        nonlocal calls
+        calls += 1
+        raise LarkApiError(-1, f"ConnectError #{calls}")
+
+    sleeps = Sleeps()
+    with pytest.raises(LarkApiError, match="#3"):
+        await retrying(flaky, attempts=3, max_delay_s=0.3, sleep=sleeps)
+    assert calls == 3 and len(sleeps.waits) == 2 and max(sleeps.waits) <= 0.3
+
+
+async def test_retrying_gives_up_when_lark_asks_for_longer_than_max_delay() -> None:
+    calls = 0
+
+    async def limited() -> None:
+        nonlocal calls
+        calls += 1
+        raise LarkApiError(99991400, "request trigger frequency limit", retry_after_s=60)
+
+    with pytest.raises(LarkApiError):
+        await retrying(limited, attempts=5, max_delay_s=5, sleep=Sleeps())
+    assert calls == 1

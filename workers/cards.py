@@ -1,0 +1,120 @@
+"""Card delivery worker: posts each new operation's card and patches the original card.
+
+What is due is derived from versions in the store (`store.cards`): only the newest
+projection is ever rendered, so a burst of changes becomes one patch. A send carries the
+operation's uuid, so a retried send can never post a second card. Delivery never executes
+anything.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from datetime import UTC, tzinfo
+from typing import Any, Protocol
+
+from cards.render import render_card
+from cards.strings import Lang
+from store.authority import Store
+from store.cards import CardLedger
+from store.lifecycle import State
+from store.projection import operation_view
+from store.records import Operation
+
+log = logging.getLogger("countersign.cards")
+
+MAX_ATTEMPTS = 8
+MAX_BACKOFF_S = 60.0
+
+
+class CardChannel(Protocol):
+    """Where cards go (Lark). Errors may carry `kind` ("terminal" stops retries) and `code`."""
+
+    async def send_card(self, chat_id: str, card: dict[str, Any], uuid: str) -> str: ...
+
+    async def patch_card(self, message_id: str, card: dict[str, Any]) -> None: ...
+
+
+def card_uuid(operation_id: str) -> str:
+    return f"cs-card-{operation_id}"
+
+
+class CardWorker:
+    def __init__(
+        self,
+        store: Store,
+        channel: CardChannel,
+        *,
+        lang: Lang = "en",
+        tz: tzinfo = UTC,
+        poll_s: float = 1.0,
+    ) -> None:
+        self.store = store
+        self.ledger = CardLedger(store)
+        self.channel = channel
+        self.lang = lang
+        self.tz = tz
+        self.poll_s = poll_s
+        self._kick = asyncio.Event()
+
+    def kick(self) -> None:
+        """Something is due now (a proposal, a decision, an expiry): do not wait for the poll."""
+        self._kick.set()
+
+    async def run(self, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            self._kick.clear()
+            try:
+                while await self.drain():
+                    pass
+            except Exception:
+                log.exception("card delivery pass failed; retrying")
+            waiters = {asyncio.ensure_future(self._kick.wait()), asyncio.ensure_future(stop.wait())}
+            _done, pending = await asyncio.wait(
+                waiters, timeout=self.poll_s, return_when=asyncio.FIRST_COMPLETED
+            )
+            for task in pending:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+
+    async def drain(self) -> int:
+        due = await self.ledger.lease_due()
+        await asyncio.gather(*(self.deliver(op) for op in due))
+        return len(due)
+
+    async def deliver(self, op: Operation) -> None:
+        card = render_card(operation_view(op), lang=self.lang, now=self.store.clock(), tz=self.tz)
+        action = "send" if op.card_message_id is None else "patch"
+        try:
+            if op.card_message_id is None:
+                if op.state is not State.PREPARED:
+                    # closed before any card went out: there is nothing to show or patch
+                    await self.ledger.shown(op.id, op.version, "none")
+                    return
+                message_id = await self.channel.send_card(
+                    op.envelope.audience.chat_id, card, card_uuid(op.id)
+                )
+                sent = await self.store.mark_card_sent(op.id, message_id)
+                if sent.card_version is not None:
+                    await self.ledger.shown(op.id, sent.card_version, "send")
+                log.info("card sent for %s as %s", op.id, message_id)
+            else:
+                await self.channel.patch_card(op.card_message_id, card)
+                await self.ledger.shown(op.id, op.version, "patch")
+        except Exception as error:
+            kind = getattr(error, "kind", "transient")
+            code = getattr(error, "code", None)
+            attempts = op.card_attempts + 1
+            permanent = kind == "terminal" or attempts >= MAX_ATTEMPTS
+            retry_in = None if permanent else min(MAX_BACKOFF_S, 2.0**attempts)
+            log.warning("card %s for %s failed (%s, code %s): %s", action, op.id, kind, code, error)
+            await self.ledger.failed(
+                op.id,
+                op.version,
+                action,
+                code if isinstance(code, int) else None,
+                str(error),
+                retry_in_s=retry_in,
+            )
