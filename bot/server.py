@@ -25,6 +25,7 @@ from bot.lark.api import LarkApi, retrying
 from bot.lark.webhook import add_webhook_routes
 from bot.lark.ws import WsTransport
 from store.opening import open_store
+from store.timeutil import Clock, utc_now
 from workers.cards import CardWorker
 from workers.expiry import run_expiry
 
@@ -78,18 +79,24 @@ async def serve(
     config: Config,
     *,
     on_ready: Callable[[str], Awaitable[None] | None] | None = None,
+    stop: asyncio.Event | None = None,
+    clock: Clock = utc_now,
 ) -> int:
-    """Run until stopped; returns the process exit code."""
+    """Run until `stop` is set (or SIGTERM/SIGINT); returns the process exit code."""
     settings = config.settings
     lark = settings.lark
     store = await open_store(
-        settings.store.url, schema=settings.store.schema_name, pool_size=settings.store.pool_size
+        settings.store.url,
+        schema=settings.store.schema_name,
+        pool_size=settings.store.pool_size,
+        clock=clock,
     )
     loop = asyncio.get_running_loop()
-    stop = asyncio.Event()
+    if stop is None:
+        stop = asyncio.Event()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(signum, stop.set)
     exit_code = 0
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, stop.set)
 
     tz = zone(settings.cards.timezone)
     api = cards_worker = callbacks = text = ws = None

@@ -31,6 +31,7 @@ class CardClick:
     app_id: str
     tenant_key: str
     operator_open_id: str
+    operator_tenant_key: str
     chat_id: str
     message_id: str
     value: Any
@@ -79,6 +80,7 @@ def parse_click(envelope: dict[str, Any]) -> CardClick:
         app_id=_text(envelope, "header", "app_id"),
         tenant_key=_text(envelope, "header", "tenant_key"),
         operator_open_id=_text(envelope, "event", "operator", "open_id"),
+        operator_tenant_key=_text(envelope, "event", "operator", "tenant_key"),
         chat_id=_text(envelope, "event", "context", "open_chat_id"),
         message_id=_text(envelope, "event", "context", "open_message_id"),
         value=(envelope.get("event") or {}).get("action", {}).get("value")
@@ -97,7 +99,11 @@ def app_matches(click: CardClick, ctx: Context) -> Reason | None:
 
 
 def tenant_allowed(click: CardClick, ctx: Context) -> Reason | None:
-    return None if click.tenant_key in ctx.tenant_keys else Reason.TENANT_NOT_ALLOWED
+    # Both the installation's tenant and the clicking user's: in a chat shared with another
+    # organization, an outsider's click arrives under our tenant_key with their own.
+    if click.tenant_key in ctx.tenant_keys and click.operator_tenant_key in ctx.tenant_keys:
+        return None
+    return Reason.TENANT_NOT_ALLOWED
 
 
 def value_well_formed(click: CardClick, _ctx: Context) -> Reason | None:

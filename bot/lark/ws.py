@@ -148,6 +148,7 @@ class WsTransport:
         callback_budget_s: float = CALLBACK_BUDGET_S,
         sdk_log_level: str = "WARNING",  # INFO would log the connect URL with its ticket
         watchdog_tick_s: float = WATCHDOG_TICK_S,
+        pong_slack_s: float = PONG_SLACK_S,
     ) -> None:
         self.app_id = app_id
         self._app_secret = app_secret
@@ -159,6 +160,7 @@ class WsTransport:
         self.on_fatal = on_fatal
         self.callback_budget_s = callback_budget_s
         self.watchdog_tick_s = watchdog_tick_s
+        self.pong_slack_s = pong_slack_s
         self.sdk_log_level = lark.LogLevel[sdk_log_level]
 
         self._thread: threading.Thread | None = None
@@ -351,7 +353,7 @@ class WsTransport:
             ping = DEFAULT_PING_INTERVAL_S
         # the SDK does not ping right after a reconnect, so count from the connect too
         alive_at = max(connected_at, last_frame or connected_at)
-        stale_after = float(ping) + PONG_SLACK_S
+        stale_after = float(ping) + self.pong_slack_s
         if now - alive_at <= stale_after:
             return "connected", 0.0, ""
         down = now - (alive_at + stale_after)

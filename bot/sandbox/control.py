@@ -148,6 +148,33 @@ async def disconnect_app(request: web.Request) -> web.Response:
     return web.json_response({"closed": closed})
 
 
+async def push_raw(request: web.Request) -> web.Response:
+    """Push an envelope as given over the app's transport (forged or replayed input for tests).
+
+    `kind` "callback" waits for and returns the answer; "event" goes through the re-push schedule.
+    """
+    state, hub = _state(request), request.app[HUB_KEY]
+    app = state.apps.get(request.match_info["app_id"])
+    if app is None:
+        raise _fail(404, "unknown_app", f"no app {request.match_info['app_id']!r}")
+    body = await _json(request)
+    envelope = body.get("envelope")
+    if not isinstance(envelope, dict) or not isinstance(envelope.get("header"), dict):
+        raise _fail(422, "invalid_envelope", "envelope: a schema 2.0 object with a header")
+    if body.get("kind", "callback") == "event":
+        delivery = hub.push_event(app, envelope)
+        return web.json_response({"event_id": delivery.event_id})
+    outcome = await hub.push_callback(app, envelope)
+    return web.json_response(
+        {
+            "status": outcome.status,
+            "answer": outcome.answer,
+            "client_error": outcome.client_error,
+            "latency_ms": round(outcome.latency_ms, 3),
+        }
+    )
+
+
 async def set_dispatch(request: web.Request) -> web.Response:
     """How pushes are delivered: which client gets each, and how fast Lark's re-push schedule runs."""
     hub, body = request.app[HUB_KEY], await _json(request)
@@ -416,6 +443,7 @@ def add_routes(app: web.Application) -> None:
     r.add_get(f"{base}/apps", list_apps)
     r.add_patch(f"{base}/apps/{{app_id}}", update_app)
     r.add_post(f"{base}/apps/{{app_id}}/disconnect", disconnect_app)
+    r.add_post(f"{base}/apps/{{app_id}}/push", push_raw)
     r.add_post(f"{base}/dispatch", set_dispatch)
     r.add_get(f"{base}/users", list_users)
     r.add_post(f"{base}/users", create_user)

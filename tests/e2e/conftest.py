@@ -1,0 +1,230 @@
+"""The real bot against the real sandbox: fixtures that read like the product.
+
+The bot runs in-process through `bot.server.serve` (its lark-oapi ws client in its own
+thread, as in production); the sandbox runs on the same loop; the store is the test
+backend. Tests propose through the HTTP API and click through the sandbox control API.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+import aiohttp
+import pytest
+from aiohttp.test_utils import TestServer
+
+from bot.config import Config, parse, resolve
+from bot.devstack import SandboxApp, point_webhooks
+from bot.sandbox.app import SandboxOptions, build_sandbox
+from bot.sandbox.control import HUB_KEY
+from bot.sandbox.hub import Hub
+from bot.sandbox.longconn import ClientConfig
+from bot.sandbox.state import SandboxState, default_state
+from bot.server import serve
+from store.authority import Store
+from store.timeutil import utc_now
+from tests.conftest import Backend
+from tests.sandbox.conftest import until
+from tests.test_cli import free_port
+
+DEV_TOKEN = "e2e-dev-token-123456"
+
+
+@dataclass
+class ShiftableClock:
+    offset: timedelta = field(default_factory=timedelta)
+
+    def __call__(self) -> datetime:
+        return utc_now() + self.offset
+
+
+def bot_config(backend: Backend, port: int, sandbox: SandboxApp, mode: str, **lark: Any) -> Config:
+    settings = parse(
+        {
+            "store": {"url": backend.url, **({"schema": backend.schema} if backend.schema else {})},
+            "http": {"port": port, "proposer_rate_per_s": 1000, "proposer_burst": 1000},
+            "lark": {
+                "mode": mode,
+                "app_id": sandbox.app_id,
+                "tenant_keys": [sandbox.tenant_key],
+                "base_url": sandbox.base_url,
+                **lark,
+            },
+            "audiences": [
+                {"name": "ops", "chat_id": "oc_ops", "operators": ["ou_alice", "ou_bob"]}
+            ],
+            "proposers": [{"name": "dev-agent", "token_env": "E2E_DEV_TOKEN"}],
+            "domains": {
+                "finance": {"accounts": [{"name": "sim-main", "venue": "sim", "budget": "100000"}]},
+                "message": {
+                    "destinations": [
+                        {
+                            "name": "acme",
+                            "chat_id": "oc_acme",
+                            "counterparty": "acme-supplier",
+                            "ops_chat_id": "oc_ops",
+                        }
+                    ]
+                },
+            },
+        }
+    )
+    return resolve(
+        settings,
+        {
+            "E2E_DEV_TOKEN": DEV_TOKEN,
+            "COUNTERSIGN_LARK_APP_SECRET": sandbox.app_secret,
+            "COUNTERSIGN_LARK_ENCRYPT_KEY": sandbox.encrypt_key,
+            "COUNTERSIGN_LARK_VERIFICATION_TOKEN": sandbox.verification_token,
+        },
+    )
+
+
+@dataclass
+class Stack:
+    mode: str
+    bot_url: str
+    sandbox: SandboxApp
+    state: SandboxState
+    hub: Hub
+    store: Store
+    clock: ShiftableClock
+    http: aiohttp.ClientSession
+
+    async def propose(self, body: dict[str, Any]) -> dict[str, Any]:
+        async with self.http.post(
+            f"{self.bot_url}/api/v1/operations",
+            data=json.dumps(body),
+            headers={"Authorization": f"Bearer {DEV_TOKEN}"},
+        ) as response:
+            view: dict[str, Any] = await response.json()
+            assert response.status == 201, view
+            return view
+
+    async def api(self, method: str, path: str) -> tuple[int, Any]:
+        async with self.http.request(
+            method, f"{self.bot_url}{path}", headers={"Authorization": f"Bearer {DEV_TOKEN}"}
+        ) as response:
+            return response.status, await response.json()
+
+    async def control(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+        async with self.http.request(
+            method, f"{self.sandbox.base_url}/sandbox/api{path}", json=body
+        ) as r:
+            return r.status, await r.json()
+
+    def card_of(self, operation_id: str) -> str | None:
+        """The sandbox message carrying this operation's card (the original, not copies)."""
+        for message in self.state.messages.values():
+            if message.forwarded_from or message.msg_type != "interactive":
+                continue
+            if operation_id in message.content:
+                return message.message_id
+        return None
+
+    async def offered(self, body: dict[str, Any]) -> tuple[dict[str, Any], str]:
+        """Propose and wait until the card is in the chat and the operation awaits a decision."""
+        view = await self.propose(body)
+        await until(self.state, lambda: self.card_of(view["id"]) is not None)
+        message_id = self.card_of(view["id"])
+        assert message_id is not None
+
+        async def recorded() -> bool:
+            op = await self.store.get(view["id"])
+            return op is not None and op.card_message_id == message_id
+
+        await eventually(recorded)
+        _, fresh = await self.api("GET", f"/api/v1/operations/{view['id']}")
+        return fresh, message_id
+
+    async def click(
+        self, message_id: str, operator: str, button: str = "confirm", **extra: Any
+    ) -> dict[str, Any]:
+        status, reply = await self.control(
+            "POST",
+            f"/messages/{message_id}/click",
+            {"operator": operator, "button": button, **extra},
+        )
+        assert status == 200, reply
+        return reply
+
+    def card(self, message_id: str) -> dict[str, Any]:
+        card = self.state.messages[message_id].card()
+        assert card is not None
+        return card
+
+
+async def eventually(check: Callable[[], Awaitable[bool]], deadline_s: float = 10.0) -> None:
+    """Poll an async condition with a deadline (for state that publishes no event)."""
+    for _ in range(int(deadline_s / 0.02)):
+        if await check():
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"condition not met within {deadline_s} s")
+
+
+StackFactory = Callable[..., Any]
+
+
+@pytest.fixture
+async def make_stack(backend: Backend, store: Store) -> AsyncIterator[StackFactory]:
+    """Start sandbox + bot in a given Lark mode; everything is torn down after the test."""
+    cleanups: list[Callable[[], Any]] = []
+
+    async def make(mode: str = "ws", **lark: Any) -> Stack:
+        state = default_state()
+        options = SandboxOptions(
+            client_config=ClientConfig(reconnect_nonce_s=0, reconnect_interval_s=1)
+        )
+        sandbox_app = build_sandbox(state, options)
+        server = TestServer(sandbox_app, host="127.0.0.1")
+        await server.start_server()
+        app = state.apps["cli_sandbox"]
+        sandbox = SandboxApp(
+            f"http://127.0.0.1:{server.port}",
+            app.app_id,
+            app.app_secret,
+            app.encrypt_key,
+            app.verification_token,
+            app.tenant_key,
+        )
+        port = free_port()
+        config = bot_config(backend, port, sandbox, mode, **lark)
+        clock = ShiftableClock()
+        stop = asyncio.Event()
+        ready = asyncio.Event()
+        bot = asyncio.create_task(
+            serve(config, stop=stop, clock=clock, on_ready=lambda _url: ready.set())
+        )
+        await asyncio.wait_for(ready.wait(), 30)
+        bot_url = f"http://127.0.0.1:{port}"
+        http = aiohttp.ClientSession()
+
+        async def cleanup() -> None:
+            stop.set()
+            await asyncio.wait_for(bot, 30)
+            await http.close()
+            await server.close()
+
+        cleanups.append(cleanup)
+        hub = sandbox_app[HUB_KEY]
+        if mode == "webhook":
+            await point_webhooks(sandbox, bot_url)
+        else:
+            await until(state, lambda: hub.longconn.connected(app.app_id) >= 1, deadline_s=30)
+        return Stack(mode, bot_url, sandbox, state, hub, store, clock, http)
+
+    yield make
+    for cleanup in reversed(cleanups):
+        await cleanup()
+
+
+@pytest.fixture(params=["ws", "webhook"])
+async def stack(request: pytest.FixtureRequest, make_stack: StackFactory) -> Stack:
+    made: Stack = await make_stack(request.param)
+    return made

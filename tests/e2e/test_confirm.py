@@ -1,0 +1,52 @@
+"""Propose, see the card, click: the product's front door, in ws and in webhook mode."""
+
+from __future__ import annotations
+
+import json
+
+from store.lifecycle import State
+from tests.e2e.conftest import Stack
+from tests.factories import order_request
+
+
+def texts(card: dict[str, object]) -> str:
+    return json.dumps(card, ensure_ascii=False)
+
+
+async def test_alice_confirms_and_the_card_and_api_agree(stack: Stack) -> None:
+    view, message_id = await stack.offered(order_request("happy"))
+    card = stack.card(message_id)
+    body = texts(card)
+    for term in view["terms"]["terms"]:
+        value = term["value"]
+        shown = ("yes" if value else "no") if isinstance(value, bool) else str(value)
+        assert f": {shown}" in body, term
+    assert "SIMULATED" in body and view["id"] in body and view["confirm_digest"][:12] in body
+    assert "sim-venue r1" in body
+    status, api_view = await stack.api("GET", f"/api/v1/operations/{view['id']}")
+    assert api_view["state"] == "awaiting_confirmation"
+    assert api_view["card"]["message_id"] == message_id
+
+    reply = await stack.click(message_id, "ou_alice")
+
+    assert reply["status"] == "answered" and reply["toast"]["type"] == "success"
+    assert reply["card_changed"] is True and "client_error" not in reply
+    after = stack.card(message_id)
+    assert '"tag": "button"' not in texts(after)
+    assert "Confirmed by <at id=ou_alice></at>" in texts(after)
+    assert after["header"]["template"] == "green"
+    status, api_view = await stack.api("GET", f"/api/v1/operations/{view['id']}")
+    assert api_view["state"] == "claimed"
+    assert api_view["decision"]["by"] == "ou_alice" and api_view["decision"]["action"] == "confirm"
+    assert await stack.store.claim_count(view["id"]) == 1
+    op = await stack.store.get(view["id"])
+    assert op is not None and op.state is State.CLAIMED
+
+
+async def test_bob_rejects_and_the_card_says_so(stack: Stack) -> None:
+    view, message_id = await stack.offered(order_request("reject-me"))
+    reply = await stack.click(message_id, "ou_bob", "reject")
+    assert reply["toast"]["type"] == "success" and reply["card_changed"]
+    assert "Rejected by <at id=ou_bob></at>" in texts(stack.card(message_id))
+    _, api_view = await stack.api("GET", f"/api/v1/operations/{view['id']}")
+    assert api_view["state"] == "rejected" and await stack.store.claim_count(view["id"]) == 0
