@@ -27,6 +27,10 @@ second that the client has a socket and has seen a frame or pong within one ping
 slack. Down for more than `watchdog_grace_s` -> state "disconnected"; for more than
 `exit_after_s` (or the SDK thread died, e.g. a ClientException on bad credentials) ->
 `on_fatal(reason)` once, and the server exits so a supervisor restarts it (crash-only).
+
+`status()` (for health): state "connecting" (down, within the grace) | "connected" |
+"disconnected"; connected_since and last_frame_at (ISO, UTC); reconnects (successful SDK
+reconnects); watchdog {verdict ok|grace|down|fatal, down_for_s, reason, grace_s, exit_after_s}.
 """
 
 from __future__ import annotations
@@ -207,8 +211,9 @@ class WsTransport:
                 self._client = _Client(self, self.app_id, self._app_secret, self.domain)
                 self._client.start()  # blocks until stop() stops the loop, or raises
         except RuntimeError as error:
-            if not self._stopping:
+            if not self._stopping:  # else: "Event loop stopped before Future completed"
                 self._error = error
+                log.error("lark ws client ended: %s", error)
         except BaseException as error:  # ClientException (bad credentials, limit), ...
             self._error = error
             log.error("lark ws client ended: %s", error)
@@ -393,6 +398,15 @@ class WsTransport:
         }
 
     async def _watch(self) -> None:
+        try:
+            await self._watch_until_fatal()
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # a watchdog that dies silently would hide a deaf client forever
+            log.exception("lark ws watchdog failed")
+            self._fatal("lark ws watchdog failed")
+
+    async def _watch_until_fatal(self) -> None:
         previous = ""
         while not self._stopping:
             state, down, reason = self._evaluate(time.monotonic())
@@ -401,14 +415,18 @@ class WsTransport:
                 log.log(level, "lark long connection %s%s", state, f" ({reason})" if reason else "")
                 previous = state
             thread_died = self._thread is not None and not self._thread.is_alive()
-            if thread_died or down > self.exit_after_s:
-                self._fatal_reason = (
-                    reason if thread_died else f"disconnected for {down:.0f}s: {reason}"
-                )
-                log.critical("lark long connection watchdog: %s", self._fatal_reason)
-                try:
-                    self.on_fatal(self._fatal_reason)
-                except Exception:
-                    log.exception("on_fatal raised")
+            if thread_died:
+                self._fatal(reason)
+                return
+            if down > self.exit_after_s:
+                self._fatal(f"disconnected for {down:.0f}s: {reason}")
                 return
             await asyncio.sleep(self.watchdog_tick_s)
+
+    def _fatal(self, reason: str) -> None:
+        self._fatal_reason = reason
+        log.critical("lark long connection watchdog: %s", reason)
+        try:
+            self.on_fatal(reason)
+        except Exception:
+            log.exception("on_fatal raised")

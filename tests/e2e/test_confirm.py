@@ -23,7 +23,7 @@ async def test_alice_confirms_and_the_card_and_api_agree(stack: Stack) -> None:
         assert f": {shown}" in body, term
     assert "SIMULATED" in body and view["id"] in body and view["confirm_digest"][:12] in body
     assert "sim-venue r1" in body
-    status, api_view = await stack.api("GET", f"/api/v1/operations/{view['id']}")
+    _, api_view = await stack.api("GET", f"/api/v1/operations/{view['id']}")
     assert api_view["state"] == "awaiting_confirmation"
     assert api_view["card"]["message_id"] == message_id
 
@@ -35,7 +35,7 @@ async def test_alice_confirms_and_the_card_and_api_agree(stack: Stack) -> None:
     assert '"tag": "button"' not in texts(after)
     assert "Confirmed by <at id=ou_alice></at>" in texts(after)
     assert after["header"]["template"] == "green"
-    status, api_view = await stack.api("GET", f"/api/v1/operations/{view['id']}")
+    _status, api_view = await stack.api("GET", f"/api/v1/operations/{view['id']}")
     assert api_view["state"] == "claimed"
     assert api_view["decision"]["by"] == "ou_alice" and api_view["decision"]["action"] == "confirm"
     assert await stack.store.claim_count(view["id"]) == 1

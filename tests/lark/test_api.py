@@ -11,6 +11,7 @@ import json
 import logging
 import traceback
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
 
@@ -26,9 +27,12 @@ from bot.lark.api import LarkApi, LarkApiError, retrying
 from bot.lark.tokens import TenantTokens
 from bot.sandbox.app import SandboxOptions, build_sandbox
 from bot.sandbox.control import HUB_KEY
+from bot.sandbox.openapi import Handler
 from bot.sandbox.state import App, default_state
-from tests.sandbox.conftest import Sandbox, until, v2_card
-from tests.sandbox.conftest import sandbox as sandbox_fixture  # noqa: F401  (pytest: `sandbox`)
+from tests.sandbox import conftest as sandbox_conftest
+from tests.sandbox.conftest import Sandbox, v2_card
+
+sandbox = sandbox_conftest.sandbox  # the real sandbox on a loopback port, as a fixture here
 
 DAY_S = 86400
 
@@ -117,7 +121,7 @@ async def test_send_patch_reply_and_read_back(sandbox: Sandbox, api: LarkApi) ->
     assert message_id.startswith("om_")
 
     done = v2_card("Confirmed by Alice", buttons=False)
-    assert await api.patch_card(message_id, done) is None
+    await api.patch_card(message_id, done)
 
     reply_id = await api.reply_text(message_id, "确认完成 done", "op-1-reply")
     item = await api.get_message(message_id)
@@ -157,36 +161,55 @@ async def test_calls_never_take_the_sdks_blocking_paths(sandbox: Sandbox) -> Non
     assert api._client._config.app_secret is None
 
 
+@dataclass
+class LostAnswers:
+    """How long the sandbox holds each message-create answer *after* the message exists."""
+
+    delay_s: float = 0.0
+
+
 @pytest.fixture
-async def lark_like_sandbox() -> AsyncIterator[Sandbox]:
-    """The sandbox served as Lark behaves when a client hangs up: the request is still carried
-    out. (`TestServer`, behind the `sandbox` fixture, cancels the handler instead.)"""
+async def slow_answer_sandbox() -> AsyncIterator[tuple[Sandbox, LostAnswers]]:
+    """The sandbox, with message-create answers delayed after the message was created: what a
+    client sees when Lark accepted a send but the answer was slow or lost.
+
+    The sandbox's own `latency_ms` fault cannot model this: it sleeps before the request body is
+    read, and the test server cancels the handler (or the body read fails) once the client has
+    hung up, so a send that timed out on our side never lands.
+    """
+    lost = LostAnswers()
+
+    @web.middleware
+    async def hold_answer(request: web.Request, handler: Handler) -> web.StreamResponse:
+        response = await handler(request)
+        if request.method == "POST" and request.path == "/open-apis/im/v1/messages":
+            await asyncio.sleep(lost.delay_s)
+        return response
+
     state = default_state()
     app = build_sandbox(state, SandboxOptions(callback_timeout_s=1.0))
-    runner = web.AppRunner(app, handler_cancellation=False)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = runner.addresses[0][1]
-    try:
-        async with aiohttp.ClientSession() as http:
-            yield Sandbox(f"http://127.0.0.1:{port}", state, app[HUB_KEY], http)
-    finally:
-        await runner.cleanup()
+    app.middlewares.append(hold_answer)
+    server = TestServer(app, host="127.0.0.1")
+    await server.start_server()
+    async with aiohttp.ClientSession() as http:
+        yield Sandbox(f"http://127.0.0.1:{server.port}", state, app[HUB_KEY], http), lost
+    await server.close()
 
 
-async def test_uuid_makes_a_retried_send_post_once(lark_like_sandbox: Sandbox) -> None:
+async def test_uuid_makes_a_retried_send_post_once(
+    slow_answer_sandbox: tuple[Sandbox, LostAnswers],
+) -> None:
     """The first attempt times out on our side after Lark accepted it; the retry, with the same
     uuid, gets the same message back and the chat has exactly one card."""
-    sandbox = lark_like_sandbox
+    sandbox, lost = slow_answer_sandbox
     api = LarkApi(sandbox.app.app_id, sandbox.app.app_secret, sandbox.base_url, timeout_s=0.25)
-    await sandbox.control("POST", "/faults", {"latency_ms": 600})
+    await api.tokens.get()  # so the 0.25 s budget below is the send's alone
+    lost.delay_s = 5.0
     errors: list[LarkApiError] = []
 
     async def send() -> str:
-        if errors:  # the retry: Lark did process the first request after we gave up on it
-            await until(sandbox.state, lambda: len(chat_messages(sandbox)) == 1)
-            await sandbox.control("POST", "/faults", {"latency_ms": 0})
+        if errors:
+            lost.delay_s = 0.0
         try:
             return await api.send_card("oc_ops", v2_card(), "op-3-card")
         except LarkApiError as error:
@@ -197,9 +220,9 @@ async def test_uuid_makes_a_retried_send_post_once(lark_like_sandbox: Sandbox) -
         message_id = await retrying(send, attempts=3, sleep=Sleeps())
     finally:
         await api.close()
-    [timeout] = errors
+    [timeout] = errors  # one timed-out attempt, whose card Lark did post ...
     assert timeout.code == -1 and timeout.kind == "transient" and "Timeout" in timeout.msg
-    assert chat_messages(sandbox) == [message_id]
+    assert chat_messages(sandbox) == [message_id]  # ... and the retry did not post another
 
 
 # -- tokens -----------------------------------------------------------------------------------

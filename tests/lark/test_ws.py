@@ -316,6 +316,21 @@ async def test_a_disconnect_shows_as_disconnected_until_the_sdk_reconnects(world
     assert reply["status"] == "answered" and reply["transport"] == "ws"
 
 
+async def test_a_wedged_sdk_loop_shows_as_disconnected_then_recovers(world: World) -> None:
+    # The alive-but-deaf case: the socket is open but the SDK loop processes nothing (as when
+    # it hangs in its timeout-less endpoint POST). Pings every second; nothing for 1.3 s = suspect.
+    world.sandbox.hub.longconn.client_config.ping_interval_s = 1
+    transport = await connected(world, watchdog_grace_s=0.1, pong_slack_s=0.3)
+    await eventually(lambda: transport.status()["last_frame_at"] is not None)
+    assert transport._ws_loop is not None
+    transport._ws_loop.call_soon_threadsafe(time.sleep, 2.0)  # blocks the SDK thread
+
+    await eventually(lambda: transport.status()["state"] == "disconnected")
+    assert "no frame or pong" in transport.status()["watchdog"]["reason"]
+    await eventually(lambda: transport.status()["state"] == "connected", deadline_s=10)
+    assert transport.status()["reconnects"] == 0  # same socket all along
+
+
 async def test_the_watchdog_calls_on_fatal_when_lark_is_gone(world: World) -> None:
     fatal = asyncio.Event()
     reasons: list[str] = []
