@@ -142,6 +142,9 @@ class CallbackConsumer:
             result = await asyncio.wait_for(asyncio.shield(answer), self.settings.answer_budget_s)
             outcome = "answered"
         except TimeoutError:
+            # Too late for the definitive answer: mark it so the decision, when it commits,
+            # leaves the card to the card worker instead of counting it as shown.
+            answer.cancel()
             result, outcome = self._toast("info", "toast.processing"), "processing"
         self.stats.observe_ack((time.perf_counter() - started) * 1000, outcome)
         return result
@@ -162,19 +165,28 @@ class CallbackConsumer:
             if not received.first:
                 self.stats.outcomes["replayed"] += 1
                 return received.entry.answer or self._toast("info", "toast.processing")
-        result = await self._decide_click(click, ctx)
+        result, decided = await self._decide_click(click, ctx)
+        late = answer is not None and answer.cancelled()
         if answer is not None and not answer.done():
             answer.set_result(result)  # answer first; the bookkeeping below can wait
+        if decided is not None:
+            if late:
+                self.on_card_due()  # the "processing" answer showed nothing: patch the card
+            else:
+                self._card_answered(decided)
         if click.event_id:
             await self.inbox.answered(INBOX_KIND, click.event_id, result)
         return result
 
-    async def _decide_click(self, click: CardClick, ctx: Context) -> dict[str, Any]:
+    async def _decide_click(
+        self, click: CardClick, ctx: Context
+    ) -> tuple[dict[str, Any], Operation | None]:
+        """The answer, and the operation if this click decided it."""
         if (reason := first_refusal(VALUE_CHECKS, click, ctx)) is not None:
-            return await self._refuse(click, reason, None, recorded=False)
+            return await self._refuse(click, reason, None, recorded=False), None
         op = await self.store.get(click.operation_id)
         if (reason := verify_operation(click, op, ctx)) is not None:
-            return await self._refuse(click, reason, op, recorded=False)
+            return await self._refuse(click, reason, op, recorded=False), None
         assert op is not None
         if click.action == "confirm":
             outcome: Claimed | Decided | Refused = await self.store.confirm_and_claim(
@@ -183,12 +195,14 @@ class CallbackConsumer:
         else:
             outcome = await self.store.reject(click.as_store_click())
         if isinstance(outcome, Refused):  # the database saw a race the checks could not
-            return await self._refuse(click, outcome.reason, outcome.operation, recorded=True)
+            return await self._refuse(click, outcome.reason, outcome.operation, recorded=True), None
         decided = outcome.operation
-        card = self._card(decided)
-        asyncio.get_running_loop().call_soon(self._card_answered, decided)
         key = "toast.confirmed" if click.action == "confirm" else "toast.rejected"
-        return {**self._toast("success", key), "card": {"type": "raw", "data": card}}
+        answer = {
+            **self._toast("success", key),
+            "card": {"type": "raw", "data": self._card(decided)},
+        }
+        return answer, decided
 
     async def _refuse(
         self, click: CardClick, reason: Reason, op: Operation | None, *, recorded: bool

@@ -419,7 +419,13 @@ async def faults(request: web.Request) -> web.Response:
     state = _state(request)
     if request.method == "POST":
         body = await _json(request)
-        for name in ("fail_next_patches", "fail_patch_code", "latency_ms", "app_rate_limit_per_s"):
+        for name in (
+            "fail_next_patches",
+            "fail_patch_code",
+            "latency_ms",
+            "app_rate_limit_per_s",
+            "lose_next_create_answers",
+        ):
             if name in body:
                 value = body[name]
                 if not isinstance(value, int) or value < 0:

@@ -228,6 +228,11 @@ def _send(
         parent_id=parent.message_id if parent else "",
     )
     state.add_message(message, app.app_id)
+    if state.faults.lose_next_create_answers > 0:
+        state.faults.lose_next_create_answers -= 1
+        raise LarkError(
+            1, "sandbox fault: the message was created but this answer was lost", status=500
+        )
     return ok(message_json(state, message))
 
 

@@ -134,6 +134,8 @@ class Faults:
     fail_next_patches: int = 0
     fail_patch_code: int = 230020
     latency_ms: int = 0
+    # the next N message creates (send/reply) succeed but their answer is lost (HTTP 500)
+    lose_next_create_answers: int = 0
     app_rate_limit_per_s: int = 0  # 0 = off; else HTTP 429 / 99991400 beyond it
 
 

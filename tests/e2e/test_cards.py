@@ -1,0 +1,137 @@
+"""Cards out and back: retried sends never post twice, the original card follows the state."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from datetime import timedelta
+
+from sqlalchemy import text
+
+from store.cards import CardLedger
+from store.lifecycle import State
+from tests.e2e.conftest import Stack, eventually
+from tests.factories import order_request
+from tests.sandbox.conftest import until
+
+
+def content(stack: Stack, message_id: str) -> str:
+    return stack.state.messages[message_id].content
+
+
+def cards_for(stack: Stack, operation_id: str) -> list[str]:
+    return [
+        m.message_id
+        for m in stack.state.messages.values()
+        if m.msg_type == "interactive" and not m.forwarded_from and operation_id in m.content
+    ]
+
+
+async def test_a_send_whose_answer_was_lost_is_retried_and_posts_one_card(stack: Stack) -> None:
+    await stack.control("POST", "/faults", {"lose_next_create_answers": 2})
+    view, message_id = await stack.offered(order_request("lost-answers"))
+    assert cards_for(stack, view["id"]) == [message_id]
+    assert view["state"] == "awaiting_confirmation" and view["card"]["message_id"] == message_id
+    history = await CardLedger(stack.store).history(view["id"])
+    assert [entry.action for entry in history if entry.ok] == ["send"]
+
+
+async def test_cancel_and_expiry_patch_the_original_card(stack: Stack) -> None:
+    cancelled, cancelled_card = await stack.offered(order_request("to-cancel"))
+    expiring, expiring_card = await stack.offered(order_request("to-expire", expires_in_s=30))
+    status, _ = await stack.api("POST", f"/api/v1/operations/{cancelled['id']}/cancel")
+    assert status == 200
+    await until(stack.state, lambda: "Cancelled by the proposer" in content(stack, cancelled_card))
+    stack.clock.offset += timedelta(seconds=31)
+    await until(stack.state, lambda: "Expired at" in content(stack, expiring_card))
+    for message_id in (cancelled_card, expiring_card):
+        assert '"tag": "button"' not in json.dumps(stack.card(message_id))
+        assert len(stack.state.messages[message_id].history) == 2  # created, then one patch
+
+    async def recorded() -> bool:
+        _, view = await stack.api("GET", f"/api/v1/operations/{expiring['id']}")
+        return bool(view["state"] == "expired" and view["card"]["delivery"] == "current")
+
+    await eventually(recorded)
+
+
+async def test_patch_failures_are_retried_and_permanent_ones_are_visible(stack: Stack) -> None:
+    view, message_id = await stack.offered(order_request("flaky-patch"))
+    await stack.control("POST", "/faults", {"fail_next_patches": 2, "fail_patch_code": 230020})
+    await stack.api("POST", f"/api/v1/operations/{view['id']}/cancel")
+    await until(
+        stack.state,
+        lambda: "Cancelled by the proposer" in content(stack, message_id),
+        deadline_s=20,
+    )
+
+    doomed, _ = await stack.offered(order_request("doomed-patch"))
+    await stack.control("POST", "/faults", {"fail_next_patches": 100, "fail_patch_code": 230031})
+
+    async def failed() -> bool:
+        _, current = await stack.api("GET", f"/api/v1/operations/{doomed['id']}")
+        return bool(current["card"]["delivery"] == "failed")
+
+    await stack.api("POST", f"/api/v1/operations/{doomed['id']}/cancel")
+    await eventually(failed)
+    _, current = await stack.api("GET", f"/api/v1/operations/{doomed['id']}")
+    assert "230031" in current["card"]["error"]
+    _, ready = await stack.api("GET", "/readyz")
+    assert ready["components"]["outbox"]["card_delivery_failed"] == 1
+    await stack.control("POST", "/faults", {"fail_next_patches": 0})
+
+
+async def test_a_slow_commit_answers_processing_then_patches_the_result(stack: Stack) -> None:
+    view, message_id = await stack.offered(order_request("slow-commit"))
+    hold = asyncio.Event()
+    held = asyncio.Event()
+
+    async def hold_the_row() -> None:
+        async with stack.store.write() as conn:
+            if conn.dialect.name == "postgresql":
+                await conn.execute(
+                    text("SELECT id FROM operations WHERE id = :id FOR UPDATE"), {"id": view["id"]}
+                )
+            held.set()  # SQLite: BEGIN IMMEDIATE already holds the write lock
+            await hold.wait()
+
+    holder = asyncio.create_task(hold_the_row())
+    await held.wait()
+    click = asyncio.create_task(stack.click(message_id, "ou_alice"))
+    await asyncio.sleep(3)  # longer than the 2 s answer budget: the point of the test
+    hold.set()
+    await holder
+    reply = await click
+    assert reply["toast"]["content"] == "Received, processing" and reply["card_changed"] is False
+    await until(
+        stack.state,
+        lambda: "Confirmed by <at id=ou_alice></at>" in content(stack, message_id),
+        deadline_s=20,
+    )
+    op = await stack.store.get(view["id"])
+    assert (
+        op is not None and op.state is State.CLAIMED and await stack.store.claim_count(op.id) == 1
+    )
+
+
+async def test_readiness_moves_from_unverified_to_verified_with_the_first_click(
+    stack: Stack,
+) -> None:
+    status, ready = await stack.api("GET", "/readyz")
+    assert status == 200 and ready["status"] == "ready"
+    callbacks = ready["components"]["callback_consumer"]
+    assert callbacks["state"] == "listening_unverified" and callbacks["mode"] == stack.mode
+    assert ready["components"]["text_listener"]["mode"] == stack.mode
+    _, message_id = await stack.offered(order_request("verify-me"))
+    await stack.click(message_id, "ou_alice")
+    _, ready = await stack.api("GET", "/readyz")
+    callbacks = ready["components"]["callback_consumer"]
+    assert callbacks["state"] == "verified" and callbacks["events"] == 1
+    assert callbacks["ack_latency_ms"]["p50"] is not None
+    body = json.dumps(ready)
+    for secret in (
+        stack.sandbox.app_secret,
+        stack.sandbox.encrypt_key,
+        stack.sandbox.verification_token,
+    ):
+        assert secret not in body
