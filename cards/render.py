@@ -5,6 +5,8 @@ Terms are shown as plain_text so nothing a proposer sends can format, mention or
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from datetime import UTC, datetime, tzinfo
 from typing import Any
 
@@ -12,6 +14,7 @@ from cards.strings import LANGS, LARK_LOCALE, Lang, i18n, text
 from store.timeutil import parse_iso_utc
 
 CALLBACK_VALUE_VERSION = 1
+OPEN_ID = re.compile(r"ou_[A-Za-z0-9_-]{1,120}")
 SHORT_DIGEST = 12
 HEADER_TEMPLATE = {
     "prepared": "orange",
@@ -40,18 +43,18 @@ def _when(iso: str, tz: tzinfo) -> str:
     return moment.strftime("%Y-%m-%d %H:%M ") + (moment.tzname() or "UTC")
 
 
-def _span(seconds: float) -> str:
+def _span(seconds: float, lang: Lang) -> str:
     seconds = abs(int(seconds))
     if seconds >= 3600:
-        return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+        return text("span.hours", lang, h=str(seconds // 3600), m=f"{seconds % 3600 // 60:02d}")
     if seconds >= 60:
-        return f"{seconds // 60} min"
-    return f"{seconds} s"
+        return text("span.minutes", lang, m=str(seconds // 60))
+    return text("span.seconds", lang, s=str(seconds))
 
 
 def _relative(iso: str, now: datetime, lang: Lang) -> str:
     delta = (parse_iso_utc(iso) - now).total_seconds()
-    return text("relative.in" if delta >= 0 else "relative.ago", lang, span=_span(delta))
+    return text("relative.in" if delta >= 0 else "relative.ago", lang, span=_span(delta, lang))
 
 
 def _value(value: Any, lang: Lang) -> str:
@@ -67,15 +70,40 @@ def _plain(content: str, i18n_content: dict[str, str] | None = None) -> dict[str
     return element
 
 
-def _line(label_key: str, value: str, lang: Lang) -> dict[str, Any]:
-    """`Label: value` as plain text, the label translated per locale, the value verbatim."""
-    return {
-        "tag": "div",
-        "text": _plain(
-            f"{text(label_key, lang)}: {value}",
-            {LARK_LOCALE[each]: f"{text(label_key, each)}: {value}" for each in LANGS},
-        ),
-    }
+LONG_VALUE = 120  # longer values get their own element, so i18n does not copy them
+
+
+def _line(label_key: str, value: Callable[[Lang], str], lang: Lang) -> list[dict[str, Any]]:
+    """`Label: value` as plain text, each locale wholly in its language.
+
+    A long value (a message text) is shown once, under its translated label: repeating it
+    per locale would triple the card's size (Lark caps cards at 30 KB).
+    """
+    if len(value(lang)) > LONG_VALUE:
+        return [
+            {
+                "tag": "div",
+                "text": _plain(f"{text(label_key, lang)}:", i18n(label_key, suffix=":")),
+            },
+            {"tag": "div", "text": _plain(value(lang))},
+        ]
+    return [
+        {
+            "tag": "div",
+            "text": _plain(
+                f"{text(label_key, lang)}: {value(lang)}",
+                {LARK_LOCALE[each]: f"{text(label_key, each)}: {value(each)}" for each in LANGS},
+            ),
+        }
+    ]
+
+
+def _same(value: str) -> Callable[[Lang], str]:
+    return lambda _lang: value
+
+
+def _localized(raw: Any) -> Callable[[Lang], str]:
+    return lambda each: _value(raw, each)
 
 
 def _status_line(view: dict[str, Any], lang: Lang, tz: tzinfo) -> dict[str, Any] | None:
@@ -112,23 +140,29 @@ def render_card(
                 "i18n_content": {k: f"**{v}**" for k, v in i18n("simulated").items()},
             }
         )
-    elements += [
-        _line(f"term.{term['name']}", _value(term["value"], lang), lang) for term in terms["terms"]
-    ]
+    for term in terms["terms"]:
+        raw = term["value"]
+        elements += _line(f"term.{term['name']}", _localized(raw), lang)
     elements.append({"tag": "hr"})
     executor = view["executor"]
-    expires = f"{_when(view['expires_at'], tz)} ({_relative(view['expires_at'], now, lang)})"
+
+    def expires(each: Lang) -> str:
+        return f"{_when(view['expires_at'], tz)} ({_relative(view['expires_at'], now, each)})"
+
     elements += [
-        _line("executor", f"{executor['name']} r{executor['revision']}", lang),
-        _line("expires", expires, lang),
-        _line("operation", view["id"], lang),
-        _line("digest", view["confirm_digest"][:SHORT_DIGEST], lang),
+        *_line("executor", _same(f"{executor['name']} r{executor['revision']}"), lang),
+        *_line("expires", expires, lang),
+        *_line("operation", _same(view["id"]), lang),
+        *_line("digest", _same(view["confirm_digest"][:SHORT_DIGEST]), lang),
     ]
-    if (requester := view["source"].get("requester_open_id")) is not None:
+    requester = view["source"].get("requester_open_id")
+    if isinstance(requester, str) and OPEN_ID.fullmatch(requester):  # never unchecked markdown
+        mention = f"<at id={requester}></at>"
         elements.append(
             {
                 "tag": "markdown",
-                "content": f"{text('requested_by', lang)}: <at id={requester}></at>",
+                "content": f"{text('requested_by', lang)}: {mention}",
+                "i18n_content": {k: f"{v}: {mention}" for k, v in i18n("requested_by").items()},
             }
         )
     status = _status_line(view, lang, tz)
@@ -154,7 +188,9 @@ def render_card(
                     for each in LANGS
                 },
             ),
-            "subtitle": _plain("SIMULATED" if view["simulated"] else kind),
+            "subtitle": _plain(text("subtitle.simulated", lang), i18n("subtitle.simulated"))
+            if view["simulated"]
+            else _plain(kind),
         },
         "body": {"elements": elements},
     }

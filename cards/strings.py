@@ -112,6 +112,10 @@ TEXT: Mapping[str, Mapping[Lang, str]] = {
     "toast.rejected": {"en": "Rejected", "zh": "已拒绝"},
     "toast.processing": {"en": "Received, processing", "zh": "已收到，处理中"},
     "toast.busy": {"en": "Busy, please click again in a moment", "zh": "系统繁忙，请稍后再点击"},
+    "subtitle.simulated": {"en": "SIMULATED", "zh": "模拟"},
+    "span.hours": {"en": "{h}h{m}m", "zh": "{h}小时{m}分"},
+    "span.minutes": {"en": "{m} min", "zh": "{m}分钟"},
+    "span.seconds": {"en": "{s} s", "zh": "{s}秒"},
     "relative.in": {"en": "in {span}", "zh": "{span}后"},
     "relative.ago": {"en": "{span} ago", "zh": "{span}前"},
     "term.venue": {"en": "Venue", "zh": "交易场所"},
@@ -147,6 +151,6 @@ def text(key: str, lang: Lang, **values: str) -> str:
     return template.format(**values)
 
 
-def i18n(key: str, **values: str) -> dict[str, str]:
+def i18n(key: str, suffix: str = "", **values: str) -> dict[str, str]:
     """Lark's local i18n map for a text: {"en_us": ..., "zh_cn": ...}."""
-    return {LARK_LOCALE[lang]: text(key, lang, **values) for lang in LANGS}
+    return {LARK_LOCALE[lang]: text(key, lang, **values) + suffix for lang in LANGS}

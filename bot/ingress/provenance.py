@@ -112,10 +112,10 @@ def value_well_formed(click: CardClick, _ctx: Context) -> Reason | None:
         not isinstance(value, dict)
         or set(value) != VALUE_KEYS
         or not isinstance(value["op"], str)
-        or not OPERATION_ID.match(value["op"])
+        or not OPERATION_ID.fullmatch(value["op"])
         or not isinstance(value["action"], str)
         or not isinstance(value["digest"], str)
-        or not DIGEST.match(value["digest"])
+        or not DIGEST.fullmatch(value["digest"])
         or type(value["v"]) is not int
         or value["v"] != 1
         or not click.event_id

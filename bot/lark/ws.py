@@ -128,7 +128,7 @@ class _Client(lark_ws_client.Client):  # type: ignore[misc]
         biz_rt = frame.headers.add()
         biz_rt.key = "biz_rt"
         biz_rt.value = str(round((time.monotonic() - started) * 1000))
-        frame.payload = json.dumps(ack, separators=(",", ":")).encode("utf-8")
+        frame.payload = json.dumps(ack, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
         await self._write_message(frame.SerializeToString())
 
 

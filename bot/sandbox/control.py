@@ -237,8 +237,11 @@ async def create_chat(request: web.Request) -> web.Response:
     if not isinstance(members, list) or any(m not in state.users for m in members):
         raise _fail(422, "invalid_members", "members: a list of existing users' open_ids")
     apps = body.get("apps", list(state.apps))
+    chat_type = body.get("chat_type", "group")
+    if chat_type not in ("group", "p2p"):
+        raise _fail(422, "invalid_chat_type", 'chat_type: "group" or "p2p"')
     chat = Chat(
-        chat_id, name or chat_id, list(members), "group", [a for a in apps if a in state.apps]
+        chat_id, name or chat_id, list(members), chat_type, [a for a in apps if a in state.apps]
     )
     state.chats[chat_id] = chat
     state.publish({"type": "chats"})

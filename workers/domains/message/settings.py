@@ -22,7 +22,8 @@ class MessageSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     enabled: bool = True
-    max_text_chars: int = Field(default=4000, ge=1, le=30000)
+    # a card holds at most 30 KB; 6000 CJK characters (18 KB) leave room for the rest
+    max_text_chars: int = Field(default=4000, ge=1, le=6000)
     destinations: list[Destination] = Field(default_factory=list)
 
     def destination(self, name: str) -> Destination | None:
