@@ -83,6 +83,7 @@ class TextListener:
         self.stats = ConsumerStats()
         self.queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue(maxsize=QUEUE_SIZE)
         self._tasks: list[asyncio.Task[None]] = []
+        self._recovery: asyncio.Task[None] | None = None
         self._running = False
 
     def on_event(self, envelope: dict[str, Any], transport: str) -> None:
@@ -107,13 +108,15 @@ class TextListener:
             asyncio.create_task(self._supervised(), name=f"text-worker-{i}")
             for i in range(self.settings.workers)
         ]
-        self._tasks.append(asyncio.create_task(self._recover(), name="text-recovery"))
+        # recovery runs once and ends; it is not part of `healthy`
+        self._recovery = asyncio.create_task(self._recover(), name="text-recovery")
 
     async def stop(self) -> None:
         self._running = False
-        for task in self._tasks:
+        tasks = [*self._tasks, *([self._recovery] if self._recovery else [])]
+        for task in tasks:
             task.cancel()
-        for task in self._tasks:
+        for task in tasks:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
 
