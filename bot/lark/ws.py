@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import json
 import logging
 import threading
@@ -70,6 +71,24 @@ ACK_ERROR: dict[str, Any] = {"code": 500}
 
 def _now_iso(wall: float) -> str:
     return datetime.fromtimestamp(wall, UTC).isoformat()
+
+
+def close_sdk_loop(loop: asyncio.AbstractEventLoop, client: Any) -> None:
+    """End a lark-oapi ws client's thread loop: cancel its tasks, close its socket, close the loop."""
+    # Cancel twice: the SDK's ping loop sleeps in a `finally`, which can swallow one cancel.
+    for _ in range(2):
+        tasks = asyncio.all_tasks(loop)
+        if not tasks:
+            break
+        for task in tasks:
+            task.cancel()
+        loop.run_until_complete(asyncio.wait(tasks, timeout=1.0))
+    conn = getattr(client, "_conn", None)
+    if conn is not None:  # a clean close, so the server sees the client leave at once
+        with contextlib.suppress(Exception):
+            loop.run_until_complete(asyncio.wait_for(conn.close(), 2.0))
+    loop.run_until_complete(loop.shutdown_asyncgens())
+    loop.close()
 
 
 class _Client(lark_ws_client.Client):  # type: ignore[misc]
@@ -221,22 +240,7 @@ class WsTransport:
             self._shutdown(loop)
 
     def _shutdown(self, loop: asyncio.AbstractEventLoop) -> None:
-        # Cancel twice: the SDK's ping loop sleeps in a `finally`, which can swallow one cancel.
-        for _ in range(2):
-            tasks = asyncio.all_tasks(loop)
-            if not tasks:
-                break
-            for task in tasks:
-                task.cancel()
-            loop.run_until_complete(asyncio.wait(tasks, timeout=1.0))
-        conn = getattr(self._client, "_conn", None)
-        if conn is not None:  # a clean close, so the server sees us leave at once
-            try:
-                loop.run_until_complete(asyncio.wait_for(conn.close(), 2.0))
-            except Exception:
-                pass
-        loop.run_until_complete(loop.shutdown_asyncgens())
-        loop.close()
+        close_sdk_loop(loop, self._client)
 
     async def stop(self, timeout_s: float = 10.0) -> bool:
         """Best effort (the SDK has no stop): stop its loop, cancel its tasks, close the socket.

@@ -19,6 +19,8 @@ from typing import Any
 import lark_oapi as lark  # type: ignore[import-untyped]
 import lark_oapi.ws.client as lark_ws_client  # type: ignore[import-untyped]
 
+from bot.lark.ws import close_sdk_loop
+
 
 class SdkThread:
     """One lark-oapi ws.Client running in its own daemon thread and event loop."""
@@ -63,22 +65,7 @@ class SdkThread:
             self._shutdown(loop)
 
     def _shutdown(self, loop: asyncio.AbstractEventLoop) -> None:
-        # Cancel twice: the SDK's ping loop sleeps in a `finally`, which can swallow one cancel.
-        for _ in range(2):
-            tasks = asyncio.all_tasks(loop)
-            if not tasks:
-                break
-            for task in tasks:
-                task.cancel()
-            loop.run_until_complete(asyncio.wait(tasks, timeout=1.0))
-        conn = getattr(self.client, "_conn", None)
-        if conn is not None:  # a clean close, so the server sees the client leave at once
-            try:
-                loop.run_until_complete(asyncio.wait_for(conn.close(), 2.0))
-            except Exception:
-                pass
-        loop.run_until_complete(loop.shutdown_asyncgens())
-        loop.close()
+        close_sdk_loop(loop, self.client)
 
     async def stop(self, timeout_s: float = 10.0) -> None:
         """Stop the client; awaits (without blocking the caller's loop, which serves the hub)."""
