@@ -68,3 +68,52 @@ def next_state(current: State, event: Event) -> State:
 def sources_for(event: Event) -> tuple[State, ...]:
     """Every state in which `event` is allowed, in a stable order (for conditional updates)."""
     return tuple(sorted({src for (src, ev) in TRANSITIONS if ev is event}, key=list(State).index))
+
+
+# -- execution, after the claim -------------------------------------------------------------
+# Tracked apart from the envelope state: a claimed operation moves through these while the
+# executor and the reconciler work; the envelope goes to outcome_observed with the first
+# outcome.
+
+
+class Execution(StrEnum):
+    QUEUED = "queued"
+    PREFLIGHT = "preflight"
+    RESERVED = "reserved"
+    DISPATCHING = "dispatching"
+    SUBMITTED = "submitted"
+    SUBMISSION_UNKNOWN = "submission_unknown"
+    COMPLETED = "completed"  # a terminal outcome is recorded (filled, rejected, sent, ...)
+    RECONCILED = "reconciled"  # an unknown resolved by looking it up, never by resubmitting
+    PREFLIGHT_REJECTED = "preflight_rejected"
+    RESERVATION_REFUSED = "reservation_refused"
+
+
+EXECUTION_TRANSITIONS: Mapping[Execution, frozenset[Execution]] = {
+    Execution.QUEUED: frozenset({Execution.PREFLIGHT}),
+    Execution.PREFLIGHT: frozenset(
+        {Execution.RESERVED, Execution.PREFLIGHT_REJECTED, Execution.RESERVATION_REFUSED}
+    ),
+    Execution.RESERVED: frozenset({Execution.DISPATCHING}),
+    Execution.DISPATCHING: frozenset(
+        {Execution.SUBMITTED, Execution.SUBMISSION_UNKNOWN, Execution.COMPLETED}
+    ),
+    Execution.SUBMITTED: frozenset({Execution.COMPLETED, Execution.SUBMISSION_UNKNOWN}),
+    Execution.SUBMISSION_UNKNOWN: frozenset({Execution.RECONCILED, Execution.SUBMISSION_UNKNOWN}),
+    Execution.COMPLETED: frozenset({Execution.COMPLETED, Execution.RECONCILED}),
+    Execution.RECONCILED: frozenset({Execution.RECONCILED}),
+    Execution.PREFLIGHT_REJECTED: frozenset(),
+    Execution.RESERVATION_REFUSED: frozenset(),
+}
+
+
+class IllegalExecutionStep(Exception):
+    def __init__(self, current: Execution, target: Execution) -> None:
+        super().__init__(f"execution cannot go from {current.value!r} to {target.value!r}")
+        self.current = current
+        self.target = target
+
+
+def execution_sources(target: Execution) -> tuple[Execution, ...]:
+    """Every execution state from which `target` may follow (for conditional updates)."""
+    return tuple(state for state, nexts in EXECUTION_TRANSITIONS.items() if target in nexts)

@@ -189,3 +189,65 @@ class CardDeliveryRow(Base):
     ok: Mapped[bool] = mapped_column(Boolean, nullable=False)
     code: Mapped[int | None] = mapped_column(Integer)
     detail: Mapped[str | None] = mapped_column(String(300))
+
+
+class AttemptRow(Base):
+    """The one submission of an operation, recorded (with its stable client id) before dispatch."""
+
+    __tablename__ = "attempts"
+
+    id: Mapped[str] = mapped_column(String(26), primary_key=True)
+    operation_id: Mapped[str] = mapped_column(
+        ForeignKey("operations.id"), nullable=False, unique=True
+    )
+    client_id: Mapped[str] = mapped_column(String(64), nullable=False, unique=True)
+    state: Mapped[str] = mapped_column(String(32), nullable=False)
+    recorded_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
+    dispatched_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    resolved_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    last_error: Mapped[str | None] = mapped_column(String(300))
+
+
+class OutcomeRow(Base):
+    """Append-only: a reconciliation adds a row naming the digest of the outcome it reconciles."""
+
+    __tablename__ = "outcomes"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    operation_id: Mapped[str] = mapped_column(
+        ForeignKey("operations.id"), nullable=False, index=True
+    )
+    stage: Mapped[str] = mapped_column(String(16), nullable=False)
+    status: Mapped[str] = mapped_column(String(32), nullable=False)
+    detail: Mapped[str] = mapped_column(Text, nullable=False)
+    outcome_digest: Mapped[str] = mapped_column(String(64), nullable=False, unique=True)
+    reconciles_digest: Mapped[str | None] = mapped_column(String(64))
+    observed_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
+
+
+class AccountRow(Base):
+    """One row per account: its version is the compare-and-set that serializes reservations."""
+
+    __tablename__ = "accounts"
+
+    account: Mapped[str] = mapped_column(String(200), primary_key=True)
+    version: Mapped[int] = mapped_column(Integer, nullable=False)
+
+
+class ReservationRow(Base):
+    """Exposure held for an order between its claim and its observed outcome."""
+
+    __tablename__ = "reservations"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    operation_id: Mapped[str] = mapped_column(
+        ForeignKey("operations.id"), nullable=False, unique=True
+    )
+    account: Mapped[str] = mapped_column(ForeignKey("accounts.account"), nullable=False)
+    # decimal text, exact: summed in Python inside the account's compare-and-set
+    amount: Mapped[str] = mapped_column(String(64), nullable=False)
+    state: Mapped[str] = mapped_column(String(16), nullable=False)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
+    released_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+    __table_args__ = (Index("ix_reservations_account_state", "account", "state"),)

@@ -26,7 +26,18 @@ from store.opening import open_store
 PG_URL = os.environ.get(
     "COUNTERSIGN_TEST_PG_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/test"
 )
-TABLES = ("card_deliveries", "claims", "confirmations", "audit", "inbox", "operations")
+TABLES = (
+    "reservations",
+    "accounts",
+    "outcomes",
+    "attempts",
+    "card_deliveries",
+    "claims",
+    "confirmations",
+    "audit",
+    "inbox",
+    "operations",
+)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

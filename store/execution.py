@@ -1,0 +1,353 @@
+"""After the claim: the attempt, the reservation and the outcomes of an operation.
+
+The database decides every race here too: one attempt per operation (unique), one client id
+per attempt (unique), reservations serialized per account by a compare-and-set on the
+account's version (FOR UPDATE would be dropped on SQLite), outcomes append-only.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy import insert, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncConnection
+from ulid import ULID
+
+from store.authority import Store
+from store.canonical import canonical_digest, canonical_json
+from store.lifecycle import (
+    EXECUTION_TRANSITIONS,
+    Event,
+    Execution,
+    IllegalExecutionStep,
+    State,
+    execution_sources,
+    next_state,
+)
+from store.models import AccountRow, AttemptRow, AuditRow, OperationRow, OutcomeRow, ReservationRow
+
+RESERVE_RETRIES = 20
+ACTIVE = "active"
+RELEASED = "released"
+
+
+@dataclass(frozen=True)
+class Attempt:
+    id: str
+    operation_id: str
+    client_id: str
+    state: str
+    last_error: str | None
+
+    @classmethod
+    def from_row(cls, row: Any) -> Attempt:
+        return cls(row.id, row.operation_id, row.client_id, row.state, row.last_error)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    operation_id: str
+    stage: str
+    status: str
+    detail: dict[str, Any]
+    outcome_digest: str
+    reconciles_digest: str | None
+
+    @classmethod
+    def from_row(cls, row: Any) -> Outcome:
+        return cls(
+            row.operation_id,
+            row.stage,
+            row.status,
+            json.loads(row.detail),
+            row.outcome_digest,
+            row.reconciles_digest,
+        )
+
+
+@dataclass(frozen=True)
+class Reserved:
+    account: str
+    amount: Decimal
+    held_after: Decimal  # all active reservations of the account, this one included
+
+
+@dataclass(frozen=True)
+class ReservationRefused:
+    account: str
+    amount: Decimal
+    budget: Decimal
+    observed: Decimal
+    held: Decimal
+
+    @property
+    def reason(self) -> str:
+        return (
+            f"exposure budget of {self.account} is {self.budget}: positions and open orders "
+            f"{self.observed} + reserved {self.held} + this order {self.amount} exceed it"
+        )
+
+
+class _Raced(Exception):
+    """The account's version moved under us: read again."""
+
+
+def outcome_digest(
+    operation_id: str, stage: str, status: str, detail: dict[str, Any], reconciles: str | None
+) -> str:
+    return canonical_digest(
+        {
+            "operation": operation_id,
+            "stage": stage,
+            "status": status,
+            "detail": detail,
+            "reconciles": reconciles,
+        }
+    )
+
+
+class ExecutionLedger:
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    # -- execution state ----------------------------------------------------------------------
+
+    async def step(
+        self, operation_id: str, target: Execution, actor: str = "system:executor"
+    ) -> None:
+        """Move the execution state to `target`, from a state the table allows."""
+        sources = [state.value for state in execution_sources(target)]
+        async with self.store.write() as conn:
+            result = await conn.execute(
+                update(OperationRow)
+                .where(OperationRow.id == operation_id, OperationRow.execution_state.in_(sources))
+                .values(execution_state=target.value, updated_at=self.store.clock())
+            )
+            if result.rowcount != 1:
+                current = (
+                    await conn.execute(
+                        select(OperationRow.execution_state).where(OperationRow.id == operation_id)
+                    )
+                ).scalar_one_or_none()
+                raise IllegalExecutionStep(Execution(current or Execution.QUEUED), target)
+            await self._audit(conn, operation_id, actor, f"execution:{target.value}")
+
+    async def _audit(
+        self, conn: AsyncConnection, operation_id: str, actor: str, event: str
+    ) -> None:
+        await conn.execute(
+            insert(AuditRow).values(
+                operation_id=operation_id, at=self.store.clock(), actor=actor, event=event[:32]
+            )
+        )
+
+    # -- the attempt --------------------------------------------------------------------------
+
+    async def record_attempt(self, operation_id: str, client_id: str) -> Attempt:
+        """Record the one attempt before anything is sent; a second call returns the first."""
+        try:
+            async with self.store.write() as conn:
+                existing = await self._attempt(conn, operation_id)
+                if existing is not None:
+                    return existing
+                await conn.execute(
+                    insert(AttemptRow).values(
+                        id=str(ULID.from_datetime(self.store.clock())),
+                        operation_id=operation_id,
+                        client_id=client_id,
+                        state="recorded",
+                        recorded_at=self.store.clock(),
+                    )
+                )
+                attempt = await self._attempt(conn, operation_id)
+        except IntegrityError:  # a concurrent executor recorded it first
+            async with self.store.read() as conn:
+                attempt = await self._attempt(conn, operation_id)
+        assert attempt is not None
+        return attempt
+
+    @staticmethod
+    async def _attempt(conn: AsyncConnection, operation_id: str) -> Attempt | None:
+        row = (
+            await conn.execute(
+                select(AttemptRow.__table__).where(AttemptRow.operation_id == operation_id)
+            )
+        ).one_or_none()
+        return None if row is None else Attempt.from_row(row)
+
+    async def attempt(self, operation_id: str) -> Attempt | None:
+        async with self.store.read() as conn:
+            return await self._attempt(conn, operation_id)
+
+    async def mark_attempt(self, operation_id: str, state: str, error: str | None = None) -> None:
+        now = self.store.clock()
+        values: dict[str, Any] = {"state": state, "last_error": error[:300] if error else None}
+        if state == "dispatched":
+            values["dispatched_at"] = now
+        if state in ("resolved", "unknown"):
+            values["resolved_at"] = now
+        async with self.store.write() as conn:
+            await conn.execute(
+                update(AttemptRow).where(AttemptRow.operation_id == operation_id).values(**values)
+            )
+
+    # -- reservations -------------------------------------------------------------------------
+
+    async def reserve(
+        self,
+        operation_id: str,
+        account: str,
+        amount: Decimal,
+        *,
+        budget: Decimal,
+        observed: Decimal,
+    ) -> Reserved | ReservationRefused:
+        """Hold `amount` if observed exposure + active reservations + amount fit `budget`."""
+        for _ in range(RESERVE_RETRIES):
+            try:
+                return await self._reserve_once(operation_id, account, amount, budget, observed)
+            except _Raced:
+                continue
+        raise RuntimeError(f"could not reserve on {account}: too much contention")
+
+    async def _reserve_once(
+        self, operation_id: str, account: str, amount: Decimal, budget: Decimal, observed: Decimal
+    ) -> Reserved | ReservationRefused:
+        try:
+            async with self.store.write() as conn:
+                # FOR UPDATE queues concurrent reservers on PostgreSQL (SQLite has one writer
+                # anyway and SQLAlchemy leaves the clause out there); the conditional version
+                # update below is what guarantees the budget either way.
+                version = (
+                    await conn.execute(
+                        select(AccountRow.version)
+                        .where(AccountRow.account == account)
+                        .with_for_update()
+                    )
+                ).scalar_one_or_none()
+                if version is None:
+                    await conn.execute(insert(AccountRow).values(account=account, version=0))
+                    version = 0
+                rows = (
+                    await conn.execute(
+                        select(ReservationRow.operation_id, ReservationRow.amount).where(
+                            ReservationRow.account == account, ReservationRow.state == ACTIVE
+                        )
+                    )
+                ).all()
+                held = sum((Decimal(row.amount) for row in rows), Decimal(0))
+                if any(row.operation_id == operation_id for row in rows):
+                    return Reserved(account, amount, held)  # taken before a restart
+                if observed + held + amount > budget:
+                    return ReservationRefused(account, amount, budget, observed, held)
+                moved = await conn.execute(
+                    update(AccountRow)
+                    .where(AccountRow.account == account, AccountRow.version == version)
+                    .values(version=version + 1)
+                )
+                if moved.rowcount != 1:
+                    raise _Raced
+                await conn.execute(
+                    insert(ReservationRow).values(
+                        operation_id=operation_id,
+                        account=account,
+                        amount=format(amount, "f"),
+                        state=ACTIVE,
+                        created_at=self.store.clock(),
+                    )
+                )
+                return Reserved(account, amount, held + amount)
+        except IntegrityError:
+            raise _Raced from None  # a concurrent first reservation created the account row
+
+    async def release(self, operation_id: str) -> bool:
+        async with self.store.write() as conn:
+            result = await conn.execute(
+                update(ReservationRow)
+                .where(ReservationRow.operation_id == operation_id, ReservationRow.state == ACTIVE)
+                .values(state=RELEASED, released_at=self.store.clock())
+            )
+        return result.rowcount == 1
+
+    async def held(self, account: str) -> Decimal:
+        async with self.store.read() as conn:
+            amounts = (
+                await conn.execute(
+                    select(ReservationRow.amount).where(
+                        ReservationRow.account == account, ReservationRow.state == ACTIVE
+                    )
+                )
+            ).scalars()
+            return sum((Decimal(amount) for amount in amounts), Decimal(0))
+
+    # -- outcomes -----------------------------------------------------------------------------
+
+    async def record_outcome(
+        self,
+        operation_id: str,
+        *,
+        stage: str,
+        status: str,
+        detail: dict[str, Any],
+        execution: Execution,
+        reconciles: str | None = None,
+    ) -> Outcome:
+        """Append an outcome; the envelope shows it (outcome_observed) and the card is due."""
+        digest = outcome_digest(operation_id, stage, status, detail, reconciles)
+        now = self.store.clock()
+        async with self.store.write() as conn:
+            current = (
+                await conn.execute(
+                    select(OperationRow.state, OperationRow.execution_state).where(
+                        OperationRow.id == operation_id
+                    )
+                )
+            ).one()
+            state = next_state(State(current.state), Event.OUTCOME)
+            if execution not in (
+                {Execution(current.execution_state)} | _after(current.execution_state)
+            ):
+                raise IllegalExecutionStep(Execution(current.execution_state), execution)
+            await conn.execute(
+                insert(OutcomeRow).values(
+                    operation_id=operation_id,
+                    stage=stage,
+                    status=status,
+                    detail=canonical_json(detail),
+                    outcome_digest=digest,
+                    reconciles_digest=reconciles,
+                    observed_at=now,
+                )
+            )
+            await conn.execute(
+                update(OperationRow)
+                .where(OperationRow.id == operation_id)
+                .values(
+                    state=state.value,
+                    execution_state=execution.value,
+                    version=OperationRow.version + 1,
+                    updated_at=now,
+                    card_due_at=now,
+                )
+            )
+            await self._audit(conn, operation_id, "system:executor", f"outcome:{status}")
+        return Outcome(operation_id, stage, status, detail, digest, reconciles)
+
+    async def outcomes(self, operation_id: str) -> list[Outcome]:
+        async with self.store.read() as conn:
+            rows = (
+                await conn.execute(
+                    select(OutcomeRow.__table__)
+                    .where(OutcomeRow.operation_id == operation_id)
+                    .order_by(OutcomeRow.id)
+                )
+            ).all()
+        return [Outcome.from_row(row) for row in rows]
+
+
+def _after(current: str | None) -> frozenset[Execution]:
+    return EXECUTION_TRANSITIONS[Execution(current or Execution.QUEUED)]
