@@ -213,6 +213,25 @@ def health_text(body: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def cmd_venue_orders(args: argparse.Namespace) -> int:
+    from workers.domains.finance.venue import venue_orders_text
+
+    try:
+        settings = _settings(args)
+    except ProblemsFound as error:
+        return _print_problems(error)
+    path = Path(settings.domains.finance.venue_path)
+    try:
+        print(asyncio.run(venue_orders_text(path, as_json=args.json, account=args.account)))
+    except FileNotFoundError:
+        print(
+            f"error: no venue state at {path}; it is created when the bot first runs",
+            file=sys.stderr,
+        )
+        return EXIT_API
+    return 0
+
+
 def cmd_sandbox(args: argparse.Namespace) -> int:
     from aiohttp import web
 
@@ -400,6 +419,14 @@ def build_parser() -> argparse.ArgumentParser:
     up = db_sub.add_parser("upgrade", help="apply migrations")
     config_options(up)
     up.set_defaults(func=cmd_db_upgrade)
+
+    venue = commands.add_parser("venue", help="the simulated venue")
+    venue_sub = venue.add_subparsers(dest="venue_command", required=True, metavar="ACTION")
+    venue_orders = venue_sub.add_parser("orders", help="orders with client ids and submit counts")
+    config_options(venue_orders)
+    venue_orders.add_argument("--json", action="store_true")
+    venue_orders.add_argument("--account")
+    venue_orders.set_defaults(func=cmd_venue_orders)
 
     health = commands.add_parser("health", help="readiness of a running bot (/readyz)")
     health.add_argument("--url", help="bot URL (env COUNTERSIGN_URL)")

@@ -30,6 +30,7 @@ def dev_settings(data_dir: Path, port: int = 8080, host: str = "127.0.0.1") -> S
             "domains": {
                 "finance": {
                     "enabled": True,
+                    "venue_path": str((data_dir / "sim-venue.db").resolve()),
                     "accounts": [
                         {"name": "sim-main", "venue": "sim", "budget": "100000", "currency": "USDC"}
                     ],
