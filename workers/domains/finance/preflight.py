@@ -1,0 +1,152 @@
+"""Pure checks of a confirmed order against a fresh venue observation, and its exposure.
+
+Nothing here changes an order: anything that would need a value outside what the operator
+confirmed (a price off tick, a quantity off lot, below the minimum) refuses it, with a hint
+to propose anew. Quantities are never rounded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from decimal import Decimal
+
+from workers.domains.finance.schema import FinanceOrderV1
+from workers.domains.finance.venue import Observation
+from workers.domains.finance.venue_store import Instrument
+
+OBSERVATION_MAX_AGE = timedelta(seconds=5)
+SUPPORTED_MODES = frozenset({"one_way"})
+BPS = Decimal(10_000)
+
+
+@dataclass(frozen=True)
+class PreflightRejection:
+    code: str
+    reason: str
+    hint: str = "propose a new order with corrected terms"
+
+
+def _multiple(value: Decimal, step: Decimal) -> bool:
+    return value % step == 0
+
+
+def preflight(
+    order: FinanceOrderV1,
+    observation: Observation,
+    *,
+    now: datetime,
+    max_age: timedelta = OBSERVATION_MAX_AGE,
+) -> PreflightRejection | None:
+    """The first reason this order cannot run exactly as confirmed, or None."""
+    if not observation.complete:
+        return PreflightRejection(
+            "observation_incomplete",
+            "the venue could not report the whole account",
+            "try again once the venue answers fully; nothing was sent",
+        )
+    if now - observation.observed_at > max_age:
+        return PreflightRejection(
+            "observation_stale", "the account observation is too old", "retry"
+        )
+    if observation.account_mode not in SUPPORTED_MODES:
+        return PreflightRejection(
+            "unsupported_mode", f"account mode {observation.account_mode!r} is not supported"
+        )
+    instrument = observation.instruments.get(order.instrument)
+    if instrument is None:
+        return PreflightRejection(
+            "unknown_instrument", f"{order.instrument} is not listed on the venue"
+        )
+    quantity = Decimal(order.quantity)
+    if not _multiple(quantity, instrument.lot):
+        return PreflightRejection(
+            "quantity_off_lot",
+            f"quantity {order.quantity} is not a multiple of the lot {instrument.lot}",
+        )
+    if quantity < instrument.min_qty:
+        return PreflightRejection(
+            "below_minimum",
+            f"quantity {order.quantity} is below the minimum {instrument.min_qty}",
+            "propose at least the minimum; the quantity is never rounded up",
+        )
+    if order.limit_price is not None and not _multiple(Decimal(order.limit_price), instrument.tick):
+        return PreflightRejection(
+            "price_off_tick",
+            f"limit price {order.limit_price} is not a multiple of the tick {instrument.tick}",
+        )
+    if order.protective is not None:
+        for name in ("stop_loss", "take_profit"):
+            price = getattr(order.protective, name)
+            if price is not None and not _multiple(Decimal(price), instrument.tick):
+                return PreflightRejection(
+                    "protective_off_tick",
+                    f"{name} {price} is not a multiple of the tick {instrument.tick}",
+                )
+    if Decimal(order.leverage) > instrument.max_leverage:
+        return PreflightRejection(
+            "leverage_above_max",
+            f"leverage {order.leverage} is above the venue's {instrument.max_leverage}",
+        )
+    if order.fee_currency != instrument.fee_currency:
+        return PreflightRejection(
+            "fee_currency_mismatch",
+            f"fees are charged in {instrument.fee_currency}, not {order.fee_currency}",
+        )
+    if worst_case_fee(order, instrument) > Decimal(order.max_fee):
+        return PreflightRejection(
+            "fee_cap_too_low",
+            f"the fee could reach {worst_case_fee(order, instrument)} {instrument.fee_currency}, "
+            f"above the confirmed cap {order.max_fee}",
+            "propose with a higher max_fee or a smaller quantity",
+        )
+    if order.reduce_only:
+        position = observation.positions.get(order.instrument)
+        held = position.qty if position else Decimal(0)
+        reduces = (order.side == "sell" and held >= quantity) or (
+            order.side == "buy" and -held >= quantity
+        )
+        if not reduces:
+            return PreflightRejection(
+                "reduce_only_would_increase",
+                "a reduce-only order larger than the position it reduces",
+            )
+    return None
+
+
+def worst_case_price(order: FinanceOrderV1, instrument: Instrument) -> Decimal:
+    """The highest price per unit this order may trade at within its confirmed bounds."""
+    if order.limit_price is not None:
+        return Decimal(order.limit_price)
+    bound = Decimal(order.max_slippage_bps or 0)
+    return instrument.mark * (1 + bound / BPS)
+
+
+def worst_case_fee(order: FinanceOrderV1, instrument: Instrument) -> Decimal:
+    rate = max(instrument.taker_fee_rate, instrument.maker_fee_rate)
+    return Decimal(order.quantity) * worst_case_price(order, instrument) * rate
+
+
+def order_exposure(order: FinanceOrderV1, instrument: Instrument) -> Decimal:
+    """Worst-case notional plus the fee cap: what the reservation must hold."""
+    return Decimal(order.quantity) * worst_case_price(order, instrument) + Decimal(order.max_fee)
+
+
+def observed_exposure(observation: Observation) -> Decimal:
+    """Positions at the mark plus the remaining notional of open (non-protective) orders."""
+    total = Decimal(0)
+    for position in observation.positions.values():
+        instrument = observation.instruments.get(position.instrument)
+        mark = instrument.mark if instrument else position.avg_price
+        total += abs(position.qty) * mark
+    for order in observation.open_orders:
+        if order.role != "order":
+            continue  # protective children only ever reduce
+        instrument = observation.instruments.get(order.instrument)
+        price = (
+            order.price
+            if order.price is not None
+            else (instrument.mark if instrument else Decimal(0))
+        )
+        total += order.remaining_qty * price
+    return total
