@@ -76,6 +76,8 @@ class Draft:
     source: Source
     # What the proposer sent (minus request_id): a replay must match it exactly.
     request_content: Mapping[str, Any]
+    # Re-filing replaces the open draft for the same kind and target (message drafts).
+    supersede_open: bool = False
 
 
 @dataclass(frozen=True)
@@ -280,6 +282,8 @@ class Store:
                 if existing is not None:
                     return self._replay(existing, content)
                 op = await self._insert(conn, draft, content)
+                if draft.supersede_open:
+                    await self._supersede_open(conn, op, f"proposer:{draft.source.proposer}")
             return Proposed(op, created=True)
         except IntegrityError:
             # A concurrent duplicate won the unique (proposer, request_id) race.
@@ -311,6 +315,26 @@ class Store:
                 op.id, content_differences(json.loads(stored), json.loads(content))
             )
         return Proposed(op, created=False)
+
+    async def _supersede_open(self, conn: AsyncConnection, newer: Operation, actor: str) -> None:
+        """Every other unclaimed operation of this kind on this target gives way to `newer`."""
+        open_states = [state.value for state in sources_for(Event.SUPERSEDED)]
+        older = (
+            (
+                await conn.execute(
+                    select(OperationRow.id).where(
+                        OperationRow.kind == newer.kind,
+                        OperationRow.target_ref == newer.envelope.target_ref,
+                        OperationRow.state.in_(open_states),
+                        OperationRow.id != newer.id,
+                    )
+                )
+            )
+            .scalars()
+            .all()
+        )
+        for operation_id in older:
+            await self._transition(conn, operation_id, Event.SUPERSEDED, actor)
 
     async def _insert(self, conn: AsyncConnection, draft: Draft, content: str) -> Operation:
         now = self.clock()

@@ -198,6 +198,7 @@ def build_draft(body: Any, proposer: ProposerSettings, settings: Settings) -> Dr
             allow_self_approval=audience.allow_self_approval,
         ),
         target_ref=domain.target_ref(payload),
+        supersede_open=domain.supersedes_open_drafts,
         expires_in_s=expires_in_s,
         source=Source(
             proposer=proposer.name,

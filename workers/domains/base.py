@@ -22,6 +22,8 @@ class Domain(Protocol):
     simulated: bool
     # payload fields that may carry free text (sanitized, not refused, for control characters)
     free_text_fields: frozenset[str]
+    # a new proposal for the same target replaces the open (unclaimed) one: message drafts
+    supersedes_open_drafts: bool
 
     def schema(self, version: int) -> type[BaseModel] | None: ...
 

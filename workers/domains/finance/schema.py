@@ -64,6 +64,7 @@ class FinanceDomain:
     executor_name = "sim-venue"
     executor_revision = "1"
     simulated = True
+    supersedes_open_drafts = False
     free_text_fields: frozenset[str] = frozenset()
 
     def schema(self, version: int) -> type[BaseModel] | None:

@@ -34,6 +34,7 @@ class MessageDomain:
     executor_name = "lark-message"
     executor_revision = "1"
     simulated = False
+    supersedes_open_drafts = True
     free_text_fields: frozenset[str] = frozenset({"text"})
 
     def schema(self, version: int) -> type[BaseModel] | None:
