@@ -164,7 +164,13 @@ async def serve(
             text.start()
         if cards_worker is not None:
             tasks.append(asyncio.create_task(cards_worker.run(stop), name="card-worker"))
-        on_expired = (lambda _ids: _kick(cards_worker)) if cards_worker else None
+        on_expired = None
+        if cards_worker is not None:
+            worker = cards_worker
+
+            async def on_expired(_ids: list[str]) -> None:
+                worker.kick()  # the expired cards are due: patch them now
+
         tasks.append(
             asyncio.create_task(
                 run_expiry(store, settings.operations.expiry_sweep_s, stop, on_expired),
@@ -197,8 +203,3 @@ async def serve(
             await api.close()
         await store.close()
     return exit_code
-
-
-async def _kick(worker: CardWorker | None) -> None:
-    if worker is not None:
-        worker.kick()
