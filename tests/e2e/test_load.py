@@ -1,0 +1,78 @@
+"""Many clicks at once on one card, two bot replicas on one store: one claim, every click answered.
+
+The first replica is the in-process bot of the e2e harness; the second is a real
+`countersign run --config FILE` process connected to the same sandbox app and the same store.
+The sandbox hands each callback to one connected client, in turn (Lark's rule for replicas).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from bot.sandbox import answers
+from store.reasons import Reason
+from tests.conftest import Backend
+from tests.e2e.conftest import StackFactory
+from tests.e2e.test_restart import bot_env, bot_processes, write_config
+from tests.factories import order_request
+from tests.sandbox.conftest import until
+from tests.test_cli import free_port
+
+CLICKS = 100
+ACK_LIMIT_MS = 3000
+
+
+async def test_hundred_concurrent_clicks_with_two_bot_clients_make_one_claim(
+    make_stack: StackFactory, backend: Backend, tmp_path: Path
+) -> None:
+    stack = await make_stack("ws")
+    app_id = stack.sandbox.app_id
+    async with bot_processes() as start:
+        config = write_config(tmp_path / "replica.toml", backend, stack.sandbox, free_port(), "ws")
+        replica = await start(config, bot_env(stack.sandbox))
+        await until(stack.state, lambda: stack.hub.longconn.connected(app_id) == 2, deadline_s=30)
+        assert stack.hub.longconn.dispatch == "round_robin"
+
+        view, message_id = await stack.offered(order_request("load-100"))
+        # Every clicker still sees the card with its buttons, so each click carries the
+        # Confirm button's value (the sandbox would refuse a click on a button already gone).
+        button = answers.find_button(stack.card(message_id), "confirm")
+        assert button is not None and button.value is not None
+        value: dict[str, Any] = dict(button.value)
+        operators = ("ou_alice", "ou_bob")
+        replies = await asyncio.gather(
+            *(stack.click(message_id, operators[index % 2], value=value) for index in range(CLICKS))
+        )
+
+        assert all(reply["status"] == "answered" for reply in replies), replies
+        assert all("client_error" not in reply for reply in replies), replies
+        assert all(reply["transport"] == "ws" for reply in replies)
+        slowest = max(reply["latency_ms"] for reply in replies)
+        assert slowest < ACK_LIMIT_MS, slowest
+        kinds = [reply["toast"]["type"] for reply in replies]
+        assert kinds.count("success") == 1 and kinds.count("error") == CLICKS - 1, kinds
+        assert len({reply["event_id"] for reply in replies}) == CLICKS
+
+        assert await stack.store.claim_count(view["id"]) == 1
+        confirmations = await stack.store.confirmations(view["id"])
+        assert len(confirmations) == CLICKS
+        assert sum(c.accepted for c in confirmations) == 1
+        refusals = {c.reason_code for c in confirmations if not c.accepted}
+        assert refusals == {Reason.ALREADY_CLAIMED.value}, refusals
+        _, api_view = await stack.api("GET", f"/api/v1/operations/{view['id']}")
+        assert api_view["state"] == "claimed"
+        assert "Confirmed by" in str(stack.card(message_id))
+
+        # Both replicas took a share of the clicks, and between them saw each exactly once.
+        _, here = await stack.api("GET", "/readyz")
+        status, there = await replica.readyz()
+        assert status == 200, there
+        seen_here = here["components"]["callback_consumer"]["events"]
+        seen_there = there["components"]["callback_consumer"]["events"]
+        assert seen_here > 0 and seen_there > 0, (seen_here, seen_there)
+        assert seen_here + seen_there == CLICKS
+        assert stack.hub.longconn.connected(app_id) == 2
+
+        assert await replica.terminate() == 0
