@@ -32,6 +32,7 @@ from workers.expiry import run_expiry
 log = logging.getLogger("countersign")
 
 EXIT_WATCHDOG = 3
+SHUTDOWN_GRACE_S = 5.0
 FATAL_GRACE_S = 5.0
 SEND_ATTEMPTS = 4
 
@@ -188,6 +189,10 @@ async def serve(
         log.info("stopping")
     finally:
         stop.set()
+        # Answers already on the ack path finish (and their acks leave) before the
+        # transport goes; new clicks meanwhile get "busy" and Lark's user clicks again.
+        if callbacks is not None:
+            await callbacks.drain(SHUTDOWN_GRACE_S)
         if ws is not None:
             with contextlib.suppress(Exception):
                 await ws.stop()
@@ -195,9 +200,13 @@ async def serve(
         for consumer in (callbacks, text):
             if consumer is not None:
                 await consumer.stop()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        if tasks:
+            _done, late = await asyncio.wait(tasks, timeout=SHUTDOWN_GRACE_S)
+            for task in late:  # anything left is recovered on start, as after a crash
+                task.cancel()
+            for task in late:
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
         await runner.cleanup()
         if api is not None:
             await api.close()

@@ -66,7 +66,7 @@ class CardWorker:
         while not stop.is_set():
             self._kick.clear()
             try:
-                while await self.drain():
+                while not stop.is_set() and await self.drain():
                     pass
             except Exception:
                 log.exception("card delivery pass failed; retrying")

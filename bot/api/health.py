@@ -93,8 +93,11 @@ class Health:
                 transport = self.ws.status()
                 report["transport"] = transport
                 connected_since = transport.get("connected_since")
+                verdict = (transport.get("watchdog") or {}).get("verdict", "ok")
                 if transport.get("state") != "connected":
-                    state = "disconnected"
+                    # inside the watchdog's grace a blip is "reconnecting" (still ready);
+                    # past it the consumer cannot receive clicks: "disconnected" (503)
+                    state = "reconnecting" if verdict == "grace" else "disconnected"
         if kind == "callback" and state == "listening":
             # Only a callback that passed transport, app and tenant checks proves the wiring.
             state = "verified" if stats.verified_at else "listening_unverified"

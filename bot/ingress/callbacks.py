@@ -84,6 +84,7 @@ class CallbackConsumer:
         self._workers: list[asyncio.Task[None]] = []
         self._background: set[asyncio.Task[None]] = set()
         self._running = False
+        self._draining = False
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -94,11 +95,21 @@ class CallbackConsumer:
             for index in range(self.settings.workers)
         ]
 
+    async def drain(self, grace_s: float) -> None:
+        """Stop intake (new clicks get "busy") and let queued and in-flight clicks finish."""
+        self._draining = True
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + grace_s
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.queue.join(), grace_s)  # every click taken is done
+        if self._background:
+            await asyncio.wait(self._background, timeout=max(0.0, deadline - loop.time()))
+
     async def stop(self) -> None:
         self._running = False
-        for task in self._workers:
+        for task in [*self._workers, *self._background]:
             task.cancel()
-        for task in self._workers:
+        for task in [*self._workers, *self._background]:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
 
@@ -123,6 +134,8 @@ class CallbackConsumer:
             except Exception:
                 log.exception("callback failed")
                 result = self._toast("error", "toast.busy")
+            finally:
+                self.queue.task_done()
             if not answer.done():
                 answer.set_result(result)
 
@@ -132,6 +145,9 @@ class CallbackConsumer:
         """Called by a transport; returns the answer body within the budget."""
         started = time.perf_counter()
         self.stats.received()
+        if self._draining:  # shutting down: Lark's user is told to click again (another replica)
+            self.stats.observe_ack((time.perf_counter() - started) * 1000, "busy")
+            return self._toast("warning", "toast.busy")
         answer: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         try:
             self.queue.put_nowait((envelope, transport, answer, started))

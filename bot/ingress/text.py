@@ -30,6 +30,7 @@ INBOX_KIND = "text"
 EVENT_TYPE = "im.message.receive_v1"
 QUEUE_SIZE = 10_000
 PENDING_SHOWN = 10
+RETRY_AFTER_S = 2.0
 MENTION = re.compile(r"@_user_\d+")
 
 
@@ -122,13 +123,20 @@ class TextListener:
 
     async def _supervised(self) -> None:
         while self._running:
+            envelope = await self.queue.get()
             try:
-                envelope = await self.queue.get()
                 await self.handle(envelope)
             except asyncio.CancelledError:
                 raise
             except Exception:
-                log.exception("text worker failed on one message; continuing")
+                # The inbox counts tries; try again shortly (it gives up after max_tries).
+                log.exception("answering a text failed; trying again in %.0fs", RETRY_AFTER_S)
+                asyncio.get_running_loop().call_later(RETRY_AFTER_S, self._requeue, envelope)
+
+    def _requeue(self, envelope: dict[str, Any]) -> None:
+        if self._running:
+            with contextlib.suppress(asyncio.QueueFull):
+                self.queue.put_nowait(envelope)
 
     async def _recover(self) -> None:
         """Answer what a previous run stored but did not answer."""

@@ -161,11 +161,12 @@ class Stack:
 
 async def eventually(check: Callable[[], Awaitable[bool]], deadline_s: float = 10.0) -> None:
     """Poll an async condition with a deadline (for state that publishes no event)."""
-    for _ in range(int(deadline_s / 0.02)):
-        if await check():
-            return
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + deadline_s
+    while not await check():
+        if loop.time() > deadline:
+            raise AssertionError(f"condition not met within {deadline_s} s")
         await asyncio.sleep(0.02)
-    raise AssertionError(f"condition not met within {deadline_s} s")
 
 
 StackFactory = Callable[..., Any]
