@@ -109,10 +109,9 @@ async def serve(
             CallbackSettings(lark.app_id, frozenset(lark.tenant_keys), settings.cards.lang, tz),
             on_card_due=cards_worker.kick,
         )
-        health_ref: list[Health] = []
 
         async def health_report() -> dict[str, Any]:
-            return (await health_ref[0].report())[1]
+            return (await health.report())[1]  # `health` is built below, before any text
 
         text = TextListener(
             store, RetryingReplies(api), TextSettings(bot_open_id=lark.bot_open_id), health_report
@@ -138,8 +137,6 @@ async def serve(
             on_fatal=fatal,
         )
     health = Health(config, store, callbacks, text, ws)
-    if lark.mode != "off":
-        health_ref.append(health)
     app = create_app(
         config,
         store,
