@@ -217,10 +217,3 @@ def _buttons(view: dict[str, Any], lang: Lang) -> dict[str, Any]:
         "element_id": "decide",
         "columns": [button("confirm", "primary_filled"), button("reject", "danger")],
     }
-
-
-def toast(
-    kind: str, key_or_text: str, lang: Lang, *, i18n_texts: dict[str, str] | None = None
-) -> dict[str, Any]:
-    """A Lark toast: type info|success|error|warning, with i18n for every language."""
-    return {"type": kind, "content": key_or_text, "i18n": i18n_texts or {}}
