@@ -40,8 +40,6 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
-import lark_oapi as lark  # type: ignore[import-untyped]
-import lark_oapi.ws.client as lark_ws_client  # type: ignore[import-untyped]
 from aiohttp import web
 
 from bot.config import parse, resolve
@@ -51,6 +49,9 @@ from bot.sandbox.control import HUB_KEY
 from bot.sandbox.longconn import ClientConfig
 from bot.sandbox.state import DEFAULT_APP_ID, App, Message, SandboxState, default_state
 from bot.server import serve
+
+sys.path.insert(0, str(Path(__file__).parent))  # run as a script: its sibling bench
+from sandbox_push import start_sdk_client
 
 TOKEN = "bench-proposer-token-123456"
 OPERATORS = ("ou_alice", "ou_bob")
@@ -302,31 +303,7 @@ def free_port() -> int:
 
 def start_floor_client(app: App, domain: str) -> threading.Thread:
     """A bare lark-oapi ws.Client answering every callback with a constant toast."""
-
-    def on_card(_data: Any) -> dict[str, Any]:
-        return FLOOR_TOAST
-
-    def run() -> None:
-        loop = asyncio.new_event_loop()
-        asyncio.set_event_loop(loop)
-        lark_ws_client.loop = loop  # the SDK schedules on this module global
-        handler = (
-            lark.EventDispatcherHandler.builder("", "")
-            .register_p2_card_action_trigger(on_card)
-            .build()
-        )
-        client = lark.ws.Client(
-            app.app_id,
-            app.app_secret,
-            event_handler=handler,
-            domain=domain,
-            log_level=lark.LogLevel.WARNING,
-        )
-        client.start()
-
-    thread = threading.Thread(target=run, name="lark-ws-floor", daemon=True)
-    thread.start()
-    return thread
+    return start_sdk_client(app, domain, FLOOR_TOAST)
 
 
 def floor_cards(state: SandboxState, app: App, count: int) -> list[str]:

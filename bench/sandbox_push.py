@@ -47,11 +47,17 @@ class Result:
     failures: int
 
 
-def start_sdk_client(app: App, domain: str) -> threading.Thread:
-    """The SDK client in its own thread and loop; it runs until the process exits."""
+def start_sdk_client(
+    app: App, domain: str, answer: dict[str, Any] | None = None
+) -> threading.Thread:
+    """A bare SDK client in its own thread and loop, answering every callback with `answer`.
+
+    It runs until the process exits (the SDK has no stop).
+    """
+    constant = TOAST if answer is None else answer
 
     def on_card(_data: Any) -> dict[str, Any]:
-        return TOAST
+        return constant
 
     def run() -> None:
         loop = asyncio.new_event_loop()
