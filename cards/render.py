@@ -27,6 +27,18 @@ HEADER_TEMPLATE = {
     "superseded": "grey",
 }
 OPEN_STATES = frozenset({"prepared", "awaiting_confirmation"})
+OUTCOME_TEMPLATE = {
+    "accepted": "green",
+    "resting": "green",
+    "partially_filled": "green",
+    "filled": "green",
+    "sent": "green",
+    "unknown": "yellow",
+    "rejected": "red",
+    "cancelled": "red",
+    "preflight_rejected": "red",
+    "reservation_refused": "red",
+}
 
 
 def callback_value(view: dict[str, Any], action: str) -> dict[str, Any]:
@@ -170,6 +182,8 @@ def render_card(
         elements.append(status)
     elif view["state"] in OPEN_STATES:
         elements.append(_buttons(view, lang))
+    for outcome in view.get("outcomes", []):  # original and reconciled stages, in order
+        elements += _outcome_lines(outcome, simulated=view["simulated"], lang=lang)
     title_key = f"title.{kind}"
     title = f"{text(title_key, lang)}: {terms.get('title', '')}"
     return {
@@ -180,7 +194,7 @@ def render_card(
             "locales": [LARK_LOCALE[each] for each in LANGS],
         },
         "header": {
-            "template": HEADER_TEMPLATE.get(view["state"], "grey"),
+            "template": _template(view),
             "title": _plain(
                 title,
                 {
@@ -194,6 +208,70 @@ def render_card(
         },
         "body": {"elements": elements},
     }
+
+
+def _template(view: dict[str, Any]) -> str:
+    outcome = view.get("outcome")
+    if outcome is not None:
+        return OUTCOME_TEMPLATE.get(outcome["status"], "grey")
+    return HEADER_TEMPLATE.get(view["state"], "grey")
+
+
+def _outcome_title(outcome: dict[str, Any], simulated: bool, lang: Lang) -> str:
+    title = text(f"outcome.{outcome['status']}", lang)
+    if simulated:
+        title = text("outcome.simulated", lang, status=title)
+    if outcome["stage"] == "reconciled":
+        title = text("outcome.reconciled", lang, status=title)
+    return title
+
+
+def _outcome_lines(outcome: dict[str, Any], *, simulated: bool, lang: Lang) -> list[dict[str, Any]]:
+    """One outcome: its status (bold, per locale) and its details as plain text."""
+    lines: list[dict[str, Any]] = [
+        {
+            "tag": "markdown",
+            "content": f"**{_outcome_title(outcome, simulated, lang)}**",
+            "i18n_content": {
+                LARK_LOCALE[each]: f"**{_outcome_title(outcome, simulated, each)}**"
+                for each in LANGS
+            },
+        }
+    ]
+    detail = outcome.get("detail") or {}
+
+    def detail_text(each: Lang) -> str:
+        parts = []
+        if detail.get("filled_qty") is not None and detail.get("avg_price") is not None:
+            parts.append(
+                text(
+                    "detail.filled",
+                    each,
+                    qty=str(detail["filled_qty"]),
+                    price=str(detail["avg_price"]),
+                )
+            )
+        if "fees" in detail:
+            fees = detail["fees"]
+            parts.append(
+                text("detail.fee_unknown", each)
+                if fees is None
+                else text("detail.fees", each, fees=str(fees))
+            )
+        if detail.get("reason"):
+            parts.append(text("detail.reason", each, reason=str(detail["reason"])))
+        return "; ".join(parts)
+
+    if detail_text(lang):
+        lines.append(
+            {
+                "tag": "div",
+                "text": _plain(
+                    detail_text(lang), {LARK_LOCALE[each]: detail_text(each) for each in LANGS}
+                ),
+            }
+        )
+    return lines
 
 
 def _buttons(view: dict[str, Any], lang: Lang) -> dict[str, Any]:

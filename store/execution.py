@@ -8,6 +8,7 @@ account's version (FOR UPDATE would be dropped on SQLite), outcomes append-only.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -29,6 +30,7 @@ from store.lifecycle import (
     next_state,
 )
 from store.models import AccountRow, AttemptRow, AuditRow, OperationRow, OutcomeRow, ReservationRow
+from store.records import Operation
 
 RESERVE_RETRIES = 20
 ACTIVE = "active"
@@ -337,6 +339,23 @@ class ExecutionLedger:
             await self._audit(conn, operation_id, "system:executor", f"outcome:{status}")
         return Outcome(operation_id, stage, status, detail, digest, reconciles)
 
+    async def outcomes_for(self, operation_ids: Sequence[str]) -> dict[str, list[Outcome]]:
+        """Outcomes of many operations in one query (oldest first per operation)."""
+        found: dict[str, list[Outcome]] = {operation_id: [] for operation_id in operation_ids}
+        if not operation_ids:
+            return found
+        async with self.store.read() as conn:
+            rows = (
+                await conn.execute(
+                    select(OutcomeRow.__table__)
+                    .where(OutcomeRow.operation_id.in_(list(operation_ids)))
+                    .order_by(OutcomeRow.id)
+                )
+            ).all()
+        for row in rows:
+            found[row.operation_id].append(Outcome.from_row(row))
+        return found
+
     async def outcomes(self, operation_id: str) -> list[Outcome]:
         async with self.store.read() as conn:
             rows = (
@@ -351,3 +370,16 @@ class ExecutionLedger:
 
 def _after(current: str | None) -> frozenset[Execution]:
     return EXECUTION_TRANSITIONS[Execution(current or Execution.QUEUED)]
+
+
+async def views(store: Store, operations: Sequence[Operation]) -> list[dict[str, Any]]:
+    """The projection of each operation with its outcomes (one query for all of them)."""
+    from store.projection import operation_view  # projection imports this module
+
+    outcomes = await ExecutionLedger(store).outcomes_for([op.id for op in operations])
+    return [operation_view(op, outcomes[op.id]) for op in operations]
+
+
+async def view(store: Store, operation: Operation) -> dict[str, Any]:
+    [found] = await views(store, [operation])
+    return found

@@ -5,15 +5,28 @@ Cards, the HTTP API, the CLI and the dashboard all render this dict.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
+from store.execution import Outcome
 from store.records import Operation
 from store.timeutil import iso_utc
 
 PROJECTION_VERSION = 1
 
 
-def operation_view(op: Operation) -> dict[str, Any]:
+def outcome_view(outcome: Outcome) -> dict[str, Any]:
+    return {
+        "stage": outcome.stage,
+        "status": outcome.status,
+        "detail": outcome.detail,
+        "outcome_digest": outcome.outcome_digest,
+        "reconciles_digest": outcome.reconciles_digest,
+    }
+
+
+def operation_view(op: Operation, outcomes: Sequence[Outcome] = ()) -> dict[str, Any]:
+    """The projection; `outcomes` (oldest first) come from the execution ledger."""
     envelope = op.envelope
     return {
         "projection_version": PROJECTION_VERSION,
@@ -53,5 +66,7 @@ def operation_view(op: Operation) -> dict[str, Any]:
             "error": op.card_error,
         },
         "execution": {"state": op.execution_state} if op.execution_state else None,
-        "outcome": None,
+        # the newest outcome; a reconciliation never replaces the original, both are listed
+        "outcome": outcome_view(outcomes[-1]) if outcomes else None,
+        "outcomes": [outcome_view(outcome) for outcome in outcomes],
     }

@@ -18,8 +18,8 @@ from cards.render import render_card
 from cards.strings import Lang
 from store.authority import Store
 from store.cards import CardLedger
+from store.execution import view
 from store.lifecycle import State
-from store.projection import operation_view
 from store.records import Operation
 
 log = logging.getLogger("countersign.cards")
@@ -85,7 +85,9 @@ class CardWorker:
         return len(due)
 
     async def deliver(self, op: Operation) -> None:
-        card = render_card(operation_view(op), lang=self.lang, now=self.store.clock(), tz=self.tz)
+        card = render_card(
+            await view(self.store, op), lang=self.lang, now=self.store.clock(), tz=self.tz
+        )
         action = "send" if op.card_message_id is None else "patch"
         try:
             if op.card_message_id is None:

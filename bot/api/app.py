@@ -18,9 +18,10 @@ from bot.api.intake import Forbidden, build_draft
 from bot.config import Config, Proposer
 from store.authority import MAX_PAGE_SIZE, InvalidCursor, RequestConflict, Store
 from store.canonical import loads_strict
+from store.execution import view as op_view
+from store.execution import views as op_views
 from store.lifecycle import IllegalTransition, State
 from store.problems import FieldProblem, ProblemsFound
-from store.projection import operation_view
 from store.records import Operation
 
 log = logging.getLogger("countersign.api")
@@ -127,7 +128,7 @@ async def propose(request: web.Request) -> web.Response:
         )
     if proposed.created:
         request.app[ON_PROPOSED_KEY]()  # the card worker need not wait for its next poll
-    view = operation_view(proposed.operation)
+    view = await op_view(request.app[STORE_KEY], proposed.operation)
     return web.json_response(view, status=201 if proposed.created else 200)
 
 
@@ -147,7 +148,7 @@ async def get_operation(request: web.Request) -> web.Response:
     op = await _own_operation(request)
     if op is None:
         return _not_found(request)
-    return web.json_response(operation_view(op))
+    return web.json_response(await op_view(request.app[STORE_KEY], op))
 
 
 async def list_operations(request: web.Request) -> web.Response:
@@ -190,7 +191,7 @@ async def list_operations(request: web.Request) -> web.Response:
         )
     return web.json_response(
         {
-            "items": [operation_view(op) for op in page.items],
+            "items": await op_views(request.app[STORE_KEY], page.items),
             "next_cursor": page.next_cursor,
             "has_more": page.has_more,
         }
@@ -210,7 +211,7 @@ async def cancel_operation(request: web.Request) -> web.Response:
             "not_cancellable",
             f"the operation is {error.current.value}; only unclaimed operations can be cancelled",
         )
-    return web.json_response(operation_view(op))
+    return web.json_response(await op_view(request.app[STORE_KEY], op))
 
 
 async def healthz(_request: web.Request) -> web.Response:

@@ -31,7 +31,9 @@ from cards.render import render_card
 from cards.strings import LANGS, LARK_LOCALE, REFUSALS, Lang, i18n, text
 from store.authority import Claimed, Decided, Refused, Store
 from store.cards import CardLedger
+from store.execution import view
 from store.inbox import Inbox
+from store.lifecycle import State
 from store.projection import operation_view
 from store.reasons import Reason
 from store.records import Operation
@@ -216,7 +218,7 @@ class CallbackConsumer:
         key = "toast.confirmed" if click.action == "confirm" else "toast.rejected"
         answer = {
             **self._toast("success", key),
-            "card": {"type": "raw", "data": self._card(decided)},
+            "card": {"type": "raw", "data": await self._card(decided)},
         }
         return answer, decided
 
@@ -236,14 +238,18 @@ class CallbackConsumer:
             }
         }
         if op is not None and reason in REFRESH_CARD_ON and click.message_id == op.card_message_id:
-            result["card"] = {"type": "raw", "data": self._card(op)}
+            result["card"] = {"type": "raw", "data": await self._card(op)}
         return result
 
     # -- helpers ------------------------------------------------------------------------------
 
-    def _card(self, op: Operation) -> dict[str, Any]:
+    async def _card(self, op: Operation) -> dict[str, Any]:
+        # only an operation with outcomes needs the extra read; a fresh claim has none yet
+        projection = (
+            await view(self.store, op) if op.state is State.OUTCOME_OBSERVED else operation_view(op)
+        )
         return render_card(
-            operation_view(op), lang=self.settings.lang, now=self.store.clock(), tz=self.settings.tz
+            projection, lang=self.settings.lang, now=self.store.clock(), tz=self.settings.tz
         )
 
     def _toast(self, kind: str, key: str) -> dict[str, Any]:

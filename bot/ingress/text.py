@@ -19,6 +19,7 @@ from typing import Any, Protocol
 
 from bot.ingress.stats import ConsumerStats
 from store.authority import Store
+from store.execution import view as full_view
 from store.inbox import Inbox
 from store.lifecycle import State
 from store.projection import operation_view
@@ -198,7 +199,7 @@ class TextListener:
             return "Nothing is waiting for a decision."
         lines = [f"{len(page.items)}{'+' if page.has_more else ''} waiting for a decision:"]
         for op in page.items:
-            view = operation_view(op)
+            view = operation_view(op)  # titles and expiry only: no outcomes needed
             marker = " [SIMULATED]" if view["simulated"] else ""
             lines.append(
                 f"- {op.id} {view['terms'].get('title', '')}{marker}, expires {view['expires_at']}"
@@ -209,7 +210,7 @@ class TextListener:
         op = await self.store.get(operation_id)
         if op is None:
             return f"No operation {operation_id}. Try `pending`."
-        view = operation_view(op)
+        view = await full_view(self.store, op)
         lines = [
             f"{op.id}: {view['terms'].get('title', '')}{' [SIMULATED]' if view['simulated'] else ''}",
             f"state: {view['state']}",
