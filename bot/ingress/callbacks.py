@@ -176,17 +176,21 @@ class CallbackConsumer:
         click = parse_click(envelope)
         ctx = Context(self.settings.app_id, self.settings.tenant_keys, self.store.clock())
         if (reason := first_refusal(ENVELOPE_CHECKS, click, ctx)) is not None:
-            return await self._refuse(click, reason, None, recorded=False)
+            result = await self._refusal_answer(reason, None, click)
+            await self.store.record_refusal(click.as_store_click(), reason)
+            return result
         self.stats.verified()
         if click.event_id:
             received = await self.inbox.receive(INBOX_KIND, click.event_id, envelope)
             if not received.first:
                 self.stats.outcomes["replayed"] += 1
                 return received.entry.answer or self._toast("info", "toast.processing")
-        result, decided = await self._decide_click(click, ctx)
+        result, decided, unrecorded = await self._decide_click(click, ctx)
         late = answer is not None and answer.cancelled()
         if answer is not None and not answer.done():
             answer.set_result(result)  # answer first; the bookkeeping below can wait
+        if unrecorded is not None:  # a refusal the checks found: stored after the answer
+            await self.store.record_refusal(click.as_store_click(), unrecorded)
         if decided is not None:
             if late:
                 self.on_card_due()  # the "processing" answer showed nothing: patch the card
@@ -198,13 +202,18 @@ class CallbackConsumer:
 
     async def _decide_click(
         self, click: CardClick, ctx: Context
-    ) -> tuple[dict[str, Any], Operation | None]:
-        """The answer, and the operation if this click decided it."""
+    ) -> tuple[dict[str, Any], Operation | None, Reason | None]:
+        """The answer; the operation if this click decided it; a refusal still to be stored.
+
+        A refusal found by the checks changes nothing, so storing it waits until the
+        operator has the answer (the 3-second contract); a refusal the database found is
+        already stored.
+        """
         if (reason := first_refusal(VALUE_CHECKS, click, ctx)) is not None:
-            return await self._refuse(click, reason, None, recorded=False), None
+            return await self._refusal_answer(reason, None, click), None, reason
         op = await self.store.get(click.operation_id)
         if (reason := verify_operation(click, op, ctx)) is not None:
-            return await self._refuse(click, reason, op, recorded=False), None
+            return await self._refusal_answer(reason, op, click), None, reason
         assert op is not None
         if click.action == "confirm":
             outcome: Claimed | Decided | Refused = await self.store.confirm_and_claim(
@@ -213,21 +222,19 @@ class CallbackConsumer:
         else:
             outcome = await self.store.reject(click.as_store_click())
         if isinstance(outcome, Refused):  # the database saw a race the checks could not
-            return await self._refuse(click, outcome.reason, outcome.operation, recorded=True), None
+            return await self._refusal_answer(outcome.reason, outcome.operation, click), None, None
         decided = outcome.operation
         key = "toast.confirmed" if click.action == "confirm" else "toast.rejected"
         answer = {
             **self._toast("success", key),
             "card": {"type": "raw", "data": await self._card(decided)},
         }
-        return answer, decided
+        return answer, decided, None
 
-    async def _refuse(
-        self, click: CardClick, reason: Reason, op: Operation | None, *, recorded: bool
+    async def _refusal_answer(
+        self, reason: Reason, op: Operation | None, click: CardClick
     ) -> dict[str, Any]:
         self.stats.refusals[reason.value] += 1
-        if not recorded:
-            await self.store.record_refusal(click.as_store_click(), reason)
         log.info("click refused: %s", reason.value, extra={"operation_id": click.operation_id})
         texts = REFUSALS[reason]
         result: dict[str, Any] = {

@@ -153,6 +153,18 @@ class Stack:
         assert status == 200, reply
         return reply
 
+    async def stored_click(self, operation_id: str, event_id: str | None) -> Any:
+        """The stored confirmation row of one click (a refusal is stored just after its answer)."""
+        found: list[Any] = []
+
+        async def stored() -> bool:
+            rows = await self.store.confirmations(operation_id)
+            found[:] = [row for row in rows if event_id is None or row.event_id == event_id]
+            return bool(found)
+
+        await eventually(stored)
+        return found[-1]
+
     def card(self, message_id: str) -> dict[str, Any]:
         card = self.state.messages[message_id].card()
         assert card is not None

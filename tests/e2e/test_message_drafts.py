@@ -30,7 +30,8 @@ async def test_re_filing_supersedes_the_open_draft_and_its_card(stack: Stack) ->
 
     reply = await stack.click(first_card, "ou_alice", value=value.value)
     assert reply["toast"]["type"] == "error"
-    [refusal] = await stack.store.confirmations(first["id"])
+    refusal = await stack.stored_click(first["id"], reply["event_id"])
+    assert len(await stack.store.confirmations(first["id"])) == 1
     assert refusal.reason_code == Reason.SUPERSEDED.value and not refusal.accepted
 
     assert second["state"] == "awaiting_confirmation"

@@ -32,18 +32,18 @@ async def refused(
     toast = reply.get("toast") or (reply.get("answer") or {}).get("toast")
     assert toast is not None and toast["type"] == "error", reply
     assert "Traceback" not in json.dumps(toast) and "secret" not in json.dumps(toast).lower()
-    confirmations = await stack.store.confirmations(view["id"])
-    assert confirmations and confirmations[-1].reason_code == reason.value, [
-        c.reason_code for c in confirmations
-    ]
-    assert not confirmations[-1].accepted
+    event_id = reply.get("event_id")
+    stored = await stack.stored_click(view["id"], event_id if isinstance(event_id, str) else None)
+    assert stored.reason_code == reason.value, stored
+    assert not stored.accepted
     assert await stack.store.claim_count(view["id"]) == 0 or reason is Reason.ALREADY_CLAIMED
 
 
 async def push(stack: Stack, envelope: dict[str, Any]) -> dict[str, Any]:
     status, reply = await stack.control("POST", "/apps/cli_sandbox/push", {"envelope": envelope})
     assert status == 200, reply
-    return reply
+    reply.setdefault("event_id", envelope["header"].get("event_id"))
+    return dict(reply)
 
 
 def envelope_for(
