@@ -12,10 +12,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, tzinfo
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Self
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, StringConstraints, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    StringConstraints,
+    ValidationError,
+    model_validator,
+)
 
 from bot.validation import problems_from
 from store.problems import FieldProblem, ProblemsFound
@@ -112,6 +120,30 @@ class OperationSettings(Section):
     expiry_sweep_s: float = Field(default=1.0, gt=0, le=60)
 
 
+class ExecutionSettings(Section):
+    # concurrent operations the executor works on at once (per process)
+    concurrency: int = Field(default=4, ge=1, le=64)
+    # how often the executor looks for due work when nothing woke it
+    poll_s: float = Field(default=1.0, gt=0, le=60)
+    # a submission not answered within this many seconds is `unknown` and reconciled
+    submit_timeout_s: float = Field(default=10.0, gt=0, le=120)
+    # a client id the venue still does not know this long after dispatch was never received
+    not_found_after_s: float = Field(default=60.0, ge=1, le=3600)
+    # longest pause between two looks at a working order (resting, protective) or an unknown
+    track_max_s: float = Field(default=30.0, ge=1, le=3600)
+    # how often the simulated venue's matching runs (resting orders fill as the mark moves)
+    venue_tick_s: float = Field(default=1.0, gt=0, le=60)
+
+    @model_validator(mode="after")
+    def _timeouts_nest(self) -> Self:
+        if self.not_found_after_s <= self.submit_timeout_s:
+            raise ValueError(
+                "not_found_after_s must be greater than submit_timeout_s: a submission still "
+                "in flight must never be taken for one the venue never received"
+            )
+        return self
+
+
 class Settings(Section):
     store: StoreSettings = Field(default_factory=StoreSettings)
     http: HttpSettings = Field(default_factory=HttpSettings)
@@ -120,6 +152,7 @@ class Settings(Section):
     proposers: list[ProposerSettings] = Field(default_factory=list)
     domains: DomainSettings = Field(default_factory=DomainSettings)
     operations: OperationSettings = Field(default_factory=OperationSettings)
+    execution: ExecutionSettings = Field(default_factory=ExecutionSettings)
     cards: CardSettings = Field(default_factory=CardSettings)
 
     def audience(self, name: str) -> AudienceSettings | None:

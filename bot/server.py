@@ -24,17 +24,15 @@ from bot.ingress.text import TextListener, TextSettings
 from bot.lark.api import LarkApi, retrying
 from bot.lark.webhook import add_webhook_routes
 from bot.lark.ws import WsTransport
+from bot.workforce import SEND_ATTEMPTS, build_workforce, start_workforce
 from store.opening import open_store
 from store.timeutil import Clock, utc_now
-from workers.cards import CardWorker
-from workers.expiry import run_expiry
 
 log = logging.getLogger("countersign")
 
 EXIT_WATCHDOG = 3
 SHUTDOWN_GRACE_S = 5.0
 FATAL_GRACE_S = 5.0
-SEND_ATTEMPTS = 4
 
 
 class Ingress:
@@ -49,21 +47,6 @@ class Ingress:
 
     def on_event(self, envelope: dict[str, Any], transport: str) -> None:
         self.text.on_event(envelope, transport)
-
-
-class RetryingCards:
-    """The card channel: Lark sends and patches with tenacity backoff (uuid keeps sends single)."""
-
-    def __init__(self, api: LarkApi) -> None:
-        self.api = api
-
-    async def send_card(self, chat_id: str, card: dict[str, Any], uuid: str) -> str:
-        return await retrying(
-            lambda: self.api.send_card(chat_id, card, uuid), attempts=SEND_ATTEMPTS
-        )
-
-    async def patch_card(self, message_id: str, card: dict[str, Any]) -> None:
-        await retrying(lambda: self.api.patch_card(message_id, card), attempts=SEND_ATTEMPTS)
 
 
 class RetryingReplies:
@@ -100,14 +83,17 @@ async def serve(
     exit_code = 0
 
     tz = zone(settings.cards.timezone)
-    api = cards_worker = callbacks = text = ws = None
+    api = callbacks = text = ws = None
     if lark.mode != "off":
         api = LarkApi(lark.app_id, config.lark.app_secret.get_secret_value(), lark.base_url)
-        cards_worker = CardWorker(store, RetryingCards(api), lang=settings.cards.lang, tz=tz)
+    force = await build_workforce(config, store, api, clock=clock, tz=tz)
+    cards_worker = force.cards
+    if api is not None and cards_worker is not None:
         callbacks = CallbackConsumer(
             store,
             CallbackSettings(lark.app_id, frozenset(lark.tenant_keys), settings.cards.lang, tz),
             on_card_due=cards_worker.kick,
+            on_claimed=force.executor.kick,
         )
 
         async def health_report() -> dict[str, Any]:
@@ -154,27 +140,12 @@ async def serve(
         )
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
-    tasks: list[asyncio.Task[None]] = []
     try:
         await web.TCPSite(runner, settings.http.host, settings.http.port).start()
         if callbacks is not None and text is not None:
             callbacks.start()
             text.start()
-        if cards_worker is not None:
-            tasks.append(asyncio.create_task(cards_worker.run(stop), name="card-worker"))
-        on_expired = None
-        if cards_worker is not None:
-            worker = cards_worker
-
-            async def on_expired(_ids: list[str]) -> None:
-                worker.kick()  # the expired cards are due: patch them now
-
-        tasks.append(
-            asyncio.create_task(
-                run_expiry(store, settings.operations.expiry_sweep_s, stop, on_expired),
-                name="expiry",
-            )
-        )
+        start_workforce(force, config, store, stop)
         if ws is not None:
             ws.start()
         url = f"http://{settings.http.host}:{settings.http.port}"
@@ -197,13 +168,7 @@ async def serve(
         for consumer in (callbacks, text):
             if consumer is not None:
                 await consumer.stop()
-        if tasks:
-            _done, late = await asyncio.wait(tasks, timeout=SHUTDOWN_GRACE_S)
-            for task in late:  # anything left is recovered on start, as after a crash
-                task.cancel()
-            for task in late:
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+        await force.close(SHUTDOWN_GRACE_S)
         await runner.cleanup()
         if api is not None:
             await api.close()

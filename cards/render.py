@@ -38,7 +38,10 @@ OUTCOME_TEMPLATE = {
     "cancelled": "red",
     "preflight_rejected": "red",
     "reservation_refused": "red",
+    "not_submitted": "red",
+    "unresolved": "orange",
 }
+EXECUTING = frozenset({"queued", "preflight", "reserved", "dispatching"})
 
 
 def callback_value(view: dict[str, Any], action: str) -> dict[str, Any]:
@@ -182,7 +185,11 @@ def render_card(
         elements.append(status)
     elif view["state"] in OPEN_STATES:
         elements.append(_buttons(view, lang))
-    for outcome in view.get("outcomes", []):  # original and reconciled stages, in order
+    outcomes = view.get("outcomes", [])
+    execution = (view.get("execution") or {}).get("state")
+    if not outcomes and execution in EXECUTING:
+        elements.append(_markdown_i18n("executing", lang))
+    for outcome in newest_per_stage(outcomes):  # the original stage, then the reconciled one
         elements += _outcome_lines(outcome, simulated=view["simulated"], lang=lang)
     title_key = f"title.{kind}"
     title = f"{text(title_key, lang)}: {terms.get('title', '')}"
@@ -208,6 +215,18 @@ def render_card(
         },
         "body": {"elements": elements},
     }
+
+
+def newest_per_stage(outcomes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Progress (resting, then filled) replaces its stage's line; stages keep their order."""
+    newest: dict[str, dict[str, Any]] = {}
+    for outcome in outcomes:
+        newest[outcome["stage"]] = outcome  # a key keeps its first position
+    return list(newest.values())
+
+
+def _markdown_i18n(key: str, lang: Lang) -> dict[str, Any]:
+    return {"tag": "markdown", "content": text(key, lang), "i18n_content": i18n(key)}
 
 
 def _template(view: dict[str, Any]) -> str:
@@ -258,8 +277,12 @@ def _outcome_lines(outcome: dict[str, Any], *, simulated: bool, lang: Lang) -> l
                 if fees is None
                 else text("detail.fees", each, fees=str(fees))
             )
+        if detail.get("message_id"):
+            parts.append(text("detail.message", each, message_id=str(detail["message_id"])))
         if detail.get("reason"):
             parts.append(text("detail.reason", each, reason=str(detail["reason"])))
+        for child in detail.get("protective") or []:
+            parts.append(_protective(child, each))
         return "; ".join(parts)
 
     if detail_text(lang):
@@ -272,6 +295,16 @@ def _outcome_lines(outcome: dict[str, Any], *, simulated: bool, lang: Lang) -> l
             }
         )
     return lines
+
+
+def _protective(child: dict[str, Any], lang: Lang) -> str:
+    """A protective order's own result: "Stop loss 57000: armed"."""
+    role = str(child.get("role"))
+    label = text(f"protective.{role}", lang, price=str(child.get("trigger_price")))
+    status = text(f"protective.{child.get('status')}", lang)
+    if child.get("reason") and child.get("status") in ("rejected", "cancelled"):
+        status = f"{status} ({child['reason']})"
+    return f"{label}: {status}"
 
 
 def _buttons(view: dict[str, Any], lang: Lang) -> dict[str, Any]:

@@ -465,6 +465,7 @@ class Store:
                         version=OperationRow.version + 1,
                         updated_at=now,
                         execution_state="queued",
+                        exec_due_at=now,
                         decided_by=click.operator_open_id,
                         decided_at=now,
                         card_due_at=now + timedelta(seconds=DECISION_CARD_GRACE_S),

@@ -13,6 +13,7 @@ from typing import Any
 from sqlalchemy import case, func, insert, select, update
 
 from store.authority import Store
+from store.leases import lease_due
 from store.models import CardDeliveryRow, OperationRow
 from store.records import Operation
 
@@ -41,33 +42,13 @@ class CardLedger:
 
     async def lease_due(self, limit: int = 20, lease_s: float = LEASE_S) -> list[Operation]:
         """Operations whose card needs a send or a patch, leased to this caller."""
-        now = self.store.clock()
-        async with self.store.read() as conn:
-            candidates = (
-                await conn.execute(
-                    select(OperationRow.id, OperationRow.card_due_at)
-                    .where(OperationRow.card_due_at <= now, OperationRow.card_error.is_(None))
-                    .order_by(OperationRow.card_due_at)
-                    .limit(limit)
-                )
-            ).all()
-        leased: list[Operation] = []
-        until = now + timedelta(seconds=lease_s)
-        for operation_id, due_at in candidates:
-            async with self.store.write() as conn:
-                won = await conn.execute(
-                    update(OperationRow)
-                    .where(OperationRow.id == operation_id, OperationRow.card_due_at == due_at)
-                    .values(card_due_at=until)
-                )
-                if won.rowcount == 1:
-                    row = (
-                        await conn.execute(
-                            select(OperationRow.__table__).where(OperationRow.id == operation_id)
-                        )
-                    ).one()
-                    leased.append(Operation.from_row(row))
-        return leased
+        return await lease_due(
+            self.store,
+            OperationRow.card_due_at,
+            limit,
+            lease_s,
+            where=[OperationRow.card_error.is_(None)],
+        )
 
     async def shown(self, operation_id: str, version: int, action: str) -> None:
         """The card now shows `version` (sent, patched, or answered in a callback)."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -20,6 +21,7 @@ from ulid import ULID
 
 from store.authority import Store
 from store.canonical import canonical_digest, canonical_json
+from store.leases import lease_due
 from store.lifecycle import (
     EXECUTION_TRANSITIONS,
     Event,
@@ -34,7 +36,9 @@ from store.records import Operation
 
 RESERVE_RETRIES = 20
 ACTIVE = "active"
-RELEASED = "released"
+RELEASED = "released"  # nothing came of it: the order never worked or never reached the venue
+CONVERTED = "converted"  # the venue has the order: its exposure shows in fresh observations
+EXEC_LEASE_S = 60
 
 
 @dataclass(frozen=True)
@@ -44,10 +48,13 @@ class Attempt:
     client_id: str
     state: str
     last_error: str | None
+    dispatched_at: datetime | None = None
 
     @classmethod
     def from_row(cls, row: Any) -> Attempt:
-        return cls(row.id, row.operation_id, row.client_id, row.state, row.last_error)
+        return cls(
+            row.id, row.operation_id, row.client_id, row.state, row.last_error, row.dispatched_at
+        )
 
 
 @dataclass(frozen=True)
@@ -146,6 +153,39 @@ class ExecutionLedger:
                 operation_id=operation_id, at=self.store.clock(), actor=actor, event=event[:32]
             )
         )
+
+    # -- the schedule -------------------------------------------------------------------------
+
+    async def lease_due(self, limit: int, lease_s: float = EXEC_LEASE_S) -> list[Operation]:
+        """Operations whose executor or reconciler is due, leased to this caller."""
+        return await lease_due(self.store, OperationRow.exec_due_at, limit, lease_s)
+
+    async def schedule(self, operation_id: str, in_s: float | None, *, tried: bool = False) -> None:
+        """Due again in `in_s` seconds (None: nothing left to do); `tried` counts a fruitless look."""
+        values: dict[str, Any] = {
+            "exec_due_at": None if in_s is None else self.store.clock() + timedelta(seconds=in_s)
+        }
+        values["exec_tries"] = OperationRow.exec_tries + 1 if tried else 0
+        async with self.store.write() as conn:
+            await conn.execute(
+                update(OperationRow).where(OperationRow.id == operation_id).values(**values)
+            )
+
+    async def due_now(self, operation_ids: Sequence[str]) -> int:
+        """Something changed at the venue for these operations: look at them now."""
+        if not operation_ids:
+            return 0
+        async with self.store.write() as conn:
+            result = await conn.execute(
+                update(OperationRow)
+                .where(
+                    OperationRow.id.in_(list(operation_ids)),
+                    OperationRow.exec_due_at.is_not(None),
+                    OperationRow.exec_due_at > self.store.clock(),
+                )
+                .values(exec_due_at=self.store.clock())
+            )
+        return int(result.rowcount)
 
     # -- the attempt --------------------------------------------------------------------------
 
@@ -274,6 +314,25 @@ class ExecutionLedger:
                 .values(state=RELEASED, released_at=self.store.clock())
             )
         return result.rowcount == 1
+
+    async def settle(self, operation_id: str, *, converted: bool) -> bool:
+        """The venue answered: the held exposure is now observable (converted) or gone."""
+        async with self.store.write() as conn:
+            result = await conn.execute(
+                update(ReservationRow)
+                .where(ReservationRow.operation_id == operation_id, ReservationRow.state == ACTIVE)
+                .values(state=CONVERTED if converted else RELEASED, released_at=self.store.clock())
+            )
+        return result.rowcount == 1
+
+    async def reservation_state(self, operation_id: str) -> str | None:
+        async with self.store.read() as conn:
+            state: str | None = (
+                await conn.execute(
+                    select(ReservationRow.state).where(ReservationRow.operation_id == operation_id)
+                )
+            ).scalar_one_or_none()
+        return state
 
     async def held(self, account: str) -> Decimal:
         async with self.store.read() as conn:

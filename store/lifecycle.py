@@ -94,7 +94,8 @@ EXECUTION_TRANSITIONS: Mapping[Execution, frozenset[Execution]] = {
     Execution.PREFLIGHT: frozenset(
         {Execution.RESERVED, Execution.PREFLIGHT_REJECTED, Execution.RESERVATION_REFUSED}
     ),
-    Execution.RESERVED: frozenset({Execution.DISPATCHING}),
+    # a domain disabled (or a build changed) between reservation and dispatch refuses
+    Execution.RESERVED: frozenset({Execution.DISPATCHING, Execution.PREFLIGHT_REJECTED}),
     Execution.DISPATCHING: frozenset(
         {Execution.SUBMITTED, Execution.SUBMISSION_UNKNOWN, Execution.COMPLETED}
     ),

@@ -96,6 +96,10 @@ class OperationRow(Base):
     card_due_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     card_attempts: Mapped[int] = mapped_column(Integer, nullable=False, server_default="0")
     card_error: Mapped[str | None] = mapped_column(String(300))
+    # execution schedule: the executor/reconciler is due at `exec_due_at` (None: nothing to do);
+    # leased by moving it forward with a compare-and-set, like card delivery
+    exec_due_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    exec_tries: Mapped[int] = mapped_column(Integer, nullable=False, server_default="0")
 
     __table_args__ = (
         UniqueConstraint("source_proposer", "source_request_id"),
@@ -103,6 +107,7 @@ class OperationRow(Base):
         Index("ix_operations_state_created_at_id", "state", "created_at", "id"),
         Index("ix_operations_state_expires_at", "state", "expires_at"),
         Index("ix_operations_card_due_at", "card_due_at"),
+        Index("ix_operations_exec_due_at", "exec_due_at"),
     )
 
 

@@ -26,6 +26,7 @@ class Operation:
     card_version: int | None = None
     card_error: str | None = None
     card_attempts: int = 0
+    exec_tries: int = 0
 
     @property
     def id(self) -> str:
@@ -85,6 +86,7 @@ class Operation:
             card_version=row.card_version,
             card_error=row.card_error,
             card_attempts=row.card_attempts,
+            exec_tries=row.exec_tries,
         )
 
 

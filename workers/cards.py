@@ -9,7 +9,6 @@ anything.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from datetime import UTC, tzinfo
 from typing import Any, Protocol
@@ -21,6 +20,7 @@ from store.cards import CardLedger
 from store.execution import view
 from store.lifecycle import State
 from store.records import Operation
+from workers.loop import drain_loop
 
 log = logging.getLogger("countersign.cards")
 
@@ -63,21 +63,7 @@ class CardWorker:
         self._kick.set()
 
     async def run(self, stop: asyncio.Event) -> None:
-        while not stop.is_set():
-            self._kick.clear()
-            try:
-                while not stop.is_set() and await self.drain():
-                    pass
-            except Exception:
-                log.exception("card delivery pass failed; retrying")
-            waiters = {asyncio.ensure_future(self._kick.wait()), asyncio.ensure_future(stop.wait())}
-            _done, pending = await asyncio.wait(
-                waiters, timeout=self.poll_s, return_when=asyncio.FIRST_COMPLETED
-            )
-            for task in pending:
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+        await drain_loop(self.drain, self._kick, stop, self.poll_s, log)
 
     async def drain(self) -> int:
         due = await self.ledger.lease_due()

@@ -37,6 +37,7 @@ from store.lifecycle import State
 from store.projection import operation_view
 from store.reasons import Reason
 from store.records import Operation
+from workers.crash import crash_point
 
 log = logging.getLogger("countersign.callbacks")
 
@@ -75,12 +76,14 @@ class CallbackConsumer:
         settings: CallbackSettings,
         *,
         on_card_due: Callable[[], None] = lambda: None,
+        on_claimed: Callable[[], None] = lambda: None,
     ) -> None:
         self.store = store
         self.inbox = Inbox(store)
         self.cards = CardLedger(store)
         self.settings = settings
         self.on_card_due = on_card_due
+        self.on_claimed = on_claimed  # the executor has work
         self.stats = ConsumerStats()
         self.queue: asyncio.Queue[Job] = asyncio.Queue(maxsize=QUEUE_SIZE)
         self._workers: list[asyncio.Task[None]] = []
@@ -223,6 +226,9 @@ class CallbackConsumer:
             outcome = await self.store.reject(click.as_store_click())
         if isinstance(outcome, Refused):  # the database saw a race the checks could not
             return await self._refusal_answer(outcome.reason, outcome.operation, click), None, None
+        if click.action == "confirm":
+            crash_point("after_claim")
+            self.on_claimed()
         decided = outcome.operation
         key = "toast.confirmed" if click.action == "confirm" else "toast.rejected"
         answer = {

@@ -12,6 +12,7 @@ import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -27,12 +28,15 @@ from bot.sandbox.longconn import ClientConfig
 from bot.sandbox.state import SandboxState, default_state
 from bot.server import serve
 from store.authority import Store
+from store.lifecycle import State
 from store.timeutil import utc_now
 from tests.conftest import Backend
 from tests.sandbox.conftest import until
 from tests.test_cli import free_port
 
 DEV_TOKEN = "e2e-dev-token-123456"
+# a confirmed operation: claimed, or already executed by the time a test looks
+CLAIMED_OR_AFTER = frozenset({State.CLAIMED, State.OUTCOME_OBSERVED})
 
 
 @dataclass
@@ -43,7 +47,27 @@ class ShiftableClock:
         return utc_now() + self.offset
 
 
-def bot_config(backend: Backend, port: int, sandbox: SandboxApp, mode: str, **lark: Any) -> Config:
+# Quick looks so tests see outcomes promptly; the timeouts keep their production order.
+FAST_EXECUTION = {
+    "poll_s": 0.2,
+    "submit_timeout_s": 2.0,
+    "not_found_after_s": 4.0,
+    "track_max_s": 2.0,
+    "venue_tick_s": 0.2,
+}
+
+
+def bot_config(
+    backend: Backend,
+    port: int,
+    sandbox: SandboxApp,
+    mode: str,
+    *,
+    venue_path: Path,
+    execution: dict[str, Any] | None = None,
+    sim_faults: str = "",
+    **lark: Any,
+) -> Config:
     settings = parse(
         {
             "store": {"url": backend.url, **({"schema": backend.schema} if backend.schema else {})},
@@ -60,7 +84,11 @@ def bot_config(backend: Backend, port: int, sandbox: SandboxApp, mode: str, **la
             ],
             "proposers": [{"name": "dev-agent", "token_env": "E2E_DEV_TOKEN"}],
             "domains": {
-                "finance": {"accounts": [{"name": "sim-main", "venue": "sim", "budget": "100000"}]},
+                "finance": {
+                    "accounts": [{"name": "sim-main", "venue": "sim", "budget": "100000"}],
+                    "venue_path": str(venue_path),
+                    "sim_faults": sim_faults,
+                },
                 "message": {
                     "destinations": [
                         {
@@ -72,6 +100,7 @@ def bot_config(backend: Backend, port: int, sandbox: SandboxApp, mode: str, **la
                     ]
                 },
             },
+            "execution": {**FAST_EXECUTION, **(execution or {})},
         }
     )
     return resolve(
@@ -185,11 +214,17 @@ StackFactory = Callable[..., Any]
 
 
 @pytest.fixture
-async def make_stack(backend: Backend, store: Store) -> AsyncIterator[StackFactory]:
+async def make_stack(backend: Backend, store: Store, tmp_path: Path) -> AsyncIterator[StackFactory]:
     """Start sandbox + bot in a given Lark mode; everything is torn down after the test."""
     cleanups: list[Callable[[], Any]] = []
 
-    async def make(mode: str = "ws", **lark: Any) -> Stack:
+    async def make(
+        mode: str = "ws",
+        *,
+        execution: dict[str, Any] | None = None,
+        sim_faults: str = "",
+        **lark: Any,
+    ) -> Stack:
         state = default_state()
         options = SandboxOptions(
             client_config=ClientConfig(reconnect_nonce_s=0, reconnect_interval_s=1)
@@ -207,7 +242,16 @@ async def make_stack(backend: Backend, store: Store) -> AsyncIterator[StackFacto
             app.tenant_key,
         )
         port = free_port()
-        config = bot_config(backend, port, sandbox, mode, **lark)
+        config = bot_config(
+            backend,
+            port,
+            sandbox,
+            mode,
+            venue_path=tmp_path / "venue.db",
+            execution=execution,
+            sim_faults=sim_faults,
+            **lark,
+        )
         clock = ShiftableClock()
         stop = asyncio.Event()
         ready = asyncio.Event()

@@ -71,7 +71,7 @@ async def test_hundred_concurrent_clicks_with_two_bot_clients_make_one_claim(
         refusals = {c.reason_code for c in confirmations if not c.accepted}
         assert refusals == {Reason.ALREADY_CLAIMED.value}, refusals
         _, api_view = await stack.api("GET", f"/api/v1/operations/{view['id']}")
-        assert api_view["state"] == "claimed"
+        assert api_view["state"] in ("claimed", "outcome_observed")
         assert "Confirmed by" in str(stack.card(message_id))
 
         # Both replicas took a share of the clicks, and between them saw each exactly once.

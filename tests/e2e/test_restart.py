@@ -64,7 +64,8 @@ def write_config(
     path: Path, backend: Backend, sandbox: SandboxApp, port: int, mode: str, **lark: Any
 ) -> Path:
     """The in-process harness's settings (same store, audiences, proposers) as a TOML file."""
-    settings = bot_config(backend, port, sandbox, mode, **lark).settings
+    venue_path = path.parent / "venue.db"  # the in-process bot's venue: one exchange for all
+    settings = bot_config(backend, port, sandbox, mode, venue_path=venue_path, **lark).settings
     data = settings.model_dump(mode="json", by_alias=True, exclude_none=True)
     path.write_text("".join(f"{key} = {toml_value(value)}\n" for key, value in data.items()))
     return path

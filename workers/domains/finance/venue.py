@@ -575,6 +575,9 @@ class SimVenue:
         self.faults = faults  # replaceable at run time (tests, demo)
         self._clock = clock
         self._offset = timedelta(0)
+        # called with the client id once a submission is committed, before it is answered
+        # (the crash suite's "after dispatch, before the response" point)
+        self.after_commit: Callable[[str], None] | None = None
 
     @property
     def path(self) -> Path:
@@ -744,6 +747,8 @@ class SimVenue:
             raise VenueTimeout(order.client_id)
         now = self._now()
         submission = await self._run(lambda tx: _submit(tx, order, faults, now), write=True)
+        if self.after_commit is not None:
+            self.after_commit(order.client_id)
         await self._latency()
         if faults.lose_response:
             raise VenueResponseLost(order.client_id)

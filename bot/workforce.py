@@ -1,0 +1,187 @@
+"""The background workers of a bot process, wired from the config: the card worker, the
+executor/reconciler, expiry, and the simulated venue's matching clock.
+
+`serve` runs them next to the ingress; `countersign worker` runs them alone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import tzinfo
+from pathlib import Path
+from typing import Any
+
+from bot.config import Config, zone
+from bot.lark.api import LarkApi, retrying
+from store.authority import Store
+from store.execution import ExecutionLedger
+from store.timeutil import Clock
+from workers.cards import CardWorker
+from workers.crash import crash_point
+from workers.domains.execution import Runner, operation_of
+from workers.domains.finance.runner import FinanceRunner
+from workers.domains.finance.venue import Faults, SimVenue
+from workers.domains.message.runner import MessageRunner
+from workers.executor import ExecutionWorker
+from workers.expiry import run_expiry
+
+log = logging.getLogger("countersign.workers")
+
+SEND_ATTEMPTS = 4
+FAULTS_ENV = "COUNTERSIGN_SIM_FAULTS"
+
+
+class RetryingCards:
+    """The card channel: Lark sends and patches with tenacity backoff (uuid keeps sends single)."""
+
+    def __init__(self, api: LarkApi) -> None:
+        self.api = api
+
+    async def send_card(self, chat_id: str, card: dict[str, Any], uuid: str) -> str:
+        return await retrying(
+            lambda: self.api.send_card(chat_id, card, uuid), attempts=SEND_ATTEMPTS
+        )
+
+    async def patch_card(self, message_id: str, card: dict[str, Any]) -> None:
+        await retrying(lambda: self.api.patch_card(message_id, card), attempts=SEND_ATTEMPTS)
+
+
+class RetryingMessages:
+    """Outbound text; retrying is safe because every send carries its uuid (Lark dedupes)."""
+
+    def __init__(self, api: LarkApi) -> None:
+        self.api = api
+
+    async def send_text(self, receive_id: str, text: str, uuid: str) -> str:
+        return await retrying(
+            lambda: self.api.send_text(receive_id, text, uuid), attempts=SEND_ATTEMPTS
+        )
+
+
+@dataclass
+class Workforce:
+    cards: CardWorker | None
+    executor: ExecutionWorker
+    venue: SimVenue | None
+    tasks: list[asyncio.Task[None]] = field(default_factory=list)
+
+    def kick_cards(self) -> None:
+        if self.cards is not None:
+            self.cards.kick()
+
+    async def close(self, grace_s: float) -> None:
+        if self.tasks:
+            _done, late = await asyncio.wait(self.tasks, timeout=grace_s)
+            for task in late:  # anything left is recovered on start, as after a crash
+                task.cancel()
+            for task in late:
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        if self.venue is not None:
+            await self.venue.close()
+
+
+async def open_venue(config: Config, clock: Clock) -> SimVenue:
+    finance = config.settings.domains.finance
+    path = Path(finance.venue_path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    faults = Faults.from_env(os.environ, default=finance.sim_faults)
+    if faults.active:
+        log.warning("simulated venue faults on: %s", faults)
+    return await SimVenue.open(
+        path,
+        accounts=[account.name for account in finance.accounts] or None,
+        faults=faults,
+        clock=clock,
+    )
+
+
+async def build_workforce(
+    config: Config, store: Store, api: LarkApi | None, *, clock: Clock, tz: tzinfo | None = None
+) -> Workforce:
+    settings = config.settings
+    cards = None
+    if api is not None:
+        cards = CardWorker(
+            store,
+            RetryingCards(api),
+            lang=settings.cards.lang,
+            tz=tz or zone(settings.cards.timezone),
+        )
+    runners: dict[str, Runner] = {}
+    # The venue opens even with finance disabled: its claimed orders are still reconciled.
+    venue = await open_venue(config, clock)
+    runners[FinanceRunner.kind] = FinanceRunner(
+        venue,
+        settings.domains.finance,
+        clock=clock,
+        on_dispatched=lambda _client_id: crash_point("after_dispatch"),
+    )
+    if api is not None:
+        runners[MessageRunner.kind] = MessageRunner(
+            RetryingMessages(api),
+            settings.domains.message,
+            clock=clock,
+            on_dispatched=lambda _client_id: crash_point("after_dispatch"),
+        )
+    execution = settings.execution
+    on_outcome: Callable[[], None] = cards.kick if cards is not None else (lambda: None)
+    executor = ExecutionWorker(
+        store,
+        runners,
+        concurrency=execution.concurrency,
+        poll_s=execution.poll_s,
+        submit_timeout_s=execution.submit_timeout_s,
+        not_found_after_s=execution.not_found_after_s,
+        track_max_s=execution.track_max_s,
+        on_outcome=on_outcome,
+    )
+    return Workforce(cards, executor, venue)
+
+
+def start_workforce(force: Workforce, config: Config, store: Store, stop: asyncio.Event) -> None:
+    settings = config.settings
+    if force.cards is not None:
+        force.tasks.append(asyncio.create_task(force.cards.run(stop), name="card-worker"))
+
+    async def on_expired(_ids: list[str]) -> None:
+        force.kick_cards()  # the expired cards are due: patch them now
+
+    force.tasks.append(
+        asyncio.create_task(
+            run_expiry(store, settings.operations.expiry_sweep_s, stop, on_expired),
+            name="expiry",
+        )
+    )
+    force.tasks.append(asyncio.create_task(force.executor.run(stop), name="executor"))
+    if force.venue is not None:
+        force.tasks.append(
+            asyncio.create_task(
+                run_venue_clock(
+                    force.venue, store, force.executor, settings.execution.venue_tick_s, stop
+                ),
+                name="venue-clock",
+            )
+        )
+
+
+async def run_venue_clock(
+    venue: SimVenue, store: Store, executor: ExecutionWorker, interval_s: float, stop: asyncio.Event
+) -> None:
+    """The simulated venue's matching, once per interval; what changed is looked at at once."""
+    ledger = ExecutionLedger(store)
+    while not stop.is_set():
+        try:
+            changed = await venue.tick()
+            ids = sorted({op for s in changed if (op := operation_of(s.client_id)) is not None})
+            if ids and await ledger.due_now(ids):
+                executor.kick()
+        except Exception:
+            log.exception("venue tick failed; retrying")
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), interval_s)

@@ -1,0 +1,220 @@
+"""After the click: the executor runs the operation once and the original card tells the truth.
+
+The bot runs in-process with the simulated venue in the test's directory; the venue is
+opened again here (a second connection to its SQLite file, like `countersign venue orders`)
+to see what it really received.
+"""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from store.execution import ExecutionLedger
+from tests.e2e.conftest import Stack, StackFactory, eventually
+from tests.factories import message_request, order_request
+from tests.sandbox.conftest import until
+from workers.domains.execution import client_id_for
+from workers.domains.finance.venue import SimVenue, VenueOrderState
+
+
+def card_text(stack: Stack, message_id: str) -> str:
+    return json.dumps(stack.card(message_id), ensure_ascii=False)
+
+
+async def card_says(stack: Stack, message_id: str, *phrases: str, deadline_s: float = 15) -> None:
+    try:
+        await until(
+            stack.state,
+            lambda: all(phrase in stack.state.messages[message_id].content for phrase in phrases),
+            deadline_s=deadline_s,
+        )
+    except TimeoutError:
+        raise AssertionError(
+            f"the card never showed {phrases}: {card_text(stack, message_id)}"
+        ) from None
+
+
+async def venue_order(tmp_path: Path, operation_id: str) -> VenueOrderState | None:
+    async with await SimVenue.open(tmp_path / "venue.db", create=False) as venue:
+        return await venue.lookup(client_id_for(operation_id))
+
+
+async def settled(stack: Stack, operation_id: str, status: str) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+
+    async def check() -> bool:
+        _, view = await stack.api("GET", f"/api/v1/operations/{operation_id}")
+        found.update(view)
+        return (view.get("outcome") or {}).get("status") == status
+
+    await eventually(check, deadline_s=15)
+    return found
+
+
+async def test_a_confirmed_order_fills_once_and_the_card_ends_filled_simulated(
+    make_stack: StackFactory, tmp_path: Path
+) -> None:
+    stack: Stack = await make_stack("ws")
+    view, message_id = await stack.offered(order_request("fills"))
+    reply = await stack.click(message_id, "ou_alice")
+    assert reply["toast"]["type"] == "success"
+
+    await card_says(stack, message_id, "Filled · SIMULATED", "Filled 0.010 at 60000")
+    text = card_text(stack, message_id)
+    assert "Stop loss 57000: armed" in text and "Take profit 65000: armed" in text
+    assert "Fees 0.3" in text  # 0.01 x 60000 x 0.0005 taker
+    assert "Confirmed by <at id=ou_alice></at>" in text
+    assert stack.card(message_id)["header"]["template"] == "green"
+
+    api_view = await settled(stack, view["id"], "filled")
+    outcome = api_view["outcome"]
+    assert outcome["stage"] == "initial" and outcome["detail"]["filled_qty"] == "0.010"
+    assert Decimal(outcome["detail"]["fees"]) == Decimal("0.3")
+    assert [p["status"] for p in outcome["detail"]["protective"]] == ["accepted", "accepted"]
+    assert api_view["state"] == "outcome_observed"
+
+    order = await venue_order(tmp_path, view["id"])
+    assert order is not None and order.submit_count == 1 and order.status == "filled"
+    ledger = ExecutionLedger(stack.store)
+    assert await ledger.reservation_state(view["id"]) == "converted"  # the position holds it
+    attempt = await ledger.attempt(view["id"])
+    assert attempt is not None and attempt.client_id == client_id_for(view["id"])
+
+
+async def test_a_lost_response_is_reconciled_to_the_venues_truth_never_resubmitted(
+    make_stack: StackFactory, tmp_path: Path
+) -> None:
+    stack: Stack = await make_stack("ws", sim_faults="lose_response")
+    view, message_id = await stack.offered(order_request("lost-response"))
+    await stack.click(message_id, "ou_bob")
+
+    await card_says(
+        stack,
+        message_id,
+        "Submission unknown: reconciling · SIMULATED",
+        "Reconciled: Filled · SIMULATED",
+    )
+    api_view = await settled(stack, view["id"], "filled")
+    stages = [(o["stage"], o["status"]) for o in api_view["outcomes"]]
+    assert stages[0] == ("initial", "unknown") and stages[-1] == ("reconciled", "filled"), stages
+    unknown = api_view["outcomes"][0]
+    assert api_view["outcome"]["reconciles_digest"] == unknown["outcome_digest"]
+    order = await venue_order(tmp_path, view["id"])
+    assert order is not None and order.submit_count == 1
+    assert api_view["execution"]["state"] == "reconciled"
+
+
+async def test_a_submission_the_venue_never_got_is_concluded_not_executed(
+    make_stack: StackFactory, tmp_path: Path
+) -> None:
+    stack: Stack = await make_stack("ws", sim_faults="timeout")
+    view, message_id = await stack.offered(order_request("never-arrived"))
+    await stack.click(message_id, "ou_alice")
+
+    await card_says(stack, message_id, "Reconciled: Not executed: the venue never received it")
+    api_view = await settled(stack, view["id"], "not_submitted")
+    assert [o["status"] for o in api_view["outcomes"]] == ["unknown", "not_submitted"]
+    assert await venue_order(tmp_path, view["id"]) is None
+    assert await ExecutionLedger(stack.store).reservation_state(view["id"]) == "released"
+
+
+async def test_an_order_off_the_lot_is_preflight_rejected_and_nothing_is_sent(
+    make_stack: StackFactory, tmp_path: Path
+) -> None:
+    stack: Stack = await make_stack("ws")
+    body = order_request("off-lot")
+    body["payload"]["quantity"] = "0.0105"
+    view, message_id = await stack.offered(body)
+    await stack.click(message_id, "ou_alice")
+
+    await card_says(stack, message_id, "Not sent: the pre-check refused it · SIMULATED")
+    assert "not a multiple of the lot" in card_text(stack, message_id)
+    api_view = await settled(stack, view["id"], "preflight_rejected")
+    assert api_view["outcome"]["detail"]["code"] == "quantity_off_lot"
+    assert "propose" in api_view["outcome"]["detail"]["hint"]
+    assert await venue_order(tmp_path, view["id"]) is None
+    assert await ExecutionLedger(stack.store).attempt(view["id"]) is None
+
+
+async def test_a_resting_order_fills_later_and_the_card_follows(
+    make_stack: StackFactory, tmp_path: Path
+) -> None:
+    stack: Stack = await make_stack("ws")
+    body = order_request("rests")
+    body["payload"]["limit_price"] = "59000"
+    body["payload"].pop("protective")
+    view, message_id = await stack.offered(body)
+    await stack.click(message_id, "ou_alice")
+    await card_says(stack, message_id, "Resting on the book · SIMULATED")
+    assert await ExecutionLedger(stack.store).reservation_state(view["id"]) == "converted"
+
+    async with await SimVenue.open(tmp_path / "venue.db", create=False) as venue:
+        await venue.set_mark("BTC-PERP", Decimal("58900"))
+    await card_says(stack, message_id, "Filled · SIMULATED", "Filled 0.010 at 59000")
+    assert "Resting on the book" not in card_text(stack, message_id)  # progress replaces it
+    api_view = await settled(stack, view["id"], "filled")
+    assert [o["status"] for o in api_view["outcomes"]] == ["resting", "filled"]
+    assert api_view["execution"]["state"] == "completed"
+
+
+async def test_two_orders_that_fit_alone_but_not_together_one_is_refused(
+    make_stack: StackFactory, tmp_path: Path
+) -> None:
+    stack: Stack = await make_stack("ws")
+    cards = []
+    for name in ("budget-a", "budget-b"):
+        body = order_request(name)
+        body["payload"].update(quantity="1", limit_price="59000")  # rests: 59000 + fee each
+        body["payload"].pop("protective")
+        body["payload"]["max_fee"] = "30"
+        cards.append(await stack.offered(body))
+    # budget 100000: each (59030) fits alone, the two together do not
+    replies = [await stack.click(message_id, "ou_alice") for _view, message_id in cards]
+    assert all(reply["toast"]["type"] == "success" for reply in replies)
+
+    statuses = []
+    for view, _message_id in cards:
+
+        async def has_outcome(operation_id: str = view["id"]) -> bool:
+            _, fresh = await stack.api("GET", f"/api/v1/operations/{operation_id}")
+            return fresh["outcome"] is not None
+
+        await eventually(has_outcome, deadline_s=15)
+        _, fresh = await stack.api("GET", f"/api/v1/operations/{view['id']}")
+        statuses.append(fresh["outcome"]["status"])
+    assert sorted(statuses) == ["reservation_refused", "resting"], statuses
+    refused = next(v for (v, _m), s in zip(cards, statuses, strict=True) if s != "resting")
+    _, fresh = await stack.api("GET", f"/api/v1/operations/{refused['id']}")
+    assert "exposure budget of sim-main is 100000" in fresh["outcome"]["detail"]["reason"]
+    assert await venue_order(tmp_path, refused["id"]) is None
+
+
+async def test_an_approved_message_goes_to_the_counterparty_once_with_a_receipt_in_ops(
+    make_stack: StackFactory,
+) -> None:
+    stack: Stack = await make_stack("ws")
+    view, message_id = await stack.offered(message_request("send-once"))
+    assert stack.state.messages[message_id].chat_id == "oc_ops"
+    assert not [m for m in stack.state.messages.values() if m.chat_id == "oc_acme"]
+
+    await stack.click(message_id, "ou_alice")
+    await card_says(stack, message_id, "Sent")
+    api_view = await settled(stack, view["id"], "sent")
+    sent_id = api_view["outcome"]["detail"]["message_id"]
+
+    in_acme = [m for m in stack.state.messages.values() if m.chat_id == "oc_acme"]
+    assert [m.message_id for m in in_acme] == [sent_id]
+    assert json.loads(in_acme[0].content)["text"] == "Hello Acme, delivery on Friday."
+    assert in_acme[0].uuid == client_id_for(view["id"])
+
+    def receipt() -> bool:
+        return any(
+            m.chat_id == "oc_ops" and m.msg_type == "text" and sent_id in m.content
+            for m in stack.state.messages.values()
+        )
+
+    await until(stack.state, receipt)
+    assert not any(view["id"] in m.content for m in in_acme)  # no internals to the counterparty

@@ -1,0 +1,138 @@
+"""finance.order against the simulated venue: preflight, exposure, submit, look up.
+
+Every answer carries what the card and the ledger need: status, fills (quantity, average
+price, fees or unknown fee), the reason of a rejection or cancellation, and the results
+of the protective stop-loss / take-profit orders, each on its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+from store.records import Operation
+from workers.domains.execution import Hold, Observed, Refusal, SubmissionUnknown
+from workers.domains.finance.preflight import observed_exposure, order_exposure, preflight
+from workers.domains.finance.schema import FinanceDomain, FinanceOrderV1
+from workers.domains.finance.settings import FinanceSettings
+from workers.domains.finance.venue import (
+    TERMINAL,
+    Role,
+    SimVenue,
+    UnknownAccount,
+    VenueError,
+    VenueOrder,
+    VenueOrderState,
+)
+from workers.domains.finance.venue_store import text
+
+PROTECTIVE_ROLES: tuple[Role, ...] = ("stop_loss", "take_profit")
+
+
+def _opt(value: Decimal | None) -> str | None:
+    return None if value is None else text(value)
+
+
+def observed(state: VenueOrderState) -> Observed:
+    """The venue's order (and its protective children) as an outcome."""
+    detail: dict[str, Any] = {
+        "client_id": state.client_id,
+        "filled_qty": text(state.filled_qty),
+        "remaining_qty": text(state.remaining_qty),
+        "avg_price": _opt(state.avg_price),
+        "fee_currency": state.fee_currency,
+        "reason": state.reason,
+    }
+    if state.filled_qty > 0:
+        detail["fees"] = _opt(state.fees)  # None: the venue reported no fee (unknown, not 0)
+    children = [
+        {
+            "role": child.role,
+            "client_id": child.client_id,
+            "status": child.status,
+            "trigger_price": _opt(child.trigger_price),
+            "filled_qty": text(child.filled_qty),
+            "avg_price": _opt(child.avg_price),
+            "reason": child.reason,
+        }
+        for role in PROTECTIVE_ROLES
+        if (child := state.child(role)) is not None
+    ]
+    if children:
+        detail["protective"] = children
+    working = state.status not in TERMINAL or any(
+        child["status"] not in TERMINAL for child in children
+    )
+    return Observed(
+        status=state.status,
+        detail=detail,
+        working=working,
+        holds_exposure=state.filled_qty > 0 or state.status not in TERMINAL,
+    )
+
+
+class FinanceRunner:
+    kind = FinanceDomain.kind
+    executor_name = FinanceDomain.executor_name
+    executor_revision = FinanceDomain.executor_revision
+
+    def __init__(
+        self,
+        venue: SimVenue,
+        settings: FinanceSettings,
+        *,
+        clock: Callable[[], datetime],
+        on_dispatched: Callable[[str], None] | None = None,
+    ) -> None:
+        self.venue = venue
+        self.settings = settings
+        self.enabled = settings.enabled
+        self.clock = clock
+        venue.after_commit = on_dispatched
+
+    @staticmethod
+    def order(op: Operation) -> FinanceOrderV1:
+        return FinanceOrderV1.model_validate(op.payload)
+
+    async def prepare(self, op: Operation) -> Refusal | Hold | None:
+        order = self.order(op)
+        account = self.settings.account(order.account)
+        if account is None:
+            return Refusal(
+                "account_not_configured",
+                f"account {order.account!r} is no longer configured",
+                "configure the account again, or propose on a configured one",
+            )
+        try:
+            observation = await self.venue.observe(order.account)
+        except UnknownAccount as error:
+            return Refusal("unknown_account", str(error))
+        rejection = preflight(order, observation, now=self.clock())
+        if rejection is not None:
+            return Refusal(rejection.code, rejection.reason, rejection.hint)
+        instrument = observation.instruments[order.instrument]
+        return Hold(
+            account=order.account,
+            amount=order_exposure(order, instrument),
+            budget=Decimal(account.budget),
+            observed=observed_exposure(observation),
+        )
+
+    async def submit(self, op: Operation, client_id: str) -> Observed:
+        order = VenueOrder.from_payload(client_id, self.order(op))
+        try:
+            submission = await self.venue.submit(order)
+        except VenueError as error:  # timeout, response lost: it may or may not be placed
+            raise SubmissionUnknown(str(error)) from error
+        if not submission.matches:
+            # one client id, two different orders: never act on the other one's result
+            raise SubmissionUnknown(f"client id {client_id} already names different terms")
+        return observed(submission.order)
+
+    async def lookup(
+        self, op: Operation, client_id: str, dispatched_at: datetime | None
+    ) -> Observed | None:
+        state = await self.venue.lookup(client_id)
+        return None if state is None else observed(state)

@@ -1,0 +1,121 @@
+"""message.send through Lark: one message in the counterparty chat, a receipt in the ops chat.
+
+The operation's client id is the message's `uuid`, so Lark itself turns a repeated create
+into the first message for one hour (lark.md: uuid dedupe). That is what makes
+reconciling an unknown send safe: inside the window, sending again with the same uuid
+either returns the message that was posted or posts it for the first time, never a second
+copy. After the window Lark no longer dedupes, so an unknown send that old is left to a
+person instead of being retried.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from typing import Protocol
+
+from store.records import Operation
+from workers.domains.execution import Observed, Refusal, SubmissionUnknown, Unresolvable
+from workers.domains.message.schema import MessageDomain, MessageSendV1, text_sha256
+from workers.domains.message.settings import MessageSettings
+
+log = logging.getLogger("countersign.message")
+
+# Lark dedupes a uuid for one hour; stop re-sending well inside it (clock skew, latency).
+RESEND_WINDOW = timedelta(minutes=55)
+
+
+class MessageChannel(Protocol):
+    """Lark message create. Errors may carry `kind`; "terminal" means Lark refused it."""
+
+    async def send_text(self, receive_id: str, text: str, uuid: str) -> str: ...
+
+
+def receipt_uuid(operation_id: str) -> str:
+    return f"cs-rcpt-{operation_id}"
+
+
+class MessageRunner:
+    kind = MessageDomain.kind
+    executor_name = MessageDomain.executor_name
+    executor_revision = MessageDomain.executor_revision
+
+    def __init__(
+        self,
+        channel: MessageChannel,
+        settings: MessageSettings,
+        *,
+        clock: Callable[[], datetime],
+        on_dispatched: Callable[[str], None] | None = None,
+    ) -> None:
+        self.channel = channel
+        self.settings = settings
+        self.enabled = settings.enabled
+        self.clock = clock
+        self.on_dispatched = on_dispatched
+
+    @staticmethod
+    def message(op: Operation) -> MessageSendV1:
+        return MessageSendV1.model_validate(op.payload)
+
+    async def prepare(self, op: Operation) -> Refusal | None:
+        message = self.message(op)
+        destination = self.settings.destination(message.destination)
+        if destination is None or destination.counterparty != message.counterparty:
+            return Refusal(
+                "destination_not_configured",
+                f"destination {message.destination!r} of {message.counterparty!r} "
+                "is no longer configured",
+                "configure the destination again, or file the draft for a configured one",
+            )
+        return None
+
+    async def submit(self, op: Operation, client_id: str) -> Observed:
+        return await self._send(op, client_id)
+
+    async def lookup(
+        self, op: Operation, client_id: str, dispatched_at: datetime | None
+    ) -> Observed | None:
+        if dispatched_at is not None and self.clock() - dispatched_at >= RESEND_WINDOW:
+            raise Unresolvable(
+                "the send is older than Lark's one-hour uuid dedupe window, so sending again "
+                "could post a second copy; check the counterparty chat and settle it by hand"
+            )
+        return await self._send(op, client_id)  # same uuid: Lark returns the first message
+
+    async def _send(self, op: Operation, client_id: str) -> Observed:
+        message = self.message(op)
+        destination = self.settings.destination(message.destination)
+        if destination is None:
+            raise Unresolvable(f"destination {message.destination!r} is no longer configured")
+        try:
+            message_id = await self.channel.send_text(destination.chat_id, message.text, client_id)
+        except Exception as error:
+            if getattr(error, "kind", None) == "terminal":  # Lark refused it: nothing was posted
+                return Observed("rejected", {"reason": str(error)[:300]})
+            raise SubmissionUnknown(f"{type(error).__name__}: {str(error)[:200]}") from error
+        if self.on_dispatched is not None:
+            self.on_dispatched(client_id)
+        await self._receipt(op, message, destination.ops_chat_id, message_id)
+        return Observed(
+            "sent",
+            {
+                "message_id": message_id,
+                "chat_id": destination.chat_id,
+                "text_sha256": text_sha256(message.text),
+            },
+        )
+
+    async def _receipt(
+        self, op: Operation, message: MessageSendV1, ops_chat_id: str, message_id: str
+    ) -> None:
+        """Tell the internal ops chat (never the counterparty) what went out."""
+        receipt = (
+            f"Sent to {message.counterparty} ({message.destination}) as {message_id}; "
+            f"operation {op.id}, text sha256 {text_sha256(message.text)[:12]}"
+        )
+        try:
+            await self.channel.send_text(ops_chat_id, receipt, receipt_uuid(op.id))
+        except Exception as error:  # the send stands; a missing receipt is only logged
+            log.warning("receipt for %s not posted: %s", op.id, error)
