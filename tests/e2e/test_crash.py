@@ -1,0 +1,149 @@
+"""SIGKILL at each named crash point, then restart: nothing lost, nothing submitted twice.
+
+A real `countersign run --config FILE` process (ws mode, against an in-process sandbox) is
+started with COUNTERSIGN_CRASH_AT naming one point; Alice confirms; the process kills itself
+there with SIGKILL. A second process on the same store and the same venue file must carry
+the operation to its outcome on its own: the venue sees the client id once, the store holds
+one claim and one attempt, and the original card shows the outcome.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+
+from store.authority import Store
+from store.execution import ExecutionLedger
+from tests.conftest import Backend
+from tests.e2e.conftest import DEV_TOKEN, eventually
+from tests.e2e.test_restart import (
+    BotProcess,
+    Lark,
+    bot_env,
+    bot_processes,
+    sandbox_alone,
+    write_config,
+)
+from tests.factories import order_request
+from tests.sandbox.conftest import until
+from tests.test_cli import free_port
+from workers.crash import ENV as CRASH_ENV
+from workers.crash import POINTS
+from workers.domains.execution import client_id_for
+from workers.domains.finance.venue import SimVenue
+
+# Short timeouts keep a crashed pass's lease (3 x submit timeout + 5 s) short.
+CRASH_EXECUTION = {
+    "poll_s": 0.2,
+    "submit_timeout_s": 1.0,
+    "not_found_after_s": 2.0,
+    "track_max_s": 1.0,
+    "venue_tick_s": 0.2,
+}
+RECOVERY_DEADLINE_S = 60.0
+
+
+async def api(bot: BotProcess, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+    async with (
+        aiohttp.ClientSession() as http,
+        http.request(
+            method,
+            f"{bot.url}{path}",
+            data=None if body is None else json.dumps(body),
+            headers={"Authorization": f"Bearer {DEV_TOKEN}"},
+        ) as response,
+    ):
+        return response.status, await response.json()
+
+
+def card_of(lark: Lark, operation_id: str) -> str | None:
+    for message in lark.state.messages.values():
+        if message.msg_type == "interactive" and operation_id in message.content:
+            return message.message_id
+    return None
+
+
+async def connected(bot: BotProcess) -> bool:
+    status, _ = await bot.readyz()
+    return status == 200
+
+
+@pytest.mark.parametrize("point", POINTS)
+async def test_sigkill_at_a_crash_point_then_restart_finishes_once(
+    point: str, backend: Backend, store: Store, tmp_path: Path
+) -> None:
+    async with sandbox_alone() as lark, bot_processes() as start:
+        config = write_config(
+            tmp_path / "bot.toml", backend, lark.app, free_port(), "ws", execution=CRASH_EXECUTION
+        )
+        env = bot_env(lark.app)
+        first = await start(config, {**env, CRASH_ENV: point})
+        await eventually(lambda: connected(first), deadline_s=30)
+
+        body = order_request(f"crash-{point}")
+        body["payload"].pop("protective")  # one order, settled once filled
+        status, view = await api(first, "POST", "/api/v1/operations", body)
+        assert status == 201, view
+        await until(lark.state, lambda: card_of(lark, view["id"]) is not None, deadline_s=20)
+        message_id = card_of(lark, view["id"])
+        assert message_id is not None
+
+        async def offered() -> bool:
+            op = await store.get(view["id"])
+            return op is not None and op.card_message_id == message_id
+
+        await eventually(offered)
+        click = asyncio.create_task(
+            lark.control(
+                "POST",
+                f"/messages/{message_id}/click",
+                {"operator": "ou_alice", "button": "confirm"},
+            )
+        )
+        assert await asyncio.wait_for(first.process.wait(), 30) == -signal.SIGKILL
+        await click  # answered, or timed out if the kill came before the answer
+        assert await store.claim_count(view["id"]) == 1
+
+        second = await start(config, env)
+
+        async def outcome_is_filled() -> bool:
+            _status, fresh = await api(second, "GET", f"/api/v1/operations/{view['id']}")
+            return (fresh.get("outcome") or {}).get("status") == "filled"
+
+        await eventually(outcome_is_filled, deadline_s=RECOVERY_DEADLINE_S)
+        await until(
+            lark.state,
+            lambda: "Filled · SIMULATED" in lark.state.messages[message_id].content,
+            deadline_s=RECOVERY_DEADLINE_S,
+        )
+        ledger = ExecutionLedger(store)
+
+        async def reservation_settled() -> bool:
+            return await ledger.reservation_state(view["id"]) == "converted"
+
+        await eventually(reservation_settled, deadline_s=RECOVERY_DEADLINE_S)
+
+        async with await SimVenue.open(tmp_path / "venue.db", create=False) as venue:
+            order = await venue.lookup(client_id_for(view["id"]))
+            everything = await venue.orders()
+        assert order is not None and order.status == "filled"
+        assert order.submit_count == 1, f"{point}: the venue saw the client id twice"
+        assert len(everything) == 1
+        assert await store.claim_count(view["id"]) == 1
+        attempt = await ledger.attempt(view["id"])
+        assert attempt is not None and attempt.client_id == client_id_for(view["id"])
+        _status, final = await api(second, "GET", f"/api/v1/operations/{view['id']}")
+        statuses = [(o["stage"], o["status"]) for o in final["outcomes"]]
+        if point in ("after_dispatch", "after_response"):
+            # died with the order on the venue and no answer read: unknown, then reconciled
+            assert statuses == [("initial", "unknown"), ("reconciled", "filled")], statuses
+            assert "Reconciled: Filled · SIMULATED" in lark.state.messages[message_id].content
+        else:
+            assert statuses == [("initial", "filled")], statuses
+        assert await second.terminate() == 0
