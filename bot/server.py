@@ -122,7 +122,7 @@ async def serve(
             exit_after_s=lark.exit_after_s,
             on_fatal=fatal,
         )
-    health = Health(config, store, callbacks, text, ws)
+    health = Health(config, store, callbacks, text, ws, force.executor)
     app = create_app(
         config,
         store,

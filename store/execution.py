@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import and_, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 from ulid import ULID
@@ -247,17 +247,32 @@ class ExecutionLedger:
         *,
         budget: Decimal,
         observed: Decimal,
+        observed_at: datetime | None = None,
     ) -> Reserved | ReservationRefused:
-        """Hold `amount` if observed exposure + active reservations + amount fit `budget`."""
+        """Hold `amount` if observed exposure + held reservations + amount fit `budget`.
+
+        Held: every active reservation, and every one converted into a venue order at or
+        after `observed_at` (when the observation was taken): that observation may predate
+        the order, so the order's exposure still counts here. Counting it twice (when the
+        observation did include it) only ever refuses more, never exceeds the budget.
+        """
         for _ in range(RESERVE_RETRIES):
             try:
-                return await self._reserve_once(operation_id, account, amount, budget, observed)
+                return await self._reserve_once(
+                    operation_id, account, amount, budget, observed, observed_at
+                )
             except _Raced:
                 continue
         raise RuntimeError(f"could not reserve on {account}: too much contention")
 
     async def _reserve_once(
-        self, operation_id: str, account: str, amount: Decimal, budget: Decimal, observed: Decimal
+        self,
+        operation_id: str,
+        account: str,
+        amount: Decimal,
+        budget: Decimal,
+        observed: Decimal,
+        observed_at: datetime | None,
     ) -> Reserved | ReservationRefused:
         try:
             async with self.store.write() as conn:
@@ -274,15 +289,24 @@ class ExecutionLedger:
                 if version is None:
                     await conn.execute(insert(AccountRow).values(account=account, version=0))
                     version = 0
+                holding = ReservationRow.state == ACTIVE
+                if observed_at is not None:
+                    holding = or_(
+                        holding,
+                        and_(
+                            ReservationRow.state == CONVERTED,
+                            ReservationRow.released_at >= observed_at,
+                        ),
+                    )
                 rows = (
                     await conn.execute(
-                        select(ReservationRow.operation_id, ReservationRow.amount).where(
-                            ReservationRow.account == account, ReservationRow.state == ACTIVE
-                        )
+                        select(
+                            ReservationRow.operation_id, ReservationRow.amount, ReservationRow.state
+                        ).where(ReservationRow.account == account, holding)
                     )
                 ).all()
                 held = sum((Decimal(row.amount) for row in rows), Decimal(0))
-                if any(row.operation_id == operation_id for row in rows):
+                if any(row.operation_id == operation_id and row.state == ACTIVE for row in rows):
                     return Reserved(account, amount, held)  # taken before a restart
                 if observed + held + amount > budget:
                     return ReservationRefused(account, amount, budget, observed, held)

@@ -181,6 +181,7 @@ class ExecutionWorker:
                 prepared.amount,
                 budget=prepared.budget,
                 observed=prepared.observed,
+                observed_at=prepared.observed_at,
             )
             if isinstance(held, ReservationRefused):
                 await self._refuse(

@@ -17,6 +17,7 @@ from bot.config import Config, redacted
 from bot.ingress.stats import ConsumerStats
 from store.authority import Store
 from store.cards import CardLedger
+from store.lifecycle import Execution
 from store.models import OperationRow
 from store.timeutil import iso_utc, utc_now
 
@@ -32,6 +33,11 @@ class Transport(Protocol):
     def status(self) -> dict[str, Any]: ...
 
 
+class Executor(Protocol):
+    passes: int
+    failures: int
+
+
 @dataclass
 class Health:
     config: Config
@@ -39,6 +45,7 @@ class Health:
     callbacks: Consumer | None
     text: Consumer | None
     ws: Transport | None = None
+    executor: Executor | None = None
 
     def __post_init__(self) -> None:
         self.started_at = utc_now()
@@ -59,6 +66,9 @@ class Health:
                 "callback_consumer": callbacks,
                 "text_listener": text_listener,
                 "outbox": outbox,
+                "executor": await self._executor()
+                if store["state"] == "ok"
+                else {"state": "unknown"},
             },
             "config_revision": self.config_revision,
             "checked_at": iso_utc(utc_now()),
@@ -105,6 +115,24 @@ class Health:
         report["state"] = state
         report["connected_since"] = connected_since
         return report
+
+    async def _executor(self) -> dict[str, Any]:
+        if self.executor is None:
+            return {"state": "off"}
+        async with self.store.read() as conn:
+            unknown = (
+                await conn.execute(
+                    select(func.count())
+                    .select_from(OperationRow)
+                    .where(OperationRow.execution_state == Execution.SUBMISSION_UNKNOWN.value)
+                )
+            ).scalar_one()
+        return {
+            "state": "running",
+            "passes": self.executor.passes,
+            "failures": self.executor.failures,
+            "unknown_outstanding": int(unknown),
+        }
 
     async def _outbox(self) -> dict[str, Any]:
         count, oldest = await CardLedger(self.store).backlog()

@@ -7,15 +7,19 @@ to see what it really received.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 from store.execution import ExecutionLedger
+from tests.conftest import Backend
 from tests.e2e.conftest import Stack, StackFactory, eventually
+from tests.e2e.test_restart import bot_env, bot_processes, write_config
 from tests.factories import message_request, order_request
 from tests.sandbox.conftest import until
+from tests.test_cli import free_port
 from workers.domains.execution import client_id_for
 from workers.domains.finance.venue import SimVenue, VenueOrderState
 
@@ -164,32 +168,73 @@ async def test_two_orders_that_fit_alone_but_not_together_one_is_refused(
     make_stack: StackFactory, tmp_path: Path
 ) -> None:
     stack: Stack = await make_stack("ws")
-    cards = []
-    for name in ("budget-a", "budget-b"):
-        body = order_request(name)
-        body["payload"].update(quantity="1", limit_price="59000")  # rests: 59000 + fee each
-        body["payload"].pop("protective")
-        body["payload"]["max_fee"] = "30"
-        cards.append(await stack.offered(body))
-    # budget 100000: each (59030) fits alone, the two together do not
-    replies = [await stack.click(message_id, "ou_alice") for _view, message_id in cards]
+    offered = [await stack.offered(budget_pair_request(f"budget-{n}")) for n in range(2)]
+    replies = [await stack.click(message_id, "ou_alice") for _view, message_id in offered]
     assert all(reply["toast"]["type"] == "success" for reply in replies)
 
-    statuses = []
-    for view, _message_id in cards:
+    ids = [view["id"] for view, _message_id in offered]
+    statuses = await outcome_statuses(stack, ids)
+    assert sorted(statuses) == ["reservation_refused", "resting"], statuses
+    refused = ids[statuses.index("reservation_refused")]
+    _, fresh = await stack.api("GET", f"/api/v1/operations/{refused}")
+    assert "exposure budget of sim-main is 100000" in fresh["outcome"]["detail"]["reason"]
+    assert await venue_order(tmp_path, refused) is None
+    assert await ExecutionLedger(stack.store).reservation_state(refused) is None
 
-        async def has_outcome(operation_id: str = view["id"]) -> bool:
+
+def budget_pair_request(name: str) -> dict[str, Any]:
+    """An order that rests and holds 59030 of the 100000 budget: two fit alone, not together."""
+    body = order_request(name)
+    body["payload"].update(quantity="1", limit_price="59000", max_fee="30")
+    body["payload"].pop("protective")
+    return body
+
+
+async def outcome_statuses(stack: Stack, operation_ids: list[str]) -> list[str]:
+    statuses = []
+    for operation_id in operation_ids:
+
+        async def has_outcome(operation_id: str = operation_id) -> bool:
             _, fresh = await stack.api("GET", f"/api/v1/operations/{operation_id}")
             return fresh["outcome"] is not None
 
         await eventually(has_outcome, deadline_s=15)
-        _, fresh = await stack.api("GET", f"/api/v1/operations/{view['id']}")
+        _, fresh = await stack.api("GET", f"/api/v1/operations/{operation_id}")
         statuses.append(fresh["outcome"]["status"])
-    assert sorted(statuses) == ["reservation_refused", "resting"], statuses
-    refused = next(v for (v, _m), s in zip(cards, statuses, strict=True) if s != "resting")
-    _, fresh = await stack.api("GET", f"/api/v1/operations/{refused['id']}")
-    assert "exposure budget of sim-main is 100000" in fresh["outcome"]["detail"]["reason"]
-    assert await venue_order(tmp_path, refused["id"]) is None
+    return statuses
+
+
+async def test_two_replicas_confirm_two_orders_at_once_and_only_one_reserves(
+    make_stack: StackFactory, backend: Backend, tmp_path: Path
+) -> None:
+    stack: Stack = await make_stack("ws")
+    app_id = stack.sandbox.app_id
+    async with bot_processes() as start:
+        # The replica shares the store and the venue file (tmp_path/venue.db) with this bot.
+        config = write_config(tmp_path / "replica.toml", backend, stack.sandbox, free_port(), "ws")
+        replica = await start(config, bot_env(stack.sandbox))
+        await until(stack.state, lambda: stack.hub.longconn.connected(app_id) == 2, deadline_s=30)
+        offered = [await stack.offered(budget_pair_request(f"race-{n}")) for n in range(2)]
+
+        # Round-robin dispatch: each replica gets one of the two clicks, at the same moment.
+        replies = await asyncio.gather(
+            *(stack.click(message_id, "ou_alice") for _view, message_id in offered)
+        )
+        assert [reply["toast"]["type"] for reply in replies] == ["success", "success"]
+        ids = [view["id"] for view, _message_id in offered]
+        statuses = await outcome_statuses(stack, ids)
+        assert sorted(statuses) == ["reservation_refused", "resting"], statuses
+
+        _, here = await stack.api("GET", "/readyz")
+        _, there = await replica.readyz()
+        clicks = [r["components"]["callback_consumer"]["events"] for r in (here, there)]
+        assert clicks == [1, 1], clicks
+        async with await SimVenue.open(tmp_path / "venue.db", create=False) as venue:
+            orders = await venue.orders()
+        assert len(orders) == 1 and orders[0].submit_count == 1
+        refused = ids[statuses.index("reservation_refused")]
+        assert await venue_order(tmp_path, refused) is None
+        assert await replica.terminate() == 0
 
 
 async def test_an_approved_message_goes_to_the_counterparty_once_with_a_receipt_in_ops(

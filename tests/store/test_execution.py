@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import random
 import uuid
+from datetime import timedelta
 from decimal import Decimal
 
 import pytest
@@ -67,6 +68,35 @@ async def test_two_orders_that_fit_alone_but_not_together_reserve_once(store: St
     refused = next(r for r in results if isinstance(r, ReservationRefused))
     assert "exceed" in refused.reason and refused.held == Decimal("600.5")
     assert await ledger.held("acct") == Decimal("600.5")
+
+
+async def test_an_order_converted_after_the_observation_still_counts(store: Store) -> None:
+    """The race two replicas really run: B observed the venue before A's order was placed,
+    and A's reservation turned into that order before B reserved."""
+    first, second = await claimed(store), await claimed(store)
+    ledger = ExecutionLedger(store)
+    budget, amount = Decimal(1000), Decimal(600)
+    b_observed_at = store.clock()  # B's observation: A's order is not on the venue yet
+    assert isinstance(
+        await ledger.reserve(first.id, "acct", amount, budget=budget, observed=Decimal(0)),
+        Reserved,
+    )
+    assert await ledger.settle(first.id, converted=True)  # A's order is now on the venue
+    assert await ledger.held("acct") == 0
+    refused = await ledger.reserve(
+        second.id, "acct", amount, budget=budget, observed=Decimal(0), observed_at=b_observed_at
+    )
+    assert isinstance(refused, ReservationRefused) and refused.held == amount
+    # An observation taken after the conversion shows A's order itself: counted once, there.
+    fresh = await ledger.reserve(
+        second.id,
+        "acct",
+        Decimal(300),
+        budget=budget,
+        observed=amount,
+        observed_at=store.clock() + timedelta(seconds=1),
+    )
+    assert isinstance(fresh, Reserved) and fresh.held_after == Decimal(300)
 
 
 async def test_fifty_concurrent_reservations_never_exceed_the_budget(store: Store) -> None:

@@ -50,6 +50,7 @@ class Hold:
     amount: Decimal
     budget: Decimal
     observed: Decimal  # positions and open orders from the fresh observation
+    observed_at: datetime  # taken before the observation: orders placed since may be missing
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ of the protective stop-loss / take-profit orders, each on its own.
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -28,6 +28,7 @@ from workers.domains.finance.venue import (
 )
 from workers.domains.finance.venue_store import text
 
+CLOCK_SKEW_ALLOWANCE = timedelta(seconds=5)
 PROTECTIVE_ROLES: tuple[Role, ...] = ("stop_loss", "take_profit")
 
 
@@ -105,6 +106,9 @@ class FinanceRunner:
                 f"account {order.account!r} is no longer configured",
                 "configure the account again, or propose on a configured one",
             )
+        # an order converted this long before the observation may still be missing from it
+        # when the replicas' clocks differ a little: count it (more caution, never less)
+        observed_at = self.clock() - CLOCK_SKEW_ALLOWANCE
         try:
             observation = await self.venue.observe(order.account)
         except UnknownAccount as error:
@@ -118,6 +122,7 @@ class FinanceRunner:
             amount=order_exposure(order, instrument),
             budget=Decimal(account.budget),
             observed=observed_exposure(observation),
+            observed_at=observed_at,
         )
 
     async def submit(self, op: Operation, client_id: str) -> Observed:
