@@ -15,11 +15,11 @@ from typing import Any
 
 from store.execution import ExecutionLedger
 from tests.conftest import Backend
-from tests.e2e.conftest import Stack, StackFactory, eventually
+from tests.e2e.conftest import DEV_TOKEN, Stack, StackFactory, eventually
 from tests.e2e.test_restart import bot_env, bot_processes, write_config
 from tests.factories import message_request, order_request
 from tests.sandbox.conftest import until
-from tests.test_cli import free_port
+from tests.test_cli import cli, free_port
 from workers.domains.execution import client_id_for
 from workers.domains.finance.venue import SimVenue, VenueOrderState
 
@@ -82,6 +82,15 @@ async def test_a_confirmed_order_fills_once_and_the_card_ends_filled_simulated(
 
     order = await venue_order(tmp_path, view["id"])
     assert order is not None and order.submit_count == 1 and order.status == "filled"
+    # the CLI shows the same projection
+    client = ("--url", stack.bot_url, "--token", DEV_TOKEN)
+    shown = await cli("show", view["id"], *client)
+    assert shown.code == 0, shown.err
+    assert "outcome:  initial    filled  SIMULATED" in shown.out
+    assert "filled 0.010 at 60000" in shown.out and "fees 0.3 USDC" in shown.out
+    assert "stop_loss 57000: accepted" in shown.out
+    as_json = await cli("show", view["id"], *client, "--json")
+    assert json.loads(as_json.out)["outcomes"] == api_view["outcomes"]
     ledger = ExecutionLedger(stack.store)
     assert await ledger.reservation_state(view["id"]) == "converted"  # the position holds it
     attempt = await ledger.attempt(view["id"])
