@@ -19,6 +19,7 @@ import aiohttp
 import pytest
 
 from store.authority import Store
+from store.cards import CardLedger
 from store.execution import ExecutionLedger
 from tests.conftest import Backend
 from tests.e2e.conftest import DEV_TOKEN, eventually
@@ -146,4 +147,70 @@ async def test_sigkill_at_a_crash_point_then_restart_finishes_once(
             assert "Reconciled: Filled · SIMULATED" in lark.state.messages[message_id].content
         else:
             assert statuses == [("initial", "filled")], statuses
+        assert await second.terminate() == 0
+
+
+async def test_card_patches_refused_across_a_restart_catch_up_without_re_execution(
+    backend: Backend, store: Store, tmp_path: Path
+) -> None:
+    async with sandbox_alone() as lark, bot_processes() as start:
+        config = write_config(
+            tmp_path / "bot.toml", backend, lark.app, free_port(), "ws", execution=CRASH_EXECUTION
+        )
+        env = bot_env(lark.app)
+        first = await start(config, env)
+        await eventually(lambda: connected(first), deadline_s=30)
+        body = order_request("patches-refused")
+        body["payload"].pop("protective")
+        status, view = await api(first, "POST", "/api/v1/operations", body)
+        assert status == 201, view
+        await until(lark.state, lambda: card_of(lark, view["id"]) is not None, deadline_s=20)
+        message_id = card_of(lark, view["id"])
+        assert message_id is not None
+
+        async def offered() -> bool:
+            op = await store.get(view["id"])
+            return op is not None and op.card_message_id == message_id
+
+        await eventually(offered)
+        # From now on Lark refuses every patch of this card (server errors).
+        status, _ = await lark.control(
+            "POST", "/faults", {"fail_next_patches": 10_000, "fail_patch_code": 99991400}
+        )
+        assert status == 200
+        _status, reply = await lark.control(
+            "POST", f"/messages/{message_id}/click", {"operator": "ou_alice", "button": "confirm"}
+        )
+        assert reply["toast"]["type"] == "success"  # the answer itself carries the card
+
+        async def filled_but_card_behind() -> bool:
+            op = await store.get(view["id"])
+            return op is not None and op.card_attempts >= 1 and op.card_version != op.version
+
+        await eventually(filled_but_card_behind, deadline_s=30)
+        assert "Filled" not in lark.state.messages[message_id].content
+        assert await first.terminate() == 0
+
+        status, _ = await lark.control("POST", "/faults", {"fail_next_patches": 0})
+        assert status == 200
+        second = await start(config, env)
+        await until(
+            lark.state,
+            lambda: "Filled · SIMULATED" in lark.state.messages[message_id].content,
+            deadline_s=RECOVERY_DEADLINE_S,
+        )
+        ledger = ExecutionLedger(store)
+        assert [o.status for o in await ledger.outcomes(view["id"])] == ["filled"]
+        async with await SimVenue.open(tmp_path / "venue.db", create=False) as venue:
+            [order] = await venue.orders()
+        assert order.submit_count == 1
+
+        async def card_current() -> bool:  # the patch landed; its record follows it
+            op = await store.get(view["id"])
+            return op is not None and op.card_version == op.version
+
+        await eventually(card_current)
+        history = await CardLedger(store).history(view["id"])
+        trail = [(e.version, e.action, e.ok, e.code) for e in history]
+        assert any(not entry.ok for entry in history) and history[-1].ok, trail
         assert await second.terminate() == 0

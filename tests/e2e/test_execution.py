@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -272,3 +273,54 @@ async def test_an_approved_message_goes_to_the_counterparty_once_with_a_receipt_
 
     await until(stack.state, receipt)
     assert not any(view["id"] in m.content for m in in_acme)  # no internals to the counterparty
+
+
+def messages_in(stack: Stack, chat_id: str) -> list[Any]:
+    return [m for m in stack.state.messages.values() if m.chat_id == chat_id]
+
+
+async def unknown_send(stack: Stack, request_id: str) -> tuple[dict[str, Any], str]:
+    """A confirmed message that Lark posts but whose answer is lost; the retries then time out."""
+    view, message_id = await stack.offered(message_request(request_id))
+    status, _ = await stack.control("POST", "/faults", {"lose_next_create_answers": 1})
+    assert status == 200
+    await stack.click(message_id, "ou_alice")
+    await until(stack.state, lambda: len(messages_in(stack, "oc_acme")) == 1)
+    status, _ = await stack.control("POST", "/faults", {"latency_ms": 3000})  # > 2 s timeout
+    assert status == 200
+    await settled(stack, view["id"], "unknown")
+    return view, message_id
+
+
+async def test_an_unknown_send_is_reconciled_with_the_same_uuid_and_posts_once(
+    make_stack: StackFactory,
+) -> None:
+    stack: Stack = await make_stack("ws")
+    view, message_id = await unknown_send(stack, "send-unknown")
+    status, _ = await stack.control("POST", "/faults", {"latency_ms": 0})
+    assert status == 200
+
+    api_view = await settled(stack, view["id"], "sent")
+    assert [(o["stage"], o["status"]) for o in api_view["outcomes"]] == [
+        ("initial", "unknown"),
+        ("reconciled", "sent"),
+    ]
+    [posted] = messages_in(stack, "oc_acme")  # the re-send was deduplicated by its uuid
+    assert posted.uuid == client_id_for(view["id"])
+    assert api_view["outcome"]["detail"]["message_id"] == posted.message_id
+    await card_says(stack, message_id, "Reconciled: Sent")
+
+
+async def test_an_unknown_send_older_than_the_dedupe_window_is_left_to_people(
+    make_stack: StackFactory,
+) -> None:
+    stack: Stack = await make_stack("ws")
+    view, message_id = await unknown_send(stack, "send-too-late")
+    stack.clock.offset = timedelta(hours=2)  # the reconciler only gets to it two hours on
+    status, _ = await stack.control("POST", "/faults", {"latency_ms": 0})
+    assert status == 200
+
+    api_view = await settled(stack, view["id"], "unresolved")
+    assert "one-hour uuid dedupe window" in api_view["outcome"]["detail"]["reason"]
+    assert len(messages_in(stack, "oc_acme")) == 1  # never sent again
+    await card_says(stack, message_id, "Reconciled: Unresolved: a person must check it")
