@@ -95,6 +95,24 @@ def cmd_run(args: argparse.Namespace) -> int:
     return asyncio.run(serve(config, on_ready=ready))
 
 
+def cmd_worker(args: argparse.Namespace) -> int:
+    from bot.server import serve_workers
+
+    _logging()
+    try:
+        config = config_mod.resolve(_settings(args), os.environ)
+    except ProblemsFound as error:
+        return _print_problems(error)
+
+    def ready() -> None:
+        print(
+            "countersign worker running: cards, executor, reconciler, expiry, venue clock",
+            flush=True,
+        )
+
+    return asyncio.run(serve_workers(config, on_ready=ready))
+
+
 async def _run_with_sandbox(args: argparse.Namespace) -> int:
     from bot.devstack import embedded_sandbox, point_webhooks, running_sandbox, sandbox_config
     from bot.server import serve
@@ -405,6 +423,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--sandbox-url", help="use a sandbox that is already running")
     run.add_argument("--lark-mode", choices=("ws", "webhook"), default="ws", help="with --sandbox")
     run.set_defaults(func=cmd_run)
+
+    worker = commands.add_parser(
+        "worker", help="run the workers alone (executor, reconciler, cards, expiry)"
+    )
+    config_options(worker)
+    worker.set_defaults(func=cmd_worker)
 
     config_cmd = commands.add_parser("config", help="configuration tools")
     config_sub = config_cmd.add_subparsers(dest="config_command", required=True, metavar="ACTION")

@@ -174,3 +174,45 @@ async def serve(
             await api.close()
         await store.close()
     return exit_code
+
+
+async def serve_workers(
+    config: Config,
+    *,
+    on_ready: Callable[[], None] | None = None,
+    stop: asyncio.Event | None = None,
+    clock: Clock = utc_now,
+) -> int:
+    """`countersign worker`: the card worker, executor, reconciler, expiry and venue clock
+    alone, without HTTP or Lark ingress. Safe next to `run` processes: every worker leases
+    its operations in the store."""
+    settings = config.settings
+    lark = settings.lark
+    store = await open_store(
+        settings.store.url,
+        schema=settings.store.schema_name,
+        pool_size=settings.store.pool_size,
+        clock=clock,
+    )
+    if stop is None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(signum, stop.set)
+    api = None
+    if lark.mode != "off":
+        api = LarkApi(lark.app_id, config.lark.app_secret.get_secret_value(), lark.base_url)
+    force = await build_workforce(config, store, api, clock=clock)
+    try:
+        start_workforce(force, config, store, stop)
+        if on_ready is not None:
+            on_ready()
+        await stop.wait()
+        log.info("stopping workers")
+    finally:
+        stop.set()
+        await force.close(SHUTDOWN_GRACE_S)
+        if api is not None:
+            await api.close()
+        await store.close()
+    return 0
