@@ -176,7 +176,9 @@ async def click_level(
 # -- the bot ------------------------------------------------------------------------------------
 
 
-def bot_config(sandbox: Sandbox, data_dir: Path, port: int) -> Any:
+def bot_config(
+    sandbox: Sandbox, data_dir: Path, port: int, execution: dict[str, Any] | None = None
+) -> Any:
     settings = parse(
         {
             "store": {"url": f"sqlite+aiosqlite:///{data_dir / 'bench.db'}", "pool_size": 20},
@@ -193,9 +195,11 @@ def bot_config(sandbox: Sandbox, data_dir: Path, port: int) -> Any:
             "proposers": [{"name": "bench", "token_env": "BENCH_TOKEN"}],
             "domains": {
                 "finance": {
-                    "accounts": [{"name": "sim-main", "venue": "sim", "budget": "1000000000"}]
+                    "accounts": [{"name": "sim-main", "venue": "sim", "budget": "1000000000"}],
+                    "venue_path": str(data_dir / "venue.db"),
                 }
             },
+            "execution": execution or {},
         }
     )
     return resolve(

@@ -1,0 +1,212 @@
+"""Confirm -> outcome: how long from a click to the executor starting and to the final card.
+
+For 1, 10 and 100 operations confirmed at once (each its own order and card), this prints
+click -> executor start and click -> final card patched, p50/p99, through the real path: the
+sandbox pushes each click over the long connection to `bot.server.serve` (in this process,
+lark mode ws, SQLite in a temporary directory, the simulated venue in its own file); the
+executor preflights, reserves, submits (a limit buy at the mark fills at once) and records
+the outcome; the card worker patches the original card.
+
+* click: when the control API was asked to click (wall clock, before the push).
+* executor start: the audit row of the operation's first execution step (preflight).
+* final card patched: the card delivery that showed the operation's final version.
+
+    .venv/bin/python bench/confirm_to_outcome.py [--levels 1,10,100]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import aiohttp
+from sqlalchemy import select
+
+from bot.sandbox import state as sandbox_state
+from bot.server import serve
+from store.models import AuditRow, CardDeliveryRow, OperationRow
+from store.opening import open_store
+
+sys.path.insert(0, str(Path(__file__).parent))  # run as a script: its sibling bench
+from callback_ack import (
+    CONNECT_DEADLINE_S,
+    OPERATORS,
+    Sandbox,
+    bot_config,
+    free_port,
+    offered_cards,
+    percentile,
+    start_sandbox,
+    wait_for,
+)
+
+SETTLE_DEADLINE_S = 300.0
+EXECUTION = {"poll_s": 0.2, "venue_tick_s": 0.5, "concurrency": 8}
+
+
+@dataclass(frozen=True)
+class Row:
+    operations: int
+    start_p50: float
+    start_p99: float
+    card_p50: float
+    card_p99: float
+    seconds: float
+
+
+async def click_all(http: aiohttp.ClientSession, sandbox: Sandbox, cards: list[str]) -> datetime:
+    clicked_at = datetime.now(UTC)
+
+    async def click(index: int, message_id: str) -> None:
+        async with http.post(
+            f"{sandbox.base_url}/sandbox/api/messages/{message_id}/click",
+            json={"operator": OPERATORS[index % 2], "button": "confirm"},
+        ) as response:
+            reply = await response.json()
+        if response.status != 200 or reply.get("status") != "answered":
+            raise RuntimeError(f"click not answered: {reply}")
+
+    await asyncio.gather(*(click(i, m) for i, m in enumerate(cards)))
+    return clicked_at
+
+
+async def measure(
+    store_url: str, cards: list[str], clicked_at: datetime
+) -> tuple[list[float], list[float]]:
+    """Wait until every operation's card shows its final version; the two latencies each."""
+    store = await open_store(store_url)
+    try:
+        deadline = time.monotonic() + SETTLE_DEADLINE_S
+        while True:
+            async with store.read() as conn:
+                rows = (
+                    await conn.execute(
+                        select(
+                            OperationRow.id,
+                            OperationRow.version,
+                            OperationRow.card_version,
+                            OperationRow.exec_due_at,
+                            OperationRow.execution_state,
+                        ).where(OperationRow.card_message_id.in_(cards))
+                    )
+                ).all()
+            done = [
+                r
+                for r in rows
+                if r.execution_state == "completed"
+                and r.exec_due_at is None
+                and r.card_version == r.version
+            ]
+            if len(done) == len(cards):
+                break
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"only {len(done)} of {len(cards)} operations settled")
+            await asyncio.sleep(0.05)
+        ids = [r.id for r in rows]
+        final = {r.id: r.version for r in rows}
+        async with store.read() as conn:
+            starts = (
+                await conn.execute(
+                    select(AuditRow.operation_id, AuditRow.at).where(
+                        AuditRow.operation_id.in_(ids), AuditRow.event == "execution:preflight"
+                    )
+                )
+            ).all()
+            patches = (
+                await conn.execute(
+                    select(
+                        CardDeliveryRow.operation_id, CardDeliveryRow.version, CardDeliveryRow.at
+                    ).where(CardDeliveryRow.operation_id.in_(ids), CardDeliveryRow.ok.is_(True))
+                )
+            ).all()
+    finally:
+        await store.close()
+    start_ms = sorted((row.at - clicked_at).total_seconds() * 1000 for row in starts)
+    card_ms = sorted(
+        (row.at - clicked_at).total_seconds() * 1000
+        for row in patches
+        if row.version == final[row.operation_id]
+    )
+    return start_ms, card_ms
+
+
+async def run_level(
+    http: aiohttp.ClientSession, sandbox: Sandbox, bot_url: str, store_url: str, count: int
+) -> Row:
+    cards = await offered_cards(http, bot_url, count)
+    started = time.perf_counter()
+    clicked_at = await click_all(http, sandbox, cards)
+    start_ms, card_ms = await measure(store_url, cards, clicked_at)
+    seconds = time.perf_counter() - started
+    if len(start_ms) != count or len(card_ms) != count:
+        raise RuntimeError(f"{count} operations: {len(start_ms)} starts, {len(card_ms)} cards")
+    return Row(
+        count,
+        percentile(start_ms, 0.5),
+        percentile(start_ms, 0.99),
+        percentile(card_ms, 0.5),
+        percentile(card_ms, 0.99),
+        seconds,
+    )
+
+
+async def main(levels: Sequence[int]) -> int:
+    sandbox_state.CHAT_SEND_LIMIT_PER_S = 1_000_000  # hundreds of cards in one chat is setup
+    sandbox = await start_sandbox()
+    rows: list[Row] = []
+    with tempfile.TemporaryDirectory(prefix="cs-bench-") as tmp:
+        port = free_port()
+        config = bot_config(sandbox, Path(tmp), port, EXECUTION)
+        store_url = config.settings.store.url
+        stop = asyncio.Event()
+        ready = asyncio.Event()
+        bot = asyncio.create_task(serve(config, stop=stop, on_ready=lambda _url: ready.set()))
+        connector = aiohttp.TCPConnector(limit=0)
+        try:
+            async with aiohttp.ClientSession(connector=connector) as http:
+                await asyncio.wait_for(ready.wait(), CONNECT_DEADLINE_S)
+                await wait_for(lambda: sandbox.connections() == 1, CONNECT_DEADLINE_S, "connect")
+                bot_url = f"http://127.0.0.1:{port}"
+                await run_level(http, sandbox, bot_url, store_url, 5)  # warm-up
+                for count in levels:
+                    print(f"{count} operations confirmed at once ...", flush=True)
+                    rows.append(await run_level(http, sandbox, bot_url, store_url, count))
+        finally:
+            stop.set()
+            await asyncio.wait_for(bot, 60)
+    print("confirm -> outcome (SQLite, simulated venue, sandbox over ws), latency from the click")
+    print(
+        f"{'operations':>10} | {'start p50':>10} {'start p99':>10} | "
+        f"{'card p50':>9} {'card p99':>9} | {'all done s':>10}"
+    )
+    for r in rows:
+        print(
+            f"{r.operations:>10} | {r.start_p50:>8.0f}ms {r.start_p99:>8.0f}ms | "
+            f"{r.card_p50:>7.0f}ms {r.card_p99:>7.0f}ms | {r.seconds:>10.2f}"
+        )
+    logging.getLogger("Lark").setLevel(logging.CRITICAL)
+    await sandbox.runner.cleanup()
+    return 0
+
+
+def cli() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--levels", default="1,10,100", help="operations confirmed at once")
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.ERROR)
+    code = asyncio.run(main([int(x) for x in args.levels.split(",") if x.strip()]))
+    sys.stdout.flush()
+    os._exit(code)
+
+
+if __name__ == "__main__":
+    cli()
