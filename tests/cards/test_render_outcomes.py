@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from cards.render import render_card
 from store.authority import Claimed, Click, Store
 from store.execution import ExecutionLedger, view
@@ -83,3 +85,103 @@ async def test_a_preflight_refusal_is_red_with_its_reason(store: Store) -> None:
     assert card["header"]["template"] == "red"
     assert "**Not sent: the pre-check refused it · SIMULATED**" in markdown(card)
     assert "Reason: price 60000.25 is off the 0.5 tick" in plain(card)
+
+
+# Every status the executor can report, with its en and zh line and header colour.
+STATUS_LINES = {
+    "accepted": ("Accepted by the venue", "交易所已接受", "green"),
+    "resting": ("Resting on the book", "挂单中", "green"),
+    "partially_filled": ("Partially filled", "部分成交", "green"),
+    "filled": ("Filled", "已成交", "green"),
+    "rejected": ("Rejected by the venue", "交易所已拒绝", "red"),
+    "cancelled": ("Cancelled at the venue", "交易所已撤单", "red"),
+    "preflight_rejected": ("Not sent: the pre-check refused it", "未发送：预检未通过", "red"),
+    "reservation_refused": ("Not sent: over the exposure budget", "未发送：超出敞口预算", "red"),
+    "unknown": ("Submission unknown: reconciling", "提交结果未知：正在核对", "yellow"),
+    "not_submitted": ("Not executed: the venue never received it", "未执行：交易所从未收到", "red"),
+    "unresolved": ("Unresolved: a person must check it", "无法自动核对：需要人工确认", "orange"),
+}
+
+
+def outcome_view(op: Operation, *outcomes: dict[str, Any], execution: str) -> dict[str, Any]:
+    from store.projection import operation_view
+
+    projection = operation_view(op)
+    projection["state"] = "outcome_observed"
+    projection["execution"] = {"state": execution}
+    projection["outcomes"] = list(outcomes)
+    projection["outcome"] = outcomes[-1]
+    return projection
+
+
+@pytest.mark.parametrize("status", sorted(STATUS_LINES))
+async def test_every_outcome_status_reads_right_in_en_and_zh_and_says_simulated(
+    store: Store, status: str
+) -> None:
+    op = await claimed(store)
+    en, zh, colour = STATUS_LINES[status]
+    projection = outcome_view(
+        op,
+        {"stage": "initial", "status": status, "detail": {"reason": "why"}},
+        execution="completed",
+    )
+    for lang, line in (("en", en), ("zh", zh)):
+        card = render_card(projection, lang=lang, now=op.updated_at)  # type: ignore[arg-type]
+        marker = "SIMULATED" if lang == "en" else "模拟"
+        assert f"**{line} · {marker}**" in markdown(card), markdown(card)
+        assert card["header"]["template"] == colour
+        assert "Executing" not in json.dumps(card)
+
+
+async def test_progress_replaces_its_line_and_protective_orders_have_their_own_results(
+    store: Store,
+) -> None:
+    op = await claimed(store)
+    protective = [
+        {"role": "stop_loss", "trigger_price": "57000", "status": "cancelled", "reason": "oco"},
+        {"role": "take_profit", "trigger_price": "65000", "status": "filled", "reason": None},
+    ]
+    projection = outcome_view(
+        op,
+        {"stage": "initial", "status": "resting", "detail": {}},
+        {
+            "stage": "initial",
+            "status": "filled",
+            "detail": {
+                "filled_qty": "0.010",
+                "avg_price": "60000",
+                "fees": "0.3",
+                "protective": protective,
+            },
+        },
+        execution="completed",
+    )
+    card = render_card(projection, now=op.updated_at)
+    lines = markdown(card)
+    assert "**Filled · SIMULATED**" in lines and not any("Resting" in line for line in lines)
+    [detail] = [line for line in plain(card) if line.startswith("Filled 0.010")]
+    assert "Fees 0.3" in detail
+    assert "Stop loss 57000: cancelled (oco)" in detail
+    assert "Take profit 65000: triggered, filled" in detail
+    zh = json.dumps(render_card(projection, lang="zh", now=op.updated_at), ensure_ascii=False)
+    assert "止损 57000: 已撤销 (oco)" in zh and "止盈 65000: 已触发成交" in zh
+
+
+async def test_a_claimed_operation_not_yet_executed_says_executing(store: Store) -> None:
+    op = await claimed(store)
+    card = render_card(await view(store, op), now=op.updated_at)
+    assert "Executing…" in markdown(card)
+    zh = render_card(await view(store, op), lang="zh", now=op.updated_at)
+    assert "执行中…" in markdown(zh)
+
+
+async def test_a_sent_message_names_its_message_id(store: Store) -> None:
+    op = await claimed(store)
+    projection = outcome_view(
+        op,
+        {"stage": "initial", "status": "sent", "detail": {"message_id": "om_abc"}},
+        execution="completed",
+    )
+    projection["simulated"] = False
+    card = render_card(projection, now=op.updated_at)
+    assert "**Sent**" in markdown(card) and "Message om_abc" in plain(card)
