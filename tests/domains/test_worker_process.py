@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import signal
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from store.authority import Claimed, Click, Store
@@ -50,13 +51,10 @@ venue_tick_s = 0.2
     return path
 
 
-async def test_the_worker_process_executes_a_claimed_order_and_stops_on_sigterm(
-    backend: Backend, store: Store, tmp_path: Path
-) -> None:
-    op = await offered(store)
-    claim = await store.confirm_and_claim(Click(op.id, "confirm", op.confirm_digest, "ou_alice"))
-    assert isinstance(claim, Claimed)
-    config = worker_config(tmp_path / "worker.toml", backend, tmp_path / "venue.db")
+async def run_worker_until(
+    config: Path, env: dict[str, str], done: Callable[[], Awaitable[bool]]
+) -> list[str]:
+    """Start `countersign worker`, wait for `done()`, SIGTERM it (exit 0); its output."""
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -67,7 +65,7 @@ async def test_the_worker_process_executes_a_claimed_order_and_stops_on_sigterm(
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
         cwd=ROOT,
-        env={**ENV, "WORKER_TEST_TOKEN": "worker-test-token-123456"},
+        env={**ENV, "WORKER_TEST_TOKEN": "worker-test-token-123456", **env},
     )
     assert process.stdout is not None
     output: list[str] = []
@@ -78,15 +76,13 @@ async def test_the_worker_process_executes_a_claimed_order_and_stops_on_sigterm(
             output.append(raw.decode(errors="replace").rstrip())
 
     reader = asyncio.create_task(read())
-    ledger = ExecutionLedger(store)
     try:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + 30
-        while not [o for o in await ledger.outcomes(op.id) if o.status == "filled"]:
+        while not await done():
             assert process.returncode is None, "\n".join(output)
             assert loop.time() < deadline, "\n".join(output[-30:])
             await asyncio.sleep(0.1)
-        assert any(line.startswith(READY) for line in output), output
         process.send_signal(signal.SIGTERM)
         assert await asyncio.wait_for(process.wait(), 20) == 0, "\n".join(output[-30:])
     finally:
@@ -94,6 +90,44 @@ async def test_the_worker_process_executes_a_claimed_order_and_stops_on_sigterm(
             process.kill()
             await process.wait()
         await reader
+    return output
+
+
+async def claimed(store: Store) -> str:
+    op = await offered(store)
+    claim = await store.confirm_and_claim(Click(op.id, "confirm", op.confirm_digest, "ou_alice"))
+    assert isinstance(claim, Claimed)
+    return op.id
+
+
+async def test_the_worker_process_executes_a_claimed_order_and_stops_on_sigterm(
+    backend: Backend, store: Store, tmp_path: Path
+) -> None:
+    operation_id = await claimed(store)
+    config = worker_config(tmp_path / "worker.toml", backend, tmp_path / "venue.db")
+    ledger = ExecutionLedger(store)
+
+    async def filled() -> bool:
+        return any(o.status == "filled" for o in await ledger.outcomes(operation_id))
+
+    output = await run_worker_until(config, {}, filled)
+    assert any(line.startswith(READY) for line in output), output
     async with await SimVenue.open(tmp_path / "venue.db", create=False) as venue:
-        order = await venue.lookup(client_id_for(op.id))
+        order = await venue.lookup(client_id_for(operation_id))
     assert order is not None and order.submit_count == 1
+
+
+async def test_countersign_sim_faults_in_the_environment_reaches_the_venue(
+    backend: Backend, store: Store, tmp_path: Path
+) -> None:
+    operation_id = await claimed(store)
+    config = worker_config(tmp_path / "worker.toml", backend, tmp_path / "venue.db")
+    ledger = ExecutionLedger(store)
+
+    async def settled() -> bool:
+        return bool(await ledger.outcomes(operation_id))
+
+    output = await run_worker_until(config, {"COUNTERSIGN_SIM_FAULTS": "reject"}, settled)
+    [outcome] = await ledger.outcomes(operation_id)
+    assert outcome.status == "rejected" and "fault" in str(outcome.detail["reason"])
+    assert any("faults on: reject" in line for line in output), output
