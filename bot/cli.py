@@ -189,6 +189,37 @@ def cmd_db_upgrade(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_reconcile(args: argparse.Namespace) -> int:
+    from store.execution import ExecutionLedger
+    from store.opening import open_store
+
+    try:
+        settings = _settings(args)
+    except ProblemsFound as error:
+        return _print_problems(error)
+
+    async def go() -> list[str]:
+        store = await open_store(settings.store.url, schema=settings.store.schema_name)
+        try:
+            return await ExecutionLedger(store).reconcile_now(args.id)
+        finally:
+            await store.close()
+
+    queued = asyncio.run(go())
+    if args.id is not None and not queued:
+        print(
+            f"error: {args.id} has no unknown submission or working order to look at "
+            "(unknown id, not executed yet, mid-dispatch, or settled)",
+            file=sys.stderr,
+        )
+        return EXIT_API
+    for operation_id in queued:
+        print(f"queued for reconciliation: {operation_id}")
+    if not queued:
+        print("nothing to reconcile")
+    return 0
+
+
 def cmd_health(args: argparse.Namespace) -> int:
     import aiohttp
 
@@ -429,6 +460,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     config_options(worker)
     worker.set_defaults(func=cmd_worker)
+
+    reconcile = commands.add_parser(
+        "reconcile",
+        help="look up unknown submissions and working orders now (a running worker does it)",
+    )
+    reconcile.add_argument("id", nargs="?", help="one operation (default: all)")
+    config_options(reconcile)
+    reconcile.set_defaults(func=cmd_reconcile)
 
     config_cmd = commands.add_parser("config", help="configuration tools")
     config_sub = config_cmd.add_subparsers(dest="config_command", required=True, metavar="ACTION")

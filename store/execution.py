@@ -187,6 +187,34 @@ class ExecutionLedger:
             )
         return int(result.rowcount)
 
+    async def reconcile_now(self, operation_id: str | None = None) -> list[str]:
+        """Look at unknown submissions and working orders now (all, or one): an operator's
+        "check again" after fixing a venue or a network. Never touches an operation mid-dispatch
+        (its worker holds it) or one that is settled."""
+        looking = or_(
+            OperationRow.execution_state.in_(
+                [Execution.SUBMISSION_UNKNOWN.value, Execution.SUBMITTED.value]
+            ),
+            and_(
+                OperationRow.execution_state.in_(
+                    [Execution.COMPLETED.value, Execution.RECONCILED.value]
+                ),
+                OperationRow.exec_due_at.is_not(None),
+            ),
+        )
+        query = select(OperationRow.id).where(looking)
+        if operation_id is not None:
+            query = query.where(OperationRow.id == operation_id)
+        async with self.store.write() as conn:
+            ids = list((await conn.execute(query)).scalars())
+            if ids:
+                await conn.execute(
+                    update(OperationRow)
+                    .where(OperationRow.id.in_(ids))
+                    .values(exec_due_at=self.store.clock(), exec_tries=0)
+                )
+        return ids
+
     # -- the attempt --------------------------------------------------------------------------
 
     async def record_attempt(self, operation_id: str, client_id: str) -> Attempt:

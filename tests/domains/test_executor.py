@@ -16,7 +16,7 @@ import pytest
 from store.authority import Claimed, Click, Store
 from store.execution import ExecutionLedger
 from store.records import Operation
-from tests.factories import offered
+from tests.factories import ORDER_PAYLOAD, offered
 from workers.domains.execution import client_id_for
 from workers.domains.finance.runner import FinanceRunner
 from workers.domains.finance.settings import FinanceAccount, FinanceSettings
@@ -151,3 +151,38 @@ async def test_a_submission_past_its_timeout_is_looked_up_not_sent_again(
     assert state is not None and state.submit_count == 1
     attempt = await ledger.attempt(op.id)
     assert attempt is not None and attempt.state == "resolved"
+
+
+async def test_reconcile_now_brings_an_unknown_forward_and_leaves_settled_ones_alone(
+    store: Store, venue: SimVenue
+) -> None:
+    plain_order = {k: v for k, v in ORDER_PAYLOAD.items() if k != "protective"}
+    op = await claimed(store)  # with protective orders: still working once filled
+    settled_op = await claimed(store, payload=plain_order)  # filled and done
+    runner = FinanceRunner(venue, SETTINGS, clock=store.clock)
+    worker = worker_for(store, runner)
+    ledger = ExecutionLedger(store)
+
+    async def settled_filled() -> bool:
+        return await statuses_of(ledger, settled_op.id)() == ["filled"]
+
+    await drive(worker, settled_filled)
+    venue.faults = Faults.parse("lose_response")
+    late = await claimed(store)
+
+    async def unknown() -> bool:
+        return await statuses_of(ledger, late.id)() == ["unknown"]
+
+    await drive(worker, unknown)
+    venue.faults = Faults()
+    await ledger.schedule(late.id, 3600)  # as if the reconciler had backed off for an hour
+    assert await worker.drain() == 0
+
+    assert await ledger.reconcile_now(settled_op.id) == []  # settled: nothing to look at
+    assert sorted(await ledger.reconcile_now()) == sorted([op.id, late.id])
+
+    async def reconciled() -> bool:
+        return (await statuses_of(ledger, late.id)())[-1:] == ["filled"]
+
+    await drive(worker, reconciled, deadline_s=5)
+    assert [o.status for o in await ledger.outcomes(op.id)] == ["filled"]

@@ -13,7 +13,7 @@ from store.authority import Claimed, Click, Store
 from store.execution import ExecutionLedger
 from tests.conftest import Backend
 from tests.factories import offered
-from tests.test_cli import ENV, ROOT
+from tests.test_cli import ENV, ROOT, cli
 from workers.domains.execution import client_id_for
 from workers.domains.finance.venue import SimVenue
 
@@ -131,3 +131,15 @@ async def test_countersign_sim_faults_in_the_environment_reaches_the_venue(
     [outcome] = await ledger.outcomes(operation_id)
     assert outcome.status == "rejected" and "fault" in str(outcome.detail["reason"])
     assert any("faults on: reject" in line for line in output), output
+
+
+async def test_countersign_reconcile_reports_what_it_queued(
+    backend: Backend, store: Store, tmp_path: Path
+) -> None:
+    config = worker_config(tmp_path / "worker.toml", backend, tmp_path / "venue.db")
+    env = {**ENV, "WORKER_TEST_TOKEN": "worker-test-token-123456"}
+    nothing = await cli("reconcile", "--config", str(config), env=env)
+    assert nothing.code == 0 and "nothing to reconcile" in nothing.out, nothing.err
+    operation_id = await claimed(store)  # claimed, not executed yet: not the reconciler's
+    one = await cli("reconcile", operation_id, "--config", str(config), env=env)
+    assert one.code == 1 and "no unknown submission or working order" in one.err
