@@ -45,8 +45,6 @@ log = logging.getLogger("countersign.executor")
 INITIAL = "initial"
 RECONCILED = "reconciled"
 UNKNOWN = "unknown"
-# settled states: nothing more to do
-DONE = frozenset({Execution.PREFLIGHT_REJECTED, Execution.RESERVATION_REFUSED})
 FIRST_LOOK_S = 0.5
 
 

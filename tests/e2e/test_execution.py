@@ -119,6 +119,10 @@ async def test_a_lost_response_is_reconciled_to_the_venues_truth_never_resubmitt
     order = await venue_order(tmp_path, view["id"])
     assert order is not None and order.submit_count == 1
     assert api_view["execution"]["state"] == "reconciled"
+    _, ready = await stack.api("GET", "/readyz")
+    executor = ready["components"]["executor"]
+    assert executor["state"] == "running" and executor["passes"] >= 2
+    assert executor["unknown_outstanding"] == 0 and executor["failures"] == 0
 
 
 async def test_a_submission_the_venue_never_got_is_concluded_not_executed(
