@@ -16,7 +16,7 @@ from typing import Any
 
 from bot import config as config_mod
 from bot.client import ApiClient, ApiError, ApiReply
-from bot.profiles import DEV_TOKEN, DEV_TOKEN_ENV, dev_config, dev_settings
+from bot.profiles import DEV_ENVIRON, DEV_TOKEN, dev_config, dev_settings
 from bot.render import operation_row, operation_text
 from store.problems import ProblemsFound
 
@@ -151,7 +151,7 @@ def cmd_config_check(args: argparse.Namespace) -> int:
     settings: config_mod.Settings | None
     try:
         if args.dev:
-            environ = {**os.environ, DEV_TOKEN_ENV: DEV_TOKEN}
+            environ = {**os.environ, **DEV_ENVIRON}
             settings = _settings(args)
             problems = config_mod.check(settings, environ)
         else:
@@ -191,21 +191,11 @@ def cmd_db_upgrade(args: argparse.Namespace) -> int:
 
 def cmd_reconcile(args: argparse.Namespace) -> int:
     from store.execution import ExecutionLedger
-    from store.opening import open_store
 
     try:
-        settings = _settings(args)
+        queued = _with_store(args, lambda store: ExecutionLedger(store).reconcile_now(args.id))
     except ProblemsFound as error:
         return _print_problems(error)
-
-    async def go() -> list[str]:
-        store = await open_store(settings.store.url, schema=settings.store.schema_name)
-        try:
-            return await ExecutionLedger(store).reconcile_now(args.id)
-        finally:
-            await store.close()
-
-    queued = asyncio.run(go())
     if args.id is not None and not queued:
         print(
             f"error: {args.id} has no unknown submission or working order to look at "
@@ -217,6 +207,68 @@ def cmd_reconcile(args: argparse.Namespace) -> int:
         print(f"queued for reconciliation: {operation_id}")
     if not queued:
         print("nothing to reconcile")
+    return 0
+
+
+def _with_store(args: argparse.Namespace, use: Callable[[Any], Coroutine[Any, Any, Any]]) -> Any:
+    """Run `use(store)` against the configured store (operator tools, no bot needed)."""
+    from store.opening import open_store
+
+    settings = _settings(args)
+
+    async def go() -> Any:
+        store = await open_store(settings.store.url, schema=settings.store.schema_name)
+        try:
+            return await use(store)
+        finally:
+            await store.close()
+
+    return asyncio.run(go())
+
+
+def cmd_deliveries_list(args: argparse.Namespace) -> int:
+    from store.deliveries import DeliveryLedger
+
+    try:
+        found = _with_store(
+            args,
+            lambda store: DeliveryLedger(store).find(
+                operation_id=args.operation, state=args.state, limit=args.limit
+            ),
+        )
+    except ProblemsFound as error:
+        return _print_problems(error)
+    if args.json:
+        print(json.dumps([delivery.as_json() for delivery in found], indent=2))
+        return 0
+    for d in found:
+        print(
+            f"{d.id}  {d.state:<9} {d.channel:<7} {d.stage:<10} op {d.operation_id}  "
+            f"attempts {d.attempts}  {d.result or d.last_error or ''}"
+        )
+    if not found:
+        print("(no deliveries)")
+    return 0
+
+
+def cmd_deliveries_retry(args: argparse.Namespace) -> int:
+    from store.deliveries import DeliveryLedger
+
+    try:
+        retried = _with_store(args, lambda store: DeliveryLedger(store).retry(args.id))
+    except ProblemsFound as error:
+        return _print_problems(error)
+    if retried is None:
+        print(
+            f"error: no failed delivery {args.id}: only a failed delivery is replayed "
+            "(see `countersign deliveries list --state failed`)",
+            file=sys.stderr,
+        )
+        return EXIT_API
+    print(
+        f"queued again: {retried.id} ({retried.channel}, op {retried.operation_id}); "
+        "the operation is not executed again"
+    )
     return 0
 
 
@@ -404,7 +456,7 @@ def cmd_propose(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    return _call(args, lambda c: c.show(args.id), lambda r: operation_text(r.body))
+    return _call(args, lambda c: c.show(args.id, args.wait), lambda r: operation_text(r.body))
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -469,6 +521,24 @@ def build_parser() -> argparse.ArgumentParser:
     config_options(reconcile)
     reconcile.set_defaults(func=cmd_reconcile)
 
+    deliveries = commands.add_parser(
+        "deliveries", help="result return: replies and webhooks to proposers"
+    )
+    deliveries_sub = deliveries.add_subparsers(
+        dest="deliveries_command", required=True, metavar="ACTION"
+    )
+    listing = deliveries_sub.add_parser("list", help="newest first")
+    listing.add_argument("--state", choices=("pending", "delivered", "failed"))
+    listing.add_argument("--operation", help="only this operation's deliveries")
+    listing.add_argument("--limit", type=int, default=50)
+    listing.add_argument("--json", action="store_true")
+    config_options(listing)
+    listing.set_defaults(func=cmd_deliveries_list)
+    replay = deliveries_sub.add_parser("retry", help="replay a failed delivery (same id)")
+    replay.add_argument("id")
+    config_options(replay)
+    replay.set_defaults(func=cmd_deliveries_retry)
+
     config_cmd = commands.add_parser("config", help="configuration tools")
     config_sub = config_cmd.add_subparsers(dest="config_command", required=True, metavar="ACTION")
     check = config_sub.add_parser(
@@ -516,6 +586,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     show = commands.add_parser("show", help="show one operation")
     show.add_argument("id")
+    show.add_argument(
+        "--wait",
+        type=int,
+        metavar="N",
+        help="first wait up to N seconds (<= 60) for the operation to change",
+    )
     client_options(show)
     show.set_defaults(func=cmd_show)
 

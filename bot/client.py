@@ -28,7 +28,7 @@ class ApiReply:
 
 
 class ApiClient:
-    def __init__(self, base_url: str, token: str, timeout_s: float = 30.0) -> None:
+    def __init__(self, base_url: str, token: str, timeout_s: float = 90.0) -> None:
         self.base_url = base_url.rstrip("/")
         self._headers = {"Authorization": f"Bearer {token}"}
         self._timeout = aiohttp.ClientTimeout(total=timeout_s)
@@ -69,8 +69,9 @@ class ApiClient:
     async def propose(self, body: bytes) -> ApiReply:
         return await self._call("POST", "/api/v1/operations", data=body)
 
-    async def show(self, operation_id: str) -> ApiReply:
-        return await self._call("GET", f"/api/v1/operations/{operation_id}")
+    async def show(self, operation_id: str, wait_s: int | None = None) -> ApiReply:
+        params = None if wait_s is None else {"wait_s": str(wait_s)}
+        return await self._call("GET", f"/api/v1/operations/{operation_id}", params=params)
 
     async def list(self, state: str | None, limit: int | None, cursor: str | None) -> ApiReply:
         params = {

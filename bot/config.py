@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, tzinfo
 from pathlib import Path
 from typing import Annotated, Any, Literal, Self
@@ -94,6 +94,8 @@ class ProposerSettings(Section):
     token_env: EnvName
     kinds: list[str] = Field(default_factory=lambda: [ANY])
     audiences: list[str] = Field(default_factory=lambda: [ANY])
+    # result webhooks: secret name (a proposal's source.callback.secret_ref) -> env var
+    callback_secret_env: dict[Name, EnvName] = Field(default_factory=dict)
 
     def may_propose(self, kind: str) -> bool:
         return ANY in self.kinds or kind in self.kinds
@@ -144,6 +146,16 @@ class ExecutionSettings(Section):
         return self
 
 
+class DeliverySettings(Section):
+    # attempts per conclusion (reply, webhook) before it is `failed` and waits for an operator
+    max_attempts: int = Field(default=6, ge=1, le=50)
+    # the first retry's delay; each next one doubles, up to max_backoff_s
+    first_retry_s: float = Field(default=1.0, gt=0, le=600)
+    max_backoff_s: float = Field(default=300.0, gt=0, le=86400)
+    # one webhook request's time limit
+    timeout_s: float = Field(default=10.0, gt=0, le=120)
+
+
 class Settings(Section):
     store: StoreSettings = Field(default_factory=StoreSettings)
     http: HttpSettings = Field(default_factory=HttpSettings)
@@ -153,6 +165,7 @@ class Settings(Section):
     domains: DomainSettings = Field(default_factory=DomainSettings)
     operations: OperationSettings = Field(default_factory=OperationSettings)
     execution: ExecutionSettings = Field(default_factory=ExecutionSettings)
+    deliveries: DeliverySettings = Field(default_factory=DeliverySettings)
     cards: CardSettings = Field(default_factory=CardSettings)
 
     def audience(self, name: str) -> AudienceSettings | None:
@@ -163,6 +176,7 @@ class Settings(Section):
 class Proposer:
     settings: ProposerSettings
     token: SecretStr
+    callback_secrets: Mapping[str, SecretStr] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -183,6 +197,12 @@ class Config:
     settings: Settings
     proposers: tuple[Proposer, ...]
     lark: LarkSecrets = LarkSecrets(SecretStr(""), SecretStr(""), SecretStr(""))
+
+    def callback_secret(self, proposer: str, ref: str) -> str | None:
+        for each in self.proposers:
+            if each.name == proposer and ref in each.callback_secrets:
+                return each.callback_secrets[ref].get_secret_value()
+        return None
 
 
 def parse(data: Mapping[str, Any]) -> Settings:
@@ -256,6 +276,17 @@ def check(settings: Settings, environ: Mapping[str, str]) -> list[FieldProblem]:
             )
         else:
             tokens[token] = proposer.name
+        for secret_name, env_name in proposer.callback_secret_env.items():
+            secret = environ.get(env_name, "")
+            if len(secret) < 16:
+                problems.append(
+                    FieldProblem(
+                        f"{where}.callback_secret_env.{secret_name}",
+                        f"environment variable {env_name} is "
+                        + ("not set" if not secret else "shorter than 16 characters"),
+                        f"export {env_name}=<a long random secret shared with the receiver>",
+                    )
+                )
         for kind in proposer.kinds:
             if kind != ANY and kind not in DOMAINS:
                 problems.append(
@@ -411,7 +442,14 @@ def resolve(settings: Settings, environ: Mapping[str, str]) -> Config:
     problems = check(settings, environ)
     if problems:
         raise ProblemsFound(problems, code="invalid_config")
-    proposers = tuple(Proposer(p, SecretStr(environ[p.token_env])) for p in settings.proposers)
+    proposers = tuple(
+        Proposer(
+            p,
+            SecretStr(environ[p.token_env]),
+            {name: SecretStr(environ[env]) for name, env in p.callback_secret_env.items()},
+        )
+        for p in settings.proposers
+    )
     lark = settings.lark
     secrets = LarkSecrets(
         SecretStr(environ.get(lark.app_secret_env, "")),

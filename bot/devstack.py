@@ -13,7 +13,7 @@ import aiohttp
 from aiohttp import web
 
 from bot.config import Config, resolve
-from bot.profiles import DEV_TOKEN, DEV_TOKEN_ENV, dev_settings
+from bot.profiles import DEV_ENVIRON, dev_settings
 
 APP_SECRET_ENV = "COUNTERSIGN_LARK_APP_SECRET"
 ENCRYPT_KEY_ENV = "COUNTERSIGN_LARK_ENCRYPT_KEY"
@@ -102,7 +102,7 @@ def sandbox_config(
     return resolve(
         settings,
         {
-            DEV_TOKEN_ENV: DEV_TOKEN,
+            **DEV_ENVIRON,
             APP_SECRET_ENV: sandbox.app_secret,
             ENCRYPT_KEY_ENV: sandbox.encrypt_key,
             VERIFICATION_TOKEN_ENV: sandbox.verification_token,

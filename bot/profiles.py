@@ -8,6 +8,8 @@ from bot.config import Config, Settings, parse, resolve
 
 DEV_TOKEN_ENV = "COUNTERSIGN_DEV_AGENT_TOKEN"
 DEV_TOKEN = "dev-token"
+DEV_CALLBACK_SECRET_ENV = "COUNTERSIGN_DEV_CALLBACK_SECRET"
+DEV_CALLBACK_SECRET = "dev-callback-secret"  # public by design, like the dev token
 
 
 def dev_settings(data_dir: Path, port: int = 8080, host: str = "127.0.0.1") -> Settings:
@@ -25,6 +27,7 @@ def dev_settings(data_dir: Path, port: int = 8080, host: str = "127.0.0.1") -> S
                     "token_env": DEV_TOKEN_ENV,
                     "kinds": ["*"],
                     "audiences": ["*"],
+                    "callback_secret_env": {"dev": DEV_CALLBACK_SECRET_ENV},
                 }
             ],
             "domains": {
@@ -51,6 +54,9 @@ def dev_settings(data_dir: Path, port: int = 8080, host: str = "127.0.0.1") -> S
     )
 
 
+DEV_ENVIRON = {DEV_TOKEN_ENV: DEV_TOKEN, DEV_CALLBACK_SECRET_ENV: DEV_CALLBACK_SECRET}
+
+
 def dev_config(data_dir: Path, port: int = 8080, host: str = "127.0.0.1") -> Config:
     # The dev token is public by design: it only ever guards a local sandbox profile.
-    return resolve(dev_settings(data_dir, port, host), {DEV_TOKEN_ENV: DEV_TOKEN})
+    return resolve(dev_settings(data_dir, port, host), DEV_ENVIRON)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from cards.conclusion import outcome_parts
 from store.timeutil import parse_iso_utc, utc_now
 
 
@@ -48,25 +49,6 @@ def operation_text(view: dict[str, Any]) -> str:
         lines.append(f"  outcome:  {outcome['stage']:<10} {outcome['status']}{marker}")
         lines += [f"    {part}" for part in outcome_parts(outcome.get("detail") or {})]
     return "\n".join(lines)
-
-
-def outcome_parts(detail: dict[str, Any]) -> list[str]:
-    """An outcome's details as plain lines: fills, fees (or unknown), reason, protective orders."""
-    parts = []
-    if detail.get("filled_qty") is not None and detail.get("avg_price") is not None:
-        parts.append(f"filled {detail['filled_qty']} at {detail['avg_price']}")
-    if "fees" in detail:
-        fees = detail["fees"]
-        parts.append(
-            "fee unknown" if fees is None else f"fees {fees} {detail.get('fee_currency', '')}"
-        )
-    if detail.get("message_id"):
-        parts.append(f"message {detail['message_id']}")
-    if detail.get("reason"):
-        parts.append(f"reason: {detail['reason']}")
-    for child in detail.get("protective") or []:
-        parts.append(f"{child['role']} {child['trigger_price']}: {child['status']}")
-    return parts
 
 
 def operation_row(view: dict[str, Any]) -> str:

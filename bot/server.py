@@ -21,10 +21,10 @@ from bot.api.health import Health
 from bot.config import Config, zone
 from bot.ingress.callbacks import CallbackConsumer, CallbackSettings
 from bot.ingress.text import TextListener, TextSettings
-from bot.lark.api import LarkApi, retrying
+from bot.lark.api import LarkApi
 from bot.lark.webhook import add_webhook_routes
 from bot.lark.ws import WsTransport
-from bot.workforce import SEND_ATTEMPTS, build_workforce, start_workforce
+from bot.workforce import RetryingReplies, build_workforce, start_workforce
 from store.opening import open_store
 from store.timeutil import Clock, utc_now
 
@@ -47,16 +47,6 @@ class Ingress:
 
     def on_event(self, envelope: dict[str, Any], transport: str) -> None:
         self.text.on_event(envelope, transport)
-
-
-class RetryingReplies:
-    def __init__(self, api: LarkApi) -> None:
-        self.api = api
-
-    async def reply_text(self, message_id: str, text: str, uuid: str) -> str:
-        return await retrying(
-            lambda: self.api.reply_text(message_id, text, uuid), attempts=SEND_ATTEMPTS
-        )
 
 
 async def serve(

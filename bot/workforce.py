@@ -23,6 +23,7 @@ from store.execution import ExecutionLedger
 from store.timeutil import Clock
 from workers.cards import CardWorker
 from workers.crash import crash_point
+from workers.deliveries import DeliveryWorker
 from workers.domains.execution import Runner, operation_of
 from workers.domains.finance.runner import FinanceRunner
 from workers.domains.finance.venue import Faults, SimVenue
@@ -63,10 +64,21 @@ class RetryingMessages:
         )
 
 
+class RetryingReplies:
+    def __init__(self, api: LarkApi) -> None:
+        self.api = api
+
+    async def reply_text(self, message_id: str, text: str, uuid: str) -> str:
+        return await retrying(
+            lambda: self.api.reply_text(message_id, text, uuid), attempts=SEND_ATTEMPTS
+        )
+
+
 @dataclass
 class Workforce:
     cards: CardWorker | None
     executor: ExecutionWorker
+    deliveries: DeliveryWorker
     venue: SimVenue | None
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
 
@@ -130,7 +142,25 @@ async def build_workforce(
             on_dispatched=lambda _client_id: crash_point("after_dispatch"),
         )
     execution = settings.execution
-    on_outcome: Callable[[], None] = cards.kick if cards is not None else (lambda: None)
+    delivery = settings.deliveries
+    deliveries = DeliveryWorker(
+        store,
+        replies=RetryingReplies(api) if api is not None else None,
+        secrets=config.callback_secret,
+        max_attempts=delivery.max_attempts,
+        first_retry_s=delivery.first_retry_s,
+        max_backoff_s=delivery.max_backoff_s,
+        timeout_s=delivery.timeout_s,
+        poll_s=execution.poll_s,
+    )
+    outcome_hooks: list[Callable[[], None]] = [deliveries.kick]
+    if cards is not None:
+        outcome_hooks.append(cards.kick)
+
+    def on_outcome() -> None:
+        for hook in outcome_hooks:
+            hook()
+
     executor = ExecutionWorker(
         store,
         runners,
@@ -141,7 +171,7 @@ async def build_workforce(
         track_max_s=execution.track_max_s,
         on_outcome=on_outcome,
     )
-    return Workforce(cards, executor, venue)
+    return Workforce(cards, executor, deliveries, venue)
 
 
 def start_workforce(force: Workforce, config: Config, store: Store, stop: asyncio.Event) -> None:
@@ -159,6 +189,7 @@ def start_workforce(force: Workforce, config: Config, store: Store, stop: asynci
         )
     )
     force.tasks.append(asyncio.create_task(force.executor.run(stop), name="executor"))
+    force.tasks.append(asyncio.create_task(force.deliveries.run(stop), name="deliveries"))
     if force.venue is not None:
         force.tasks.append(
             asyncio.create_task(

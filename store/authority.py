@@ -378,6 +378,9 @@ class Store:
                 source_request_id=envelope.source.request_id,
                 source_requester_open_id=envelope.source.requester_open_id,
                 source_context=canonical_json(envelope.source.context),
+                source_routes=(
+                    canonical_json(routes) if (routes := envelope.source.routes()) else None
+                ),
                 request_content=content,
                 confirm_digest=digest,
                 state=State.PREPARED.value,

@@ -30,19 +30,68 @@ class Audience:
 
 
 @dataclass(frozen=True)
+class Conversation:
+    """A Lark conversation the conclusion is replied into (e.g. where an agent discussed it)."""
+
+    chat_id: str
+    message_id: str
+
+    def as_json(self) -> dict[str, Any]:
+        return {"chat_id": self.chat_id, "message_id": self.message_id}
+
+
+@dataclass(frozen=True)
+class CallbackRoute:
+    """The proposer's HTTPS endpoint; the HMAC secret is named, never carried."""
+
+    url: str
+    secret_ref: str
+
+    def as_json(self) -> dict[str, Any]:
+        return {"url": self.url, "secret_ref": self.secret_ref}
+
+
+@dataclass(frozen=True)
 class Source:
     proposer: str
     request_id: str
     requester_open_id: str | None = None
     context: Mapping[str, Any] = field(default_factory=dict)
+    conversation: Conversation | None = None
+    callback: CallbackRoute | None = None
+
+    def routes(self) -> dict[str, Any] | None:
+        """Where the conclusion goes back (None: only the bounded wait on the API)."""
+        routes = {}
+        if self.conversation is not None:
+            routes["conversation"] = self.conversation.as_json()
+        if self.callback is not None:
+            routes["callback"] = self.callback.as_json()
+        return routes or None
+
+    @staticmethod
+    def routes_from(
+        data: Mapping[str, Any] | None,
+    ) -> tuple[Conversation | None, CallbackRoute | None]:
+        data = data or {}
+        conversation = data.get("conversation")
+        callback = data.get("callback")
+        return (
+            Conversation(**conversation) if conversation else None,
+            CallbackRoute(**callback) if callback else None,
+        )
 
     def as_json(self) -> dict[str, Any]:
-        return {
+        found = {
             "proposer": self.proposer,
             "request_id": self.request_id,
             "requester_open_id": self.requester_open_id,
             "context": dict(self.context),
         }
+        # routes are terms like any other (frozen into the confirm digest); absent ones are
+        # left out so digests of proposals without routes stay what they were
+        found.update(self.routes() or {})
+        return found
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from ulid import ULID
 
 from store.authority import Store
 from store.canonical import canonical_digest, canonical_json
+from store.deliveries import enqueue_conclusions
 from store.leases import lease_due
 from store.lifecycle import (
     EXECUTION_TRANSITIONS,
@@ -415,9 +416,11 @@ class ExecutionLedger:
         async with self.store.write() as conn:
             current = (
                 await conn.execute(
-                    select(OperationRow.state, OperationRow.execution_state).where(
-                        OperationRow.id == operation_id
-                    )
+                    select(
+                        OperationRow.state,
+                        OperationRow.execution_state,
+                        OperationRow.source_routes,
+                    ).where(OperationRow.id == operation_id)
                 )
             ).one()
             state = next_state(State(current.state), Event.OUTCOME)
@@ -425,6 +428,16 @@ class ExecutionLedger:
                 {Execution(current.execution_state)} | _after(current.execution_state)
             ):
                 raise IllegalExecutionStep(Execution(current.execution_state), execution)
+            await enqueue_conclusions(
+                conn,
+                operation_id=operation_id,
+                source_routes=current.source_routes,
+                stage=stage,
+                status=status,
+                outcome_digest=digest,
+                reconciles=reconciles,
+                now=now,
+            )
             await conn.execute(
                 insert(OutcomeRow).values(
                     operation_id=operation_id,

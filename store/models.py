@@ -82,6 +82,8 @@ class OperationRow(Base):
     source_request_id: Mapped[str] = mapped_column(String(128), nullable=False)
     source_requester_open_id: Mapped[str | None] = mapped_column(String(128))
     source_context: Mapped[str] = mapped_column(Text, nullable=False)
+    # where the conclusion goes back: {"conversation": {...}, "callback": {...}} or NULL
+    source_routes: Mapped[str | None] = mapped_column(Text)
     request_content: Mapped[str] = mapped_column(Text, nullable=False)
     confirm_digest: Mapped[str] = mapped_column(String(64), nullable=False)
     state: Mapped[str] = mapped_column(String(32), nullable=False)
@@ -256,3 +258,46 @@ class ReservationRow(Base):
     released_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
     __table_args__ = (Index("ix_reservations_account_state", "account", "state"),)
+
+
+class DeliveryRow(Base):
+    """One conclusion of an operation going back to its proposer (outbox).
+
+    Written in the outcome's own transaction, so a crash can never lose it; `id` is the
+    delivery id receivers dedupe on, the same on every attempt and across restarts.
+    """
+
+    __tablename__ = "deliveries"
+
+    id: Mapped[str] = mapped_column(String(26), primary_key=True)
+    operation_id: Mapped[str] = mapped_column(ForeignKey("operations.id"), nullable=False)
+    channel: Mapped[str] = mapped_column(String(16), nullable=False)  # reply | webhook
+    stage: Mapped[str] = mapped_column(String(16), nullable=False)
+    outcome_digest: Mapped[str] = mapped_column(String(64), nullable=False)
+    reconciles_digest: Mapped[str | None] = mapped_column(String(64))
+    state: Mapped[str] = mapped_column(String(16), nullable=False)  # pending|delivered|failed
+    attempts: Mapped[int] = mapped_column(Integer, nullable=False, server_default="0")
+    due_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
+    delivered_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    result: Mapped[str | None] = mapped_column(String(128))  # reply message id, HTTP status
+    last_error: Mapped[str | None] = mapped_column(String(300))
+
+    __table_args__ = (
+        UniqueConstraint("operation_id", "channel", "outcome_digest"),
+        Index("ix_deliveries_due_at", "due_at"),
+        Index("ix_deliveries_state", "state"),
+    )
+
+
+class DeliveryAttemptRow(Base):
+    __tablename__ = "delivery_attempts"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    delivery_id: Mapped[str] = mapped_column(
+        ForeignKey("deliveries.id"), nullable=False, index=True
+    )
+    at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
+    ok: Mapped[bool] = mapped_column(Boolean, nullable=False)
+    code: Mapped[int | None] = mapped_column(Integer)
+    detail: Mapped[str | None] = mapped_column(String(300))

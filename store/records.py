@@ -48,6 +48,9 @@ class Operation:
 
     @classmethod
     def from_row(cls, row: Any) -> Operation:
+        conversation, callback = Source.routes_from(
+            json.loads(row.source_routes) if row.source_routes else None
+        )
         envelope = Envelope(
             id=row.id,
             kind=row.kind,
@@ -70,6 +73,8 @@ class Operation:
                 request_id=row.source_request_id,
                 requester_open_id=row.source_requester_open_id,
                 context=json.loads(row.source_context),
+                conversation=conversation,
+                callback=callback,
             ),
         )
         return cls(

@@ -5,6 +5,7 @@ Handlers parse, authorize, call the store, render the one projection.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import math
 from collections.abc import Awaitable, Callable
@@ -144,11 +145,45 @@ def _not_found(request: web.Request) -> web.Response:
     return error_response(404, "not_found", f"no operation {request.match_info['id']!r}")
 
 
+MAX_WAIT_S = 60
+WAIT_POLL_S = 0.2  # a change made by another process (a worker replica) shows within this
+
+
 async def get_operation(request: web.Request) -> web.Response:
+    """The projection; with `wait_s=N` (N <= 60) it first waits until the operation changes
+    (its version moves) or N seconds pass, so a proposer can long-poll for the outcome."""
+    wait_text = request.query.get("wait_s")
+    wait_s = 0
+    if wait_text is not None:
+        if not wait_text.isdigit() or int(wait_text) > MAX_WAIT_S:
+            return error_response(
+                422,
+                "invalid_query",
+                "the query is invalid",
+                [
+                    FieldProblem(
+                        "wait_s",
+                        f"{wait_text!r} is not a whole number of seconds 0..{MAX_WAIT_S}",
+                        f"wait at most {MAX_WAIT_S} s, then ask again",
+                    )
+                ],
+            )
+        wait_s = int(wait_text)
     op = await _own_operation(request)
     if op is None:
         return _not_found(request)
-    return web.json_response(await op_view(request.app[STORE_KEY], op))
+    store = request.app[STORE_KEY]
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + wait_s
+    seen = op.version
+    while loop.time() < deadline:
+        await asyncio.sleep(min(WAIT_POLL_S, max(0.0, deadline - loop.time())))
+        fresh = await store.get(op.id)
+        if fresh is not None:
+            op = fresh
+            if fresh.version != seen:
+                break
+    return web.json_response(await op_view(store, op))
 
 
 async def list_operations(request: web.Request) -> web.Response:

@@ -17,6 +17,7 @@ from bot.config import Config, redacted
 from bot.ingress.stats import ConsumerStats
 from store.authority import Store
 from store.cards import CardLedger
+from store.deliveries import DELIVERED, FAILED, PENDING, DeliveryLedger
 from store.lifecycle import Execution
 from store.models import OperationRow
 from store.timeutil import iso_utc, utc_now
@@ -132,6 +133,17 @@ class Health:
             "passes": self.executor.passes,
             "failures": self.executor.failures,
             "unknown_outstanding": int(unknown),
+        }
+
+    async def _deliveries(self) -> dict[str, Any]:
+        """Result return: a failed conclusion needs an operator (`countersign deliveries`)."""
+        counts = await DeliveryLedger(self.store).counts()
+        failed = counts.get(FAILED, 0)
+        return {
+            "state": "delivery_failed" if failed else "ok",
+            "pending": counts.get(PENDING, 0),
+            "delivered": counts.get(DELIVERED, 0),
+            "failed": failed,
         }
 
     async def _outbox(self) -> dict[str, Any]:

@@ -7,14 +7,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Annotated, Any
+from urllib.parse import urlsplit
 
-from pydantic import Field, StringConstraints, ValidationError
+from pydantic import AfterValidator, Field, StringConstraints, ValidationError
 
 from bot.config import OpenId, ProposerSettings, Settings
 from bot.validation import problems_from
 from store.authority import Draft
 from store.canonical import canonical_json, float_paths
-from store.envelope import Audience, Source
+from store.envelope import Audience, CallbackRoute, Conversation, Source
 from store.problems import FieldProblem, ProblemsFound
 from workers.domains import DOMAINS
 from workers.domains.types import StrictModel, is_control
@@ -23,9 +24,35 @@ MAX_CONTEXT_BYTES = 4096
 RequestId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")]
 
 
+ChatId = Annotated[str, StringConstraints(pattern=r"^oc_[A-Za-z0-9_-]{1,120}$")]
+MessageId = Annotated[str, StringConstraints(pattern=r"^om_[A-Za-z0-9_-]{1,120}$")]
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+
+
+class ConversationIn(StrictModel):
+    chat_id: ChatId
+    message_id: MessageId
+
+
+def _callback_url(value: str) -> str:
+    url = urlsplit(value)
+    if url.scheme == "https" and url.hostname:
+        return value
+    if url.scheme == "http" and url.hostname in LOOPBACK_HOSTS:
+        return value
+    raise ValueError("must be an https:// URL (http:// only on the loopback interface)")
+
+
+class CallbackIn(StrictModel):
+    url: Annotated[str, StringConstraints(max_length=2000), AfterValidator(_callback_url)]
+    secret_ref: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$")]
+
+
 class SourceIn(StrictModel):
     requester_open_id: OpenId | None = None
     context: dict[str, Any] = Field(default_factory=dict)
+    conversation: ConversationIn | None = None
+    callback: CallbackIn | None = None
 
 
 class ProposalIn(StrictModel):
@@ -173,6 +200,19 @@ def build_draft(body: Any, proposer: ProposerSettings, settings: Settings) -> Dr
                 "keep only references (ids, links) in the context",
             )
         )
+    if (
+        source.callback is not None
+        and source.callback.secret_ref not in proposer.callback_secret_env
+    ):
+        named = ", ".join(sorted(proposer.callback_secret_env)) or "none"
+        problems.append(
+            FieldProblem(
+                "source.callback.secret_ref",
+                f"proposer {proposer.name!r} has no callback secret named "
+                f"{source.callback.secret_ref!r} (it has: {named})",
+                "name one of the proposer's callback_secret_env entries, or add it to its config",
+            )
+        )
     payload = None
     try:
         payload = schema.model_validate(request.payload)
@@ -205,6 +245,16 @@ def build_draft(body: Any, proposer: ProposerSettings, settings: Settings) -> Dr
             request_id=request.request_id,
             requester_open_id=source.requester_open_id,
             context=source.context,
+            conversation=(
+                Conversation(source.conversation.chat_id, source.conversation.message_id)
+                if source.conversation
+                else None
+            ),
+            callback=(
+                CallbackRoute(source.callback.url, source.callback.secret_ref)
+                if source.callback
+                else None
+            ),
         ),
         request_content={
             "kind": request.kind,

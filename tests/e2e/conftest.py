@@ -35,6 +35,8 @@ from tests.sandbox.conftest import until
 from tests.test_cli import free_port
 
 DEV_TOKEN = "e2e-dev-token-123456"
+OTHER_TOKEN = "e2e-other-token-654321"
+CALLBACK_SECRET = "e2e-callback-secret-0123456789"
 # a confirmed operation: claimed, or already executed by the time a test looks
 CLAIMED_OR_AFTER = frozenset({State.CLAIMED, State.OUTCOME_OBSERVED})
 
@@ -82,7 +84,14 @@ def bot_config(
             "audiences": [
                 {"name": "ops", "chat_id": "oc_ops", "operators": ["ou_alice", "ou_bob"]}
             ],
-            "proposers": [{"name": "dev-agent", "token_env": "E2E_DEV_TOKEN"}],
+            "proposers": [
+                {
+                    "name": "dev-agent",
+                    "token_env": "E2E_DEV_TOKEN",
+                    "callback_secret_env": {"dev": "E2E_CALLBACK_SECRET"},
+                },
+                {"name": "other-agent", "token_env": "E2E_OTHER_TOKEN"},
+            ],
             "domains": {
                 "finance": {
                     "accounts": [{"name": "sim-main", "venue": "sim", "budget": "100000"}],
@@ -101,12 +110,15 @@ def bot_config(
                 },
             },
             "execution": {**FAST_EXECUTION, **(execution or {})},
+            "deliveries": {"first_retry_s": 0.2, "max_backoff_s": 1.0, "timeout_s": 2.0},
         }
     )
     return resolve(
         settings,
         {
             "E2E_DEV_TOKEN": DEV_TOKEN,
+            "E2E_OTHER_TOKEN": OTHER_TOKEN,
+            "E2E_CALLBACK_SECRET": CALLBACK_SECRET,
             "COUNTERSIGN_LARK_APP_SECRET": sandbox.app_secret,
             "COUNTERSIGN_LARK_ENCRYPT_KEY": sandbox.encrypt_key,
             "COUNTERSIGN_LARK_VERIFICATION_TOKEN": sandbox.verification_token,

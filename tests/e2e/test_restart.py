@@ -34,7 +34,7 @@ from bot.sandbox.state import DEFAULT_APP_ID, SandboxState, default_state
 from store.authority import Store
 from store.inbox import ANSWERED, RECEIVED, Inbox
 from tests.conftest import Backend
-from tests.e2e.conftest import DEV_TOKEN, bot_config, eventually
+from tests.e2e.conftest import CALLBACK_SECRET, DEV_TOKEN, OTHER_TOKEN, bot_config, eventually
 from tests.sandbox.conftest import until
 from tests.test_cli import ENV, ROOT, free_port
 
@@ -76,6 +76,8 @@ def bot_env(sandbox: SandboxApp) -> dict[str, str]:
     return {
         **ENV,
         "E2E_DEV_TOKEN": DEV_TOKEN,
+        "E2E_OTHER_TOKEN": OTHER_TOKEN,
+        "E2E_CALLBACK_SECRET": CALLBACK_SECRET,
         APP_SECRET_ENV: sandbox.app_secret,
         ENCRYPT_KEY_ENV: sandbox.encrypt_key,
         VERIFICATION_TOKEN_ENV: sandbox.verification_token,
