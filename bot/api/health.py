@@ -58,7 +58,9 @@ class Health:
         mode = self.config.settings.lark.mode
         callbacks = self._consumer("callback", self.callbacks, mode)
         text_listener = self._consumer("text", self.text, mode)
-        outbox = await self._outbox() if store["state"] == "ok" else {"state": "unknown"}
+        unknown = {"state": "unknown"}
+        readable = store["state"] == "ok"
+        outbox = await self._outbox() if readable else unknown
         down = store["state"] != "ok" or callbacks["state"] in ("down", "disconnected")
         body = {
             "status": "unavailable" if down else "ready",
@@ -67,9 +69,8 @@ class Health:
                 "callback_consumer": callbacks,
                 "text_listener": text_listener,
                 "outbox": outbox,
-                "executor": await self._executor()
-                if store["state"] == "ok"
-                else {"state": "unknown"},
+                "executor": await self._executor() if readable else unknown,
+                "deliveries": await self._deliveries() if readable else unknown,
             },
             "config_revision": self.config_revision,
             "checked_at": iso_utc(utc_now()),

@@ -17,9 +17,12 @@ from typing import Any
 
 import aiohttp
 import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestServer
 
 from store.authority import Store
 from store.cards import CardLedger
+from store.deliveries import DeliveryLedger
 from store.execution import ExecutionLedger
 from tests.conftest import Backend
 from tests.e2e.conftest import DEV_TOKEN, eventually
@@ -38,6 +41,7 @@ from workers.crash import ENV as CRASH_ENV
 from workers.crash import POINTS
 from workers.domains.execution import client_id_for
 from workers.domains.finance.venue import SimVenue
+from workers.webhook_signature import DELIVERY_HEADER
 
 # Short timeouts keep a crashed pass's lease (3 x submit timeout + 5 s) short.
 CRASH_EXECUTION = {
@@ -214,3 +218,84 @@ async def test_card_patches_refused_across_a_restart_catch_up_without_re_executi
         trail = [(e.version, e.action, e.ok, e.code) for e in history]
         assert any(not entry.ok for entry in history) and history[-1].ok, trail
         assert await second.terminate() == 0
+
+
+async def test_sigkill_before_the_webhooks_2xx_then_restart_redelivers_the_same_id(
+    backend: Backend, store: Store, tmp_path: Path
+) -> None:
+    seen: list[str] = []
+    answered: list[str] = []
+
+    async def hook(request: web.Request) -> web.Response:
+        seen.append(request.headers[DELIVERY_HEADER])
+        if len(seen) == 1:
+            await asyncio.sleep(60)  # the first delivery is in flight when the bot dies
+        answered.append(request.headers[DELIVERY_HEADER])
+        return web.json_response({"ok": True})
+
+    app = web.Application()
+    app.router.add_post("/hook", hook)
+    receiver = TestServer(app, host="127.0.0.1")
+    await receiver.start_server()
+    try:
+        async with sandbox_alone() as lark, bot_processes() as start:
+            config = write_config(
+                tmp_path / "bot.toml",
+                backend,
+                lark.app,
+                free_port(),
+                "ws",
+                execution=CRASH_EXECUTION,
+            )
+            env = bot_env(lark.app)
+            first = await start(config, env)
+            await eventually(lambda: connected(first), deadline_s=30)
+            body = order_request("webhook-crash")
+            body["payload"].pop("protective")
+            body["source"] = {
+                "callback": {
+                    "url": f"http://127.0.0.1:{receiver.port}/hook",
+                    "secret_ref": "dev",
+                }
+            }
+            status, view = await api(first, "POST", "/api/v1/operations", body)
+            assert status == 201, view
+            await until(lark.state, lambda: card_of(lark, view["id"]) is not None, deadline_s=20)
+            message_id = card_of(lark, view["id"])
+            assert message_id is not None
+
+            async def offered() -> bool:
+                op = await store.get(view["id"])
+                return op is not None and op.card_message_id == message_id
+
+            await eventually(offered)
+            await lark.control(
+                "POST",
+                f"/messages/{message_id}/click",
+                {"operator": "ou_alice", "button": "confirm"},
+            )
+            await eventually(lambda: _true(len(seen) == 1), deadline_s=20)
+            assert await first.kill() == -signal.SIGKILL  # the outcome is in; no 2xx yet
+
+            second = await start(config, env)
+            await eventually(lambda: _true(bool(answered)), deadline_s=RECOVERY_DEADLINE_S)
+            assert answered == [seen[0]], (seen, answered)  # the same delivery id, once more
+            [delivery] = await DeliveryLedger(store).find(operation_id=view["id"])
+
+            async def recorded() -> bool:
+                found = await DeliveryLedger(store).get(delivery.id)
+                return found is not None and found.state == "delivered"
+
+            await eventually(recorded)
+            outcomes = await ExecutionLedger(store).outcomes(view["id"])
+            assert [o.status for o in outcomes] == ["filled"]  # never executed again
+            async with await SimVenue.open(tmp_path / "venue.db", create=False) as venue:
+                [order] = await venue.orders()
+            assert order.submit_count == 1
+            assert await second.terminate() == 0
+    finally:
+        await receiver.close()
+
+
+async def _true(value: bool) -> bool:
+    return value

@@ -1,0 +1,261 @@
+"""Result return: the conclusion goes back to the proposer by itself, once per stage.
+
+A real HTTP receiver (aiohttp, in this process) plays the proposer's service; the source
+conversation is a message Alice posted in the sandbox. Deliveries are checked against the
+API's projection: the same outcome digest everywhere.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import aiohttp
+import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestServer
+
+from store.deliveries import DeliveryLedger
+from tests.e2e.conftest import CALLBACK_SECRET, OTHER_TOKEN, Stack, StackFactory, eventually
+from tests.factories import order_request
+from tests.sandbox.conftest import until
+from workers.webhook_signature import DELIVERY_HEADER, TIMESTAMP_HEADER, verify
+
+
+@dataclass
+class Received:
+    body: bytes
+    headers: dict[str, str]
+
+    @property
+    def json(self) -> dict[str, Any]:
+        loaded: dict[str, Any] = json.loads(self.body)
+        return loaded
+
+
+@dataclass
+class Receiver:
+    """The proposer's webhook endpoint: fails the first `fail_first` requests (HTTP 500)."""
+
+    url: str = ""
+    fail_first: int = 0
+    accepted: list[Received] = field(default_factory=list)
+    refused: list[Received] = field(default_factory=list)
+
+    async def handle(self, request: web.Request) -> web.Response:
+        got = Received(await request.read(), dict(request.headers))
+        if len(self.refused) < self.fail_first:
+            self.refused.append(got)
+            return web.Response(status=500, text="not now")
+        self.accepted.append(got)
+        return web.json_response({"ok": True})
+
+
+@pytest.fixture
+async def receiver() -> AsyncIterator[Receiver]:
+    found = Receiver()
+    app = web.Application()
+    app.router.add_post("/hook", found.handle)
+    server = TestServer(app, host="127.0.0.1")
+    await server.start_server()
+    found.url = f"http://127.0.0.1:{server.port}/hook"
+    try:
+        yield found
+    finally:
+        await server.close()
+
+
+async def conversation(stack: Stack) -> str:
+    """A message Alice posts in the ops chat: the thread where an agent discussed the order."""
+    status, sent = await stack.control(
+        "POST", "/chats/oc_ops/messages", {"sender": "ou_alice", "text": "agent: buying BTC"}
+    )
+    assert status == 201, sent
+    message_id: str = sent["message_id"]
+    return message_id
+
+
+def with_routes(
+    body: dict[str, Any], *, conversation_id: str | None = None, url: str | None = None
+) -> dict[str, Any]:
+    source: dict[str, Any] = {}
+    if conversation_id is not None:
+        source["conversation"] = {"chat_id": "oc_ops", "message_id": conversation_id}
+    if url is not None:
+        source["callback"] = {"url": url, "secret_ref": "dev"}
+    body["source"] = source
+    return body
+
+
+def replies_to(stack: Stack, message_id: str) -> list[str]:
+    return [
+        json.loads(m.content)["text"]
+        for m in stack.state.messages.values()
+        if m.parent_id == message_id and m.sender_type == "app"
+    ]
+
+
+async def api_view(stack: Stack, operation_id: str) -> dict[str, Any]:
+    status, view = await stack.api("GET", f"/api/v1/operations/{operation_id}")
+    assert status == 200, view
+    found: dict[str, Any] = view
+    return found
+
+
+async def test_a_fill_is_replied_once_in_the_conversation_and_posted_once_signed(
+    make_stack: StackFactory, receiver: Receiver
+) -> None:
+    stack: Stack = await make_stack("ws")
+    thread = await conversation(stack)
+    body = with_routes(order_request("routes"), conversation_id=thread, url=receiver.url)
+    view, message_id = await stack.offered(body)
+    assert view["source"]["callback"] == {"url": receiver.url, "secret_ref": "dev"}
+    assert CALLBACK_SECRET not in json.dumps(view)
+    await stack.click(message_id, "ou_alice")
+
+    await until(stack.state, lambda: bool(replies_to(stack, thread)), deadline_s=15)
+    await eventually(lambda: _true(bool(receiver.accepted)), deadline_s=15)
+    final = await api_view(stack, view["id"])
+    assert final["outcome"]["status"] == "filled"
+    [reply] = replies_to(stack, thread)
+    assert "filled · SIMULATED" in reply and "ou_alice" in reply and message_id in reply
+    [hook] = receiver.accepted
+    payload = hook.json
+    assert payload["outcome_digest"] == final["outcome"]["outcome_digest"]
+    assert payload["confirm_digest"] == final["confirm_digest"]
+    assert (payload["stage"], payload["outcome"], payload["simulated"]) == (
+        "initial",
+        "filled",
+        True,
+    )
+    assert payload["delivery_id"] == hook.headers[DELIVERY_HEADER]
+
+    assert verify(CALLBACK_SECRET, hook.headers, hook.body)
+    assert not verify(CALLBACK_SECRET, hook.headers, hook.body.replace(b"filled", b"failed"))
+    assert not verify("another-secret-of-16+", hook.headers, hook.body)
+    stale = int(hook.headers[TIMESTAMP_HEADER]) + 301
+    assert not verify(CALLBACK_SECRET, hook.headers, hook.body, now=stale)
+
+    ledger = DeliveryLedger(stack.store)
+
+    async def both_recorded() -> bool:  # each send lands first, its record right after
+        found = await ledger.find(operation_id=view["id"])
+        return all(d.state == "delivered" for d in found) and len(found) == 2
+
+    await eventually(both_recorded)
+    deliveries = await ledger.find(operation_id=view["id"])
+    assert sorted(d.channel for d in deliveries) == ["reply", "webhook"]
+
+
+async def _true(value: bool) -> bool:
+    return value
+
+
+async def test_a_receiver_that_fails_three_times_gets_it_once_and_a_dead_one_is_replayed(
+    make_stack: StackFactory, receiver: Receiver
+) -> None:
+    stack: Stack = await make_stack("ws")
+    receiver.fail_first = 3
+    view, message_id = await stack.offered(with_routes(order_request("flaky"), url=receiver.url))
+    await stack.click(message_id, "ou_alice")
+    await eventually(lambda: _true(bool(receiver.accepted)), deadline_s=20)
+    ledger = DeliveryLedger(stack.store)
+    [delivery] = await ledger.find(operation_id=view["id"])
+    assert delivery.state == "delivered" and delivery.attempts == 4
+    attempts = await ledger.attempts(delivery.id)
+    assert [(a.ok, a.code) for a in attempts] == [(False, 500)] * 3 + [(True, 200)]
+    ids = {r.headers[DELIVERY_HEADER] for r in (*receiver.refused, *receiver.accepted)}
+    assert ids == {delivery.id}, "every retry carries the same delivery id"
+
+    # A receiver that never accepts: failed after max_attempts (6), shown in health.
+    receiver.fail_first = 10_000
+    receiver.refused.clear()
+    dead, dead_card = await stack.offered(with_routes(order_request("dead"), url=receiver.url))
+    await stack.click(dead_card, "ou_bob")
+
+    async def failed() -> bool:
+        found = await ledger.find(operation_id=dead["id"])
+        return bool(found) and found[0].state == "failed"
+
+    await eventually(failed, deadline_s=30)
+    _, ready = await stack.api("GET", "/readyz")
+    assert ready["components"]["deliveries"]["state"] == "delivery_failed"
+    assert ready["components"]["deliveries"]["failed"] == 1
+    [gone] = await ledger.find(operation_id=dead["id"])
+    assert gone.attempts == 6 and len(receiver.refused) == 6
+
+    receiver.fail_first = 0  # the receiver recovers; an operator replays the delivery
+    receiver.refused.clear()
+    assert await ledger.retry(gone.id) is not None
+    await eventually(lambda: _true(len(receiver.accepted) == 2), deadline_s=15)
+    assert receiver.accepted[-1].headers[DELIVERY_HEADER] == gone.id
+    [replayed] = await ledger.find(operation_id=dead["id"])
+    assert replayed.state == "delivered"
+    _, fresh = await stack.api("GET", f"/api/v1/operations/{dead['id']}")
+    assert [o["status"] for o in fresh["outcomes"]] == [fresh["outcome"]["status"]]  # once
+
+
+async def test_a_reconciliation_adds_one_linked_follow_up_everywhere(
+    make_stack: StackFactory, receiver: Receiver
+) -> None:
+    stack: Stack = await make_stack("ws", sim_faults="lose_response")
+    thread = await conversation(stack)
+    body = with_routes(order_request("reconciled"), conversation_id=thread, url=receiver.url)
+    view, message_id = await stack.offered(body)
+    await stack.click(message_id, "ou_alice")
+
+    await until(stack.state, lambda: len(replies_to(stack, thread)) == 2, deadline_s=20)
+    await eventually(lambda: _true(len(receiver.accepted) == 2), deadline_s=20)
+    final = await api_view(stack, view["id"])
+    unknown, reconciled = final["outcomes"][0], final["outcomes"][-1]
+    assert (unknown["status"], reconciled["status"]) == ("unknown", "filled")
+    first, second = (hook.json for hook in receiver.accepted)
+    assert (first["stage"], first["outcome"]) == ("initial", "unknown")
+    assert (second["stage"], second["outcome"]) == ("reconciled", "filled")
+    assert second["reconciles_digest"] == first["outcome_digest"] == unknown["outcome_digest"]
+    assert first["delivery_id"] != second["delivery_id"]
+    original, follow_up = replies_to(stack, thread)
+    assert "unknown" in original
+    assert "Reconciled" in follow_up and unknown["outcome_digest"][:12] in follow_up
+
+
+async def test_a_bounded_wait_returns_soon_after_the_confirm_and_only_to_the_proposer(
+    make_stack: StackFactory,
+) -> None:
+    stack: Stack = await make_stack("ws")
+    view, message_id = await stack.offered(order_request("wait"))
+
+    async def confirm_later() -> float:
+        await asyncio.sleep(0.5)
+        clicked = time.monotonic()
+        await stack.click(message_id, "ou_alice")
+        return clicked
+
+    clicking = asyncio.create_task(confirm_later())
+    status, waited = await stack.api("GET", f"/api/v1/operations/{view['id']}?wait_s=30")
+    returned = time.monotonic()
+    clicked = await clicking
+    assert status == 200 and waited["state"] != "awaiting_confirmation"
+    assert returned - clicked < 1.0, returned - clicked
+
+    async with aiohttp.ClientSession() as http:
+        url = f"{stack.bot_url}/api/v1/operations/{view['id']}?wait_s=1"
+        headers = {"Authorization": f"Bearer {OTHER_TOKEN}"}
+        async with http.get(url, headers=headers) as response:
+            assert response.status == 404
+        async with http.get(
+            f"{stack.bot_url}/api/v1/operations/{view['id']}?wait_s=61",
+            headers={"Authorization": f"Bearer {stack_token()}"},
+        ) as response:
+            problem = await response.json()
+            assert response.status == 422 and problem["error"]["fields"][0]["field"] == "wait_s"
+
+
+def stack_token() -> str:
+    from tests.e2e.conftest import DEV_TOKEN
+
+    return DEV_TOKEN
