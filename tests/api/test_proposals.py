@@ -153,6 +153,28 @@ INVALID: dict[str, tuple[Any, set[str]]] = {
     "unknown audience": (order_request(audience="nobody"), {"audience"}),
     "unsupported schema version": (order_request(schema_version=9), {"schema_version"}),
     "unknown kind": ({**order_request(), "kind": "finance.withdraw"}, {"kind"}),
+    "callback over plain http to another host": (
+        order_request(source={"callback": {"url": "http://example.com/hook", "secret_ref": "x"}}),
+        {"source.callback.url"},
+    ),
+    "callback secret the proposer does not have": (
+        order_request(
+            source={"callback": {"url": "https://agent.example/hook", "secret_ref": "nope"}}
+        ),
+        {"source.callback.secret_ref"},
+    ),
+    "callback carrying a secret": (
+        order_request(
+            source={
+                "callback": {"url": "https://a.example/h", "secret_ref": "x", "secret": "s3cr3t"}
+            }
+        ),
+        {"source.callback.secret"},
+    ),
+    "conversation that is not a Lark chat and message": (
+        order_request(source={"conversation": {"chat_id": "ops", "message_id": "42"}}),
+        {"source.conversation.chat_id", "source.conversation.message_id"},
+    ),
     "not an object": ("[1, 2]", {"$"}),
     "not JSON": ("{nope", {"$"}),
 }

@@ -4,13 +4,17 @@ cleanly on SIGTERM (no HTTP, no Lark ingress)."""
 from __future__ import annotations
 
 import asyncio
+import json
 import signal
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from store.authority import Claimed, Click, Store
+from store.deliveries import DeliveryLedger
+from store.envelope import CallbackRoute, Source
 from store.execution import ExecutionLedger
+from store.lifecycle import Execution
 from tests.conftest import Backend
 from tests.factories import offered
 from tests.test_cli import ENV, ROOT, cli
@@ -143,3 +147,39 @@ async def test_countersign_reconcile_reports_what_it_queued(
     operation_id = await claimed(store)  # claimed, not executed yet: not the reconciler's
     one = await cli("reconcile", operation_id, "--config", str(config), env=env)
     assert one.code == 1 and "no unknown submission or working order" in one.err
+
+
+async def test_countersign_deliveries_lists_failed_ones_and_replays_them(
+    backend: Backend, store: Store, tmp_path: Path
+) -> None:
+    op = await offered(
+        store,
+        source=Source(
+            "dev-agent", "with-hook", callback=CallbackRoute("https://a.example/h", "dev")
+        ),
+    )
+    claim = await store.confirm_and_claim(Click(op.id, "confirm", op.confirm_digest, "ou_alice"))
+    assert isinstance(claim, Claimed)
+    ledger = ExecutionLedger(store)
+    for step in (Execution.PREFLIGHT, Execution.RESERVED, Execution.DISPATCHING):
+        await ledger.step(op.id, step)
+    await ledger.record_outcome(
+        op.id, stage="initial", status="filled", detail={}, execution=Execution.COMPLETED
+    )
+    deliveries = DeliveryLedger(store)
+    [pending] = await deliveries.find(operation_id=op.id)
+    await deliveries.failed(pending.id, 500, "HTTP 500", retry_in_s=None)
+
+    config = worker_config(tmp_path / "worker.toml", backend, tmp_path / "venue.db")
+    env = {**ENV, "WORKER_TEST_TOKEN": "worker-test-token-123456"}
+    listed = await cli("deliveries", "list", "--state", "failed", "--config", str(config), env=env)
+    assert listed.code == 0 and pending.id in listed.out and "HTTP 500" in listed.out
+    as_json = await cli("deliveries", "list", "--json", "--config", str(config), env=env)
+    [row] = json.loads(as_json.out)
+    assert (row["delivery_id"], row["state"], row["channel"]) == (pending.id, "failed", "webhook")
+    replay = await cli("deliveries", "retry", pending.id, "--config", str(config), env=env)
+    assert replay.code == 0 and "not executed again" in replay.out
+    again = await cli("deliveries", "retry", pending.id, "--config", str(config), env=env)
+    assert again.code == 1 and "only a failed delivery is replayed" in again.err
+    replayed = await deliveries.get(pending.id)
+    assert replayed is not None and replayed.state == "pending" and replayed.attempts == 0

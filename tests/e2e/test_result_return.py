@@ -23,6 +23,7 @@ from store.deliveries import DeliveryLedger
 from tests.e2e.conftest import CALLBACK_SECRET, OTHER_TOKEN, Stack, StackFactory, eventually
 from tests.factories import order_request
 from tests.sandbox.conftest import until
+from tests.test_cli import cli
 from workers.webhook_signature import DELIVERY_HEADER, TIMESTAMP_HEADER, verify
 
 
@@ -241,6 +242,10 @@ async def test_a_bounded_wait_returns_soon_after_the_confirm_and_only_to_the_pro
     clicked = await clicking
     assert status == 200 and waited["state"] != "awaiting_confirmation"
     assert returned - clicked < 1.0, returned - clicked
+
+    client = ("--url", stack.bot_url, "--token", stack_token())
+    shown = await cli("show", view["id"], "--wait", "1", *client)
+    assert shown.code == 0 and view["id"] in shown.out, shown.err
 
     async with aiohttp.ClientSession() as http:
         url = f"{stack.bot_url}/api/v1/operations/{view['id']}?wait_s=1"

@@ -11,7 +11,7 @@ import pytest
 
 from store.authority import Click, Refused, Store
 from store.canonical import canonical_json
-from store.envelope import Envelope, confirm_digest
+from store.envelope import CallbackRoute, Conversation, Envelope, confirm_digest
 from store.lifecycle import State
 from store.reasons import Reason
 from tests.factories import ORDER_PAYLOAD, offered
@@ -75,6 +75,15 @@ VARIANTS: dict[str, Callable[[Envelope], Envelope]] = {
     ),
     "source.context": lambda e: dataclasses.replace(
         e, source=dataclasses.replace(e.source, context={"why": "other"})
+    ),
+    "source.conversation": lambda e: dataclasses.replace(
+        e, source=dataclasses.replace(e.source, conversation=Conversation("oc_ops", "om_other"))
+    ),
+    "source.callback": lambda e: dataclasses.replace(
+        e,
+        source=dataclasses.replace(
+            e.source, callback=CallbackRoute("https://evil.example/hook", "dev")
+        ),
     ),
     "id": lambda e: dataclasses.replace(e, id="01AAAAAAAAAAAAAAAAAAAAAAAA"),
 }

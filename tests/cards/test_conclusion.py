@@ -1,0 +1,66 @@
+"""The conclusion text and webhook body built from the projection (pure)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from bot.profiles import dev_config
+from cards.conclusion import REPLY_MAX_CHARS, reply_text, webhook_body
+
+
+def projection(**overrides: Any) -> dict[str, Any]:
+    view: dict[str, Any] = {
+        "id": "01OPERATION",
+        "kind": "finance.order",
+        "confirm_digest": "c" * 64,
+        "simulated": True,
+        "terms": {"title": "BUY 0.010 BTC-PERP"},
+        "decision": {"action": "confirm", "by": "ou_alice", "at": "2026-12-03T04:00:00Z"},
+        "card": {"message_id": "om_card"},
+    }
+    view.update(overrides)
+    return view
+
+
+def outcome(**overrides: Any) -> dict[str, Any]:
+    found: dict[str, Any] = {
+        "stage": "initial",
+        "status": "filled",
+        "detail": {"filled_qty": "0.010", "avg_price": "60000", "fees": None},
+        "outcome_digest": "o" * 64,
+        "reconciles_digest": None,
+    }
+    found.update(overrides)
+    return found
+
+
+def test_the_reply_names_terms_operator_outcome_and_card() -> None:
+    text = reply_text(projection(), outcome())
+    assert text.splitlines()[0] == "BUY 0.010 BTC-PERP: filled · SIMULATED"
+    assert "Confirmed by ou_alice" in text and "filled 0.010 at 60000" in text
+    assert "fee unknown" in text and "Card: om_card · operation 01OPERATION" in text
+
+
+def test_a_reconciled_reply_names_the_outcome_it_settles() -> None:
+    text = reply_text(projection(), outcome(stage="reconciled", reconciles_digest="u" * 64))
+    assert text.startswith("Reconciled: BUY 0.010 BTC-PERP is filled · SIMULATED")
+    assert "u" * 12 in text
+
+
+def test_the_reply_is_bounded_however_long_the_reason() -> None:
+    text = reply_text(projection(), outcome(status="rejected", detail={"reason": "x" * 10_000}))
+    assert len(text) == REPLY_MAX_CHARS and text.endswith("…")
+
+
+def test_the_webhook_body_carries_both_digests_and_the_stage() -> None:
+    body = webhook_body("01DELIVERY", projection(), outcome(), "2026-12-03T04:00:01Z")
+    assert body["delivery_id"] == "01DELIVERY" and body["operation_id"] == "01OPERATION"
+    assert body["confirm_digest"] == "c" * 64 and body["outcome_digest"] == "o" * 64
+    assert (body["stage"], body["outcome"], body["simulated"]) == ("initial", "filled", True)
+
+
+def test_the_dev_profile_has_the_documented_callback_secret(tmp_path: Path) -> None:
+    config = dev_config(tmp_path)
+    assert config.callback_secret("dev-agent", "dev") == "dev-callback-secret"
+    assert config.callback_secret("dev-agent", "other") is None
