@@ -12,6 +12,7 @@ import json
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -24,6 +25,8 @@ from tests.e2e.conftest import CALLBACK_SECRET, OTHER_TOKEN, Stack, StackFactory
 from tests.factories import order_request
 from tests.sandbox.conftest import until
 from tests.test_cli import cli
+from workers.domains.execution import client_id_for
+from workers.domains.finance.venue import SimVenue
 from workers.webhook_signature import DELIVERY_HEADER, TIMESTAMP_HEADER, verify
 
 
@@ -157,7 +160,7 @@ async def _true(value: bool) -> bool:
 
 
 async def test_a_receiver_that_fails_three_times_gets_it_once_and_a_dead_one_is_replayed(
-    make_stack: StackFactory, receiver: Receiver
+    make_stack: StackFactory, receiver: Receiver, tmp_path: Path
 ) -> None:
     stack: Stack = await make_stack("ws")
     receiver.fail_first = 3
@@ -198,6 +201,12 @@ async def test_a_receiver_that_fails_three_times_gets_it_once_and_a_dead_one_is_
     assert replayed.state == "delivered"
     _, fresh = await stack.api("GET", f"/api/v1/operations/{dead['id']}")
     assert [o["status"] for o in fresh["outcomes"]] == [fresh["outcome"]["status"]]  # once
+    async with await SimVenue.open(tmp_path / "venue.db", create=False) as venue:
+        orders = [o for o in await venue.orders() if o.role == "order"]
+    assert sorted(o.client_id for o in orders) == sorted(
+        client_id_for(op_id) for op_id in (view["id"], dead["id"])
+    )
+    assert all(o.submit_count == 1 for o in orders)  # replays never reach the venue
 
 
 async def test_a_reconciliation_adds_one_linked_follow_up_everywhere(
