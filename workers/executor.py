@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import Counter
 from collections.abc import Callable, Mapping
 from datetime import timedelta
 
@@ -75,6 +76,7 @@ class ExecutionWorker:
         self._kick = asyncio.Event()
         self.passes = 0
         self.failures = 0
+        self.outcomes: Counter[str] = Counter()  # by status, for /metrics
 
     def kick(self) -> None:
         self._kick.set()
@@ -307,6 +309,7 @@ class ExecutionWorker:
             execution=execution,
             reconciles=reconciles,
         )
+        self.outcomes[found.status] += 1
         log.info("%s: %s outcome %s", op.id, stage, found.status)
         self.on_outcome()
         return outcome

@@ -16,6 +16,7 @@ from bot.api.auth import ProposerAuth, RateLimiter
 from bot.api.errors import error_response
 from bot.api.health import Health
 from bot.api.intake import Forbidden, build_draft
+from bot.api.metrics import metrics_text
 from bot.config import Config, Proposer
 from store.authority import MAX_PAGE_SIZE, InvalidCursor, RequestConflict, Store
 from store.canonical import loads_strict
@@ -258,6 +259,11 @@ async def readyz(request: web.Request) -> web.Response:
     return web.json_response(body, status=status)
 
 
+async def metrics(request: web.Request) -> web.Response:
+    body = await metrics_text(request.app[HEALTH_KEY])
+    return web.Response(body=body, content_type="text/plain", charset="utf-8")
+
+
 def create_app(
     config: Config,
     store: Store,
@@ -281,4 +287,5 @@ def create_app(
     app.router.add_post("/api/v1/operations/{id}/cancel", cancel_operation)
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/readyz", readyz)
+    app.router.add_get("/metrics", metrics)
     return app

@@ -230,6 +230,7 @@ class CallbackConsumer:
             crash_point("after_claim")
             self.on_claimed()
         decided = outcome.operation
+        self.stats.decisions[click.action] += 1
         key = "toast.confirmed" if click.action == "confirm" else "toast.rejected"
         answer = {
             **self._toast("success", key),

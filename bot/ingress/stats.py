@@ -11,6 +11,8 @@ from typing import Any
 from store.timeutil import iso_utc, utc_now
 
 LATENCY_WINDOW = 2000
+# ack latency histogram bounds for /metrics, in seconds (Lark gives up at 3 s)
+ACK_BUCKETS_S = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 3.0, 5.0)
 
 
 @dataclass
@@ -20,9 +22,13 @@ class ConsumerStats:
     answered: int = 0
     refusals: Counter[str] = field(default_factory=Counter)
     outcomes: Counter[str] = field(default_factory=Counter)
+    decisions: Counter[str] = field(default_factory=Counter)  # confirm (a claim) / reject
     last_event_at: datetime | None = None
     verified_at: datetime | None = None
     latencies_ms: deque[float] = field(default_factory=lambda: deque(maxlen=LATENCY_WINDOW))
+    # since start, for /metrics: one count per bucket bound (not cumulative) and the sum
+    ack_bucket_counts: list[int] = field(default_factory=lambda: [0] * len(ACK_BUCKETS_S))
+    ack_sum_s: float = 0.0
 
     def received(self) -> None:
         self.events += 1
@@ -36,6 +42,12 @@ class ConsumerStats:
         self.answered += 1
         self.outcomes[outcome] += 1
         self.latencies_ms.append(latency_ms)
+        seconds = latency_ms / 1000
+        self.ack_sum_s += seconds
+        for index, bound in enumerate(ACK_BUCKETS_S):
+            if seconds <= bound:
+                self.ack_bucket_counts[index] += 1
+                break
 
     def percentile(self, fraction: float) -> float | None:
         if not self.latencies_ms:

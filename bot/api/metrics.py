@@ -1,0 +1,134 @@
+"""`/metrics` in the Prometheus text format (prometheus-client).
+
+Built at scrape time from what the consumers and workers already count (their stats
+objects) and a few store reads (unknowns, card backlog, deliveries), so there is one
+source for `/readyz` and `/metrics`, and no process-global registry to share between
+bots in one process.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    Metric,
+)
+from prometheus_client.registry import Collector
+
+from bot.api.health import Health
+from bot.ingress.stats import ACK_BUCKETS_S, ConsumerStats
+
+PREFIX = "countersign"
+
+
+class _Snapshot(Collector):
+    def __init__(self, families: list[Metric]) -> None:
+        self.families = families
+
+    def collect(self) -> Iterator[Metric]:
+        yield from self.families
+
+
+def _callbacks(stats: ConsumerStats) -> list[Metric]:
+    callbacks = CounterMetricFamily(
+        f"{PREFIX}_callbacks",
+        "Card callbacks answered, by result and refusal reason",
+        labels=["result", "reason"],
+    )
+    refused = sum(stats.refusals.values())
+    for reason, count in sorted(stats.refusals.items()):
+        callbacks.add_metric(["refused", reason], count)
+    for outcome, count in sorted(stats.outcomes.items()):
+        if outcome == "answered":  # the rest of "answered" were decisions, not refusals
+            count = max(0, count - refused)
+            outcome = "decided"
+        callbacks.add_metric([outcome, ""], count)
+    ack = HistogramMetricFamily(
+        f"{PREFIX}_callback_ack_seconds", "Callback push to answer, as the bot measures it"
+    )
+    cumulative, buckets = 0, []
+    for bound, count in zip(ACK_BUCKETS_S, stats.ack_bucket_counts, strict=True):
+        cumulative += count
+        buckets.append((str(bound), cumulative))
+    buckets.append(("+Inf", stats.answered))
+    ack.add_metric([], buckets, sum_value=stats.ack_sum_s)
+    claims = CounterMetricFamily(
+        f"{PREFIX}_decisions", "Operator decisions committed (confirm = a claim)", labels=["action"]
+    )
+    for action, count in sorted(stats.decisions.items()):
+        claims.add_metric([action], count)
+    return [callbacks, ack, claims]
+
+
+def _text(stats: ConsumerStats) -> list[Metric]:
+    events = CounterMetricFamily(
+        f"{PREFIX}_text_events",
+        "Text messages received by the text listener, by outcome",
+        labels=["outcome"],
+    )
+    events.add_metric(["received"], stats.events)
+    for outcome, count in sorted(stats.outcomes.items()):
+        events.add_metric([outcome], count)
+    return [events]
+
+
+async def metrics_text(health: Health) -> bytes:
+    report = (await health.report())[1]["components"]
+    families: list[Metric] = []
+    if health.callbacks is not None:
+        families += _callbacks(health.callbacks.stats)
+    if health.text is not None:
+        families += _text(health.text.stats)
+    executor: Any = health.executor
+    if executor is not None:
+        executions = CounterMetricFamily(
+            f"{PREFIX}_executions",
+            "Outcomes recorded by the executor, by status",
+            labels=["outcome"],
+        )
+        for status, count in sorted(executor.outcomes.items()):
+            executions.add_metric([status], count)
+        families.append(executions)
+    gauges: list[tuple[str, str, Any]] = [
+        (
+            "unknowns_outstanding",
+            "Submissions whose outcome is unknown and being reconciled",
+            report["executor"].get("unknown_outstanding"),
+        ),
+        (
+            "outbox_backlog",
+            "Cards waiting to be sent or patched",
+            report["outbox"].get("card_backlog"),
+        ),
+        (
+            "outbox_oldest_age_seconds",
+            "Age of the oldest card waiting",
+            report["outbox"].get("oldest_age_s") or 0,
+        ),
+        (
+            "card_delivery_failed",
+            "Cards that could not be delivered for good",
+            report["outbox"].get("card_delivery_failed"),
+        ),
+        (
+            "delivery_failures",
+            "Result deliveries (replies, webhooks) failed for good, awaiting an operator",
+            report["deliveries"].get("failed"),
+        ),
+        (
+            "deliveries_pending",
+            "Result deliveries not yet delivered",
+            report["deliveries"].get("pending"),
+        ),
+    ]
+    for name, help_text, value in gauges:
+        if isinstance(value, int | float):
+            families.append(GaugeMetricFamily(f"{PREFIX}_{name}", help_text, value=value))
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(_Snapshot(families))
+    return generate_latest(registry)
