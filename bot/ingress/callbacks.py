@@ -242,7 +242,14 @@ class CallbackConsumer:
         self, reason: Reason, op: Operation | None, click: CardClick
     ) -> dict[str, Any]:
         self.stats.refusals[reason.value] += 1
-        log.info("click refused: %s", reason.value, extra={"operation_id": click.operation_id})
+        if reason is Reason.TENANT_NOT_ALLOWED:  # a tenant key is no secret, and setup needs it
+            log.warning(
+                "click refused: %s (tenant_key %r; add it to lark.tenant_keys if it is yours)",
+                reason.value,
+                click.tenant_key,
+            )
+        else:
+            log.info("click refused: %s", reason.value, extra={"operation_id": click.operation_id})
         texts = REFUSALS[reason]
         result: dict[str, Any] = {
             "toast": {
