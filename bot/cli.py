@@ -16,6 +16,7 @@ from typing import Any
 
 from bot import config as config_mod
 from bot.client import ApiClient, ApiError, ApiReply
+from bot.logs import configure, redact
 from bot.profiles import DEV_ENVIRON, DEV_TOKEN, dev_config, dev_settings
 from bot.render import operation_row, operation_text
 from store.problems import ProblemsFound
@@ -56,7 +57,7 @@ def _print_problems(error: ProblemsFound) -> int:
 
 
 def _logging() -> None:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    configure()
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -92,6 +93,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                 flush=True,
             )
 
+    redact(config.secret_values())
     return asyncio.run(serve(config, on_ready=ready))
 
 
@@ -110,6 +112,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
             flush=True,
         )
 
+    redact(config.secret_values())
     return asyncio.run(serve_workers(config, on_ready=ready))
 
 
@@ -142,6 +145,7 @@ async def _run_with_sandbox(args: argparse.Namespace) -> int:
                 flush=True,
             )
 
+        redact(config.secret_values())
         return await serve(config, on_ready=ready)
     return 0
 

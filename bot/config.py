@@ -198,6 +198,19 @@ class Config:
     proposers: tuple[Proposer, ...]
     lark: LarkSecrets = LarkSecrets(SecretStr(""), SecretStr(""), SecretStr(""))
 
+    def secret_values(self) -> list[str]:
+        """Every secret this process holds, for scrubbing logs."""
+        values = [p.token.get_secret_value() for p in self.proposers]
+        values += [
+            s.get_secret_value() for p in self.proposers for s in p.callback_secrets.values()
+        ]
+        values += [
+            self.lark.app_secret.get_secret_value(),
+            self.lark.encrypt_key.get_secret_value(),
+            self.lark.verification_token.get_secret_value(),
+        ]
+        return [value for value in values if value]
+
     def callback_secret(self, proposer: str, ref: str) -> str | None:
         for each in self.proposers:
             if each.name == proposer and ref in each.callback_secrets:

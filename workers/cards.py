@@ -19,6 +19,7 @@ from store.authority import Store
 from store.cards import CardLedger
 from store.execution import view
 from store.lifecycle import State
+from store.logcontext import about
 from store.records import Operation
 from workers.loop import drain_loop
 
@@ -71,6 +72,10 @@ class CardWorker:
         return len(due)
 
     async def deliver(self, op: Operation) -> None:
+        with about(op.id):
+            await self._deliver(op)
+
+    async def _deliver(self, op: Operation) -> None:
         card = render_card(
             await view(self.store, op), lang=self.lang, now=self.store.clock(), tz=self.tz
         )

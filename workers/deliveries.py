@@ -26,6 +26,7 @@ from store.authority import Store
 from store.canonical import canonical_json
 from store.deliveries import Delivery, DeliveryLedger
 from store.execution import ExecutionLedger
+from store.logcontext import about
 from store.projection import operation_view
 from store.timeutil import iso_utc
 from workers.loop import drain_loop
@@ -96,6 +97,10 @@ class DeliveryWorker:
         return float(self.backoff(state))
 
     async def deliver(self, delivery: Delivery) -> None:
+        with about(delivery.operation_id):
+            await self._deliver(delivery)
+
+    async def _deliver(self, delivery: Delivery) -> None:
         try:
             op = await self.store.get(delivery.operation_id)
             assert op is not None, delivery.operation_id

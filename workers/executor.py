@@ -28,6 +28,7 @@ from datetime import timedelta
 from store.authority import Store
 from store.execution import ExecutionLedger, Outcome, ReservationRefused
 from store.lifecycle import Execution
+from store.logcontext import about
 from store.records import Operation
 from workers.crash import crash_point
 from workers.domains.execution import (
@@ -93,7 +94,8 @@ class ExecutionWorker:
         """One pass over a leased operation; any failure leaves it due again with backoff."""
         self.passes += 1
         try:
-            await self._advance(op)
+            with about(op.id):
+                await self._advance(op)
         except Exception:
             self.failures += 1
             log.exception("execution of %s failed; it will be looked at again", op.id)

@@ -34,6 +34,7 @@ from store.cards import CardLedger
 from store.execution import view
 from store.inbox import Inbox
 from store.lifecycle import State
+from store.logcontext import about
 from store.projection import operation_view
 from store.reasons import Reason
 from store.records import Operation
@@ -188,7 +189,8 @@ class CallbackConsumer:
             if not received.first:
                 self.stats.outcomes["replayed"] += 1
                 return received.entry.answer or self._toast("info", "toast.processing")
-        result, decided, unrecorded = await self._decide_click(click, ctx)
+        with about(click.operation_id or "-"):
+            result, decided, unrecorded = await self._decide_click(click, ctx)
         late = answer is not None and answer.cancelled()
         if answer is not None and not answer.done():
             answer.set_result(result)  # answer first; the bookkeeping below can wait

@@ -114,8 +114,12 @@ async def test_the_worker_process_executes_a_claimed_order_and_stops_on_sigterm(
     async def filled() -> bool:
         return any(o.status == "filled" for o in await ledger.outcomes(operation_id))
 
-    output = await run_worker_until(config, {}, filled)
+    output = await run_worker_until(config, {"COUNTERSIGN_LOG_FORMAT": "json"}, filled)
     assert any(line.startswith(READY) for line in output), output
+    records = [json.loads(line) for line in output if line.startswith("{")]
+    about_it = [r for r in records if r.get("operation_id") == operation_id]
+    assert any("outcome filled" in str(r["message"]) for r in about_it), records
+    assert "worker-test-token-123456" not in "\n".join(output)
     async with await SimVenue.open(tmp_path / "venue.db", create=False) as venue:
         order = await venue.lookup(client_id_for(operation_id))
     assert order is not None and order.submit_count == 1
