@@ -60,6 +60,8 @@ class HttpSettings(Section):
     max_payload_bytes: int = Field(default=16384, ge=256, le=262144)
     proposer_rate_per_s: float = Field(default=20.0, gt=0)
     proposer_burst: int = Field(default=40, ge=1)
+    # /ops answers loopback clients; others need the token in this environment variable
+    dashboard_token_env: EnvName | None = None
 
 
 class LarkSettings(Section):
@@ -197,6 +199,7 @@ class Config:
     settings: Settings
     proposers: tuple[Proposer, ...]
     lark: LarkSecrets = LarkSecrets(SecretStr(""), SecretStr(""), SecretStr(""))
+    dashboard_token: SecretStr = field(default_factory=lambda: SecretStr(""))
 
     def secret_values(self) -> list[str]:
         """Every secret this process holds, for scrubbing logs."""
@@ -208,6 +211,7 @@ class Config:
             self.lark.app_secret.get_secret_value(),
             self.lark.encrypt_key.get_secret_value(),
             self.lark.verification_token.get_secret_value(),
+            self.dashboard_token.get_secret_value(),
         ]
         return [value for value in values if value]
 
@@ -469,7 +473,9 @@ def resolve(settings: Settings, environ: Mapping[str, str]) -> Config:
         SecretStr(environ.get(lark.encrypt_key_env, "")),
         SecretStr(environ.get(lark.verification_token_env, "")),
     )
-    return Config(settings, proposers, secrets)
+    dashboard_env = settings.http.dashboard_token_env
+    dashboard = SecretStr(environ.get(dashboard_env, "") if dashboard_env else "")
+    return Config(settings, proposers, secrets, dashboard)
 
 
 def zone(name: str) -> tzinfo:

@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable
 from aiohttp import web
 
 from bot.api.auth import ProposerAuth, RateLimiter
+from bot.api.dashboard import Dashboard
 from bot.api.errors import error_response
 from bot.api.health import Health
 from bot.api.intake import Forbidden, build_draft
@@ -288,4 +289,5 @@ def create_app(
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/readyz", readyz)
     app.router.add_get("/metrics", metrics)
+    Dashboard(store, config.dashboard_token.get_secret_value() or None).routes(app)
     return app

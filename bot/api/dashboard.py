@@ -1,0 +1,317 @@
+"""`/ops`: the read-only operator dashboard, server-rendered from the one projection.
+
+Server-rendered HTML (no build step, no client framework): every page is the projection the
+card and the API show, plus the operation's records (confirmations and refusals, attempts,
+outcomes, card deliveries, result deliveries). Live refresh is one long poll per open page
+(`/ops/changes`, answered when anything changes or after 25 s), not a polling storm.
+Only GET routes exist: browsing can never change state. Access: loopback clients, or the
+configured dashboard token (`?token=` once; it is then kept in a cookie).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+from html import escape
+from ipaddress import ip_address
+from typing import Any
+
+from aiohttp import web
+from sqlalchemy import func, select
+
+from cards.conclusion import outcome_parts
+from cards.render import newest_per_stage
+from store.authority import Store
+from store.cards import CardLedger
+from store.deliveries import DeliveryLedger
+from store.execution import ExecutionLedger, views
+from store.lifecycle import State
+from store.models import OperationRow
+
+LONG_POLL_S = 25.0
+POLL_STEP_S = 0.5
+COOKIE = "countersign_dashboard"
+
+WORDS: dict[str, dict[str, str]] = {
+    "title": {"en": "countersign operations", "zh": "countersign 操作"},
+    "all": {"en": "all", "zh": "全部"},
+    "state": {"en": "State", "zh": "状态"},
+    "kind": {"en": "Kind", "zh": "类型"},
+    "terms": {"en": "Terms", "zh": "条款"},
+    "outcome": {"en": "Outcome", "zh": "结果"},
+    "created": {"en": "Created", "zh": "创建时间"},
+    "digest": {"en": "Confirm digest", "zh": "确认摘要"},
+    "audience": {"en": "Audience", "zh": "审批群"},
+    "decisions": {"en": "Clicks (confirmations and refusals)", "zh": "点击（确认与拒绝）"},
+    "attempt": {"en": "Attempt", "zh": "提交"},
+    "outcomes": {"en": "Outcomes (original and reconciled)", "zh": "结果（原始与核对）"},
+    "card": {"en": "Card deliveries", "zh": "卡片投递"},
+    "deliveries": {"en": "Result deliveries", "zh": "结果回传"},
+    "none": {"en": "none", "zh": "无"},
+    "next": {"en": "older", "zh": "更早"},
+    "simulated": {"en": "SIMULATED", "zh": "模拟"},
+    "back": {"en": "all operations", "zh": "全部操作"},
+    "accepted": {"en": "accepted", "zh": "已接受"},
+    "refused": {"en": "refused", "zh": "已拒绝"},
+}
+
+STYLE = """
+body{font:15px/1.45 system-ui,sans-serif;margin:0;color:#1f2329;background:#f5f6f7}
+header{background:#1f2329;color:#fff;padding:10px 16px;display:flex;gap:12px;flex-wrap:wrap}
+header a{color:#fff}main{padding:12px 16px;max-width:1100px;margin:auto}
+table{border-collapse:collapse;width:100%;background:#fff}td,th{padding:6px 8px;
+border-bottom:1px solid #e5e6eb;text-align:left;vertical-align:top;overflow-wrap:anywhere}
+.sim{background:#ffe58f;color:#5c3c00;border-radius:4px;padding:0 6px;font-size:12px}
+.state{font-weight:600}.filters a{margin-right:8px}section{background:#fff;margin:12px 0;
+padding:8px 12px;border-radius:6px}h2{font-size:16px;margin:6px 0}code{font-size:12px}
+@media (max-width:640px){.wide{display:none}td,th{padding:4px}body{font-size:14px}}
+"""
+
+SCRIPT = """
+(async () => {
+  const since = document.body.dataset.since;
+  for (;;) {
+    try {
+      const r = await fetch('/ops/changes?since=' + encodeURIComponent(since));
+      const b = await r.json();
+      if (b.changed) { location.reload(); return; }
+    } catch (e) { await new Promise(ok => setTimeout(ok, 5000)); }
+  }
+})();
+"""
+
+
+def word(key: str, lang: str) -> str:
+    return WORDS[key].get(lang, WORDS[key]["en"])
+
+
+def lang_of(request: web.Request) -> str:
+    asked = request.query.get("lang") or request.headers.get("Accept-Language") or ""
+    return "zh" if asked.lower().startswith("zh") else "en"
+
+
+def allowed(request: web.Request, token: str | None) -> bool:
+    remote = request.remote or ""
+    try:
+        if ip_address(remote).is_loopback:
+            return True
+    except ValueError:
+        pass
+    given = request.query.get("token") or request.cookies.get(COOKIE) or ""
+    return bool(token) and hmac.compare_digest(given.encode(), (token or "").encode())
+
+
+def outcome_text(view: dict[str, Any]) -> str:
+    """The outcome as the card states it: newest per stage, SIMULATED marked."""
+    lines = []
+    for outcome in newest_per_stage(view.get("outcomes", [])):
+        status = outcome["status"]
+        if view["simulated"]:
+            status = f"{status} · SIMULATED"
+        if outcome["stage"] == "reconciled":
+            status = f"reconciled: {status}"
+        details = "; ".join(outcome_parts(outcome.get("detail") or {}))
+        lines.append(status + (f" ({details})" if details else ""))
+    return " → ".join(lines)
+
+
+def _page(title: str, body: str, lang: str, since: str) -> str:
+    return (
+        f'<!doctype html><html lang="{lang}"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width,initial-scale=1">'
+        f"<title>{escape(title)}</title><style>{STYLE}</style></head>"
+        f'<body data-since="{escape(since)}"><header><strong>countersign</strong>'
+        f'<a href="/ops?lang={lang}">{word("back", lang)}</a>'
+        f'<a href="?lang={"en" if lang == "zh" else "zh"}">{"English" if lang == "zh" else "中文"}</a>'
+        f"</header><main>{body}</main><script>{SCRIPT}</script></body></html>"
+    )
+
+
+def _sim(view: dict[str, Any], lang: str) -> str:
+    return f' <span class="sim">{word("simulated", lang)}</span>' if view["simulated"] else ""
+
+
+def list_html(
+    items: list[dict[str, Any]], state: str | None, cursor: str | None, lang: str, since: str
+) -> str:
+    filters = " ".join(
+        f'<a href="/ops?lang={lang}{"&state=" + s if s else ""}">'
+        f"{'<b>' if s == (state or '') else ''}{escape(s or word('all', lang))}"
+        f"{'</b>' if s == (state or '') else ''}</a>"
+        for s in ["", *[each.value for each in State]]
+    )
+    rows = "".join(
+        f'<tr data-op="{escape(v["id"])}"><td><a href="/ops/{escape(v["id"])}?lang={lang}">'
+        f'{escape(v["id"])}</a></td><td class="wide">{escape(v["kind"])}</td>'
+        f"<td>{escape(str(v['terms'].get('title', '')))}{_sim(v, lang)}</td>"
+        f'<td class="state">{escape(v["state"])}</td><td>{escape(outcome_text(v))}</td>'
+        f'<td class="wide">{escape(v["created_at"])}</td></tr>'
+        for v in items
+    )
+    more = (
+        f'<p><a href="/ops?lang={lang}&cursor={escape(cursor)}'
+        f'{"&state=" + escape(state) if state else ""}">{word("next", lang)} →</a></p>'
+        if cursor
+        else ""
+    )
+    table = (
+        f"<table><tr><th>id</th><th class=wide>{word('kind', lang)}</th>"
+        f"<th>{word('terms', lang)}</th><th>{word('state', lang)}</th>"
+        f"<th>{word('outcome', lang)}</th><th class=wide>{word('created', lang)}</th></tr>"
+        f"{rows}</table>"
+    )
+    body = f'<h1>{word("title", lang)}</h1><p class="filters">{filters}</p>{table}{more}'
+    return _page(word("title", lang), body, lang, since)
+
+
+def _rows(cells: list[list[str]], lang: str) -> str:
+    if not cells:
+        return f"<p>{word('none', lang)}</p>"
+    return (
+        "<table>"
+        + "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>" for row in cells)
+        + "</table>"
+    )
+
+
+def detail_html(view: dict[str, Any], records: dict[str, Any], lang: str, since: str) -> str:
+    terms = _rows([[t["name"], str(t["value"])] for t in view["terms"].get("terms", [])], lang)
+    audience = view["audience"]
+    clicks = _rows(
+        [
+            [
+                str(c.at),
+                c.action,
+                c.operator_open_id,
+                word("accepted", lang)
+                if c.accepted
+                else f"{word('refused', lang)}: {c.reason_code}",
+            ]
+            for c in records["confirmations"]
+        ],
+        lang,
+    )
+    attempt = records["attempt"]
+    attempt_html = _rows(
+        [[attempt.client_id, attempt.state, attempt.last_error or ""]] if attempt else [], lang
+    )
+    outcomes = _rows(
+        [
+            [
+                o["stage"],
+                o["status"],
+                "; ".join(outcome_parts(o.get("detail") or {})),
+                o["outcome_digest"][:12],
+            ]
+            for o in view["outcomes"]
+        ],
+        lang,
+    )
+    cards = _rows(
+        [
+            [str(d.at), d.action, f"v{d.version}", "ok" if d.ok else f"failed {d.code}: {d.detail}"]
+            for d in records["card"]
+        ],
+        lang,
+    )
+    deliveries = _rows(
+        [
+            [d.id, d.channel, d.stage, d.state, str(d.attempts), d.result or d.last_error or ""]
+            for d in records["deliveries"]
+        ],
+        lang,
+    )
+    body = (
+        f'<h1 data-op="{escape(view["id"])}">{escape(str(view["terms"].get("title", "")))}{_sim(view, lang)}</h1>'
+        f'<p>{word("state", lang)}: <span class="state" id="state">{escape(view["state"])}</span>'
+        f' · {word("outcome", lang)}: <span id="outcome">{escape(outcome_text(view))}</span></p>'
+        f"<p><code>{escape(view['id'])}</code> · {escape(view['kind'])} · "
+        f"{escape(view['executor']['name'])} r{escape(view['executor']['revision'])}</p>"
+        f"<p>{word('digest', lang)}: <code>{escape(view['confirm_digest'])}</code></p>"
+        f"<p>{word('audience', lang)}: {escape(audience['name'])} ({escape(audience['chat_id'])}) · "
+        f"{escape(', '.join(audience['operators']))}</p>"
+        f"<section><h2>{word('terms', lang)}</h2>{terms}</section>"
+        f"<section><h2>{word('decisions', lang)}</h2>{clicks}</section>"
+        f"<section><h2>{word('attempt', lang)}</h2>{attempt_html}</section>"
+        f"<section><h2>{word('outcomes', lang)}</h2>{outcomes}</section>"
+        f"<section><h2>{word('card', lang)}</h2>{cards}</section>"
+        f"<section><h2>{word('deliveries', lang)}</h2>{deliveries}</section>"
+    )
+    return _page(str(view["terms"].get("title", view["id"])), body, lang, since)
+
+
+async def change_mark(store: Store) -> str:
+    """Moves whenever any operation changes (its updated_at), for the long poll."""
+    async with store.read() as conn:
+        newest, count = (
+            await conn.execute(
+                select(func.max(OperationRow.updated_at), func.count()).select_from(OperationRow)
+            )
+        ).one()
+    return f"{newest.isoformat() if newest else '-'}/{count}"
+
+
+class Dashboard:
+    def __init__(self, store: Store, token: str | None) -> None:
+        self.store = store
+        self.token = token
+
+    def routes(self, app: web.Application) -> None:
+        app.router.add_get("/ops", self.list)
+        app.router.add_get("/ops/changes", self.changes)
+        app.router.add_get("/ops/{id}", self.detail)
+
+    def _gate(self, request: web.Request) -> None:
+        if not allowed(request, self.token):
+            raise web.HTTPForbidden(text="the dashboard answers loopback clients, or ?token=")
+
+    def _keep_token(self, request: web.Request, response: web.Response) -> web.Response:
+        if request.query.get("token"):
+            response.set_cookie(COOKIE, request.query["token"], httponly=True, samesite="Strict")
+        return response
+
+    async def list(self, request: web.Request) -> web.Response:
+        self._gate(request)
+        lang = lang_of(request)
+        state_text = request.query.get("state")
+        state = State(state_text) if state_text in {s.value for s in State} else None
+        page = await self.store.list_operations(
+            state=state, limit=50, cursor=request.query.get("cursor") or None
+        )
+        items = await views(self.store, list(page.items))
+        html = list_html(
+            items,
+            state.value if state else None,
+            page.next_cursor if page.has_more else None,
+            lang,
+            await change_mark(self.store),
+        )
+        return self._keep_token(request, web.Response(text=html, content_type="text/html"))
+
+    async def detail(self, request: web.Request) -> web.Response:
+        self._gate(request)
+        lang = lang_of(request)
+        op = await self.store.get(request.match_info["id"])
+        if op is None:
+            raise web.HTTPNotFound(text=f"no operation {request.match_info['id']!r}")
+        [view] = await views(self.store, [op])
+        records = {
+            "confirmations": await self.store.confirmations(op.id),
+            "attempt": await ExecutionLedger(self.store).attempt(op.id),
+            "card": await CardLedger(self.store).history(op.id),
+            "deliveries": await DeliveryLedger(self.store).find(operation_id=op.id),
+        }
+        html = detail_html(view, records, lang, await change_mark(self.store))
+        return self._keep_token(request, web.Response(text=html, content_type="text/html"))
+
+    async def changes(self, request: web.Request) -> web.Response:
+        """Long poll: answers once anything changed since `since`, or after 25 s."""
+        self._gate(request)
+        since = request.query.get("since", "")
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + LONG_POLL_S
+        while loop.time() < deadline:
+            if await change_mark(self.store) != since:
+                return web.json_response({"changed": True})
+            await asyncio.sleep(POLL_STEP_S)
+        return web.json_response({"changed": False})
