@@ -119,6 +119,7 @@ def _page(title: str, body: str, lang: str, since: str) -> str:
     return (
         f'<!doctype html><html lang="{lang}"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width,initial-scale=1">'
+        '<link rel="icon" href="data:,">'
         f"<title>{escape(title)}</title><style>{STYLE}</style></head>"
         f'<body data-since="{escape(since)}"><header><strong>countersign</strong>'
         f'<a href="/ops?lang={lang}">{word("back", lang)}</a>'

@@ -1,0 +1,152 @@
+"""The dashboard in headless Chromium next to the sandbox UI: Alice confirms in the sandbox,
+the open dashboard page refreshes by itself and shows the state and outcome the card shows.
+
+The bot runs as `countersign run --sandbox` (the README's run command) in a subprocess;
+screenshots at desktop and phone width go to test-artifacts/.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO
+
+import pytest
+from playwright.sync_api import Browser, expect
+
+from tests.sandbox.test_ui import (
+    ARTIFACTS,
+    UI_TIMEOUT_MS,
+    browser,  # noqa: F401  (the Chromium fixture)
+    free_port,
+    http,
+    watch_console,
+)
+from tests.test_cli import ENV, ROOT
+
+READY = "countersign API listening on "
+START_TIMEOUT_S = 40.0
+OUTCOME_TIMEOUT_MS = 20_000
+
+
+def _pump(stream: IO[str], lines: queue.Queue[str | None]) -> None:
+    for line in stream:
+        lines.put(line.rstrip())
+    lines.put(None)
+
+
+@pytest.fixture
+def running_bot(tmp_path: Path) -> Iterator[tuple[str, str]]:
+    """`countersign run --sandbox` on free ports: (bot URL, sandbox URL)."""
+    port, sandbox_port = free_port(), free_port()
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "bot.cli",
+            "run",
+            "--sandbox",
+            "--data-dir",
+            str(tmp_path / "data"),
+            "--port",
+            str(port),
+            "--sandbox-port",
+            str(sandbox_port),
+        ],
+        cwd=ROOT,
+        env=ENV,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    assert process.stdout is not None
+    lines: queue.Queue[str | None] = queue.Queue()
+    threading.Thread(target=_pump, args=(process.stdout, lines), daemon=True).start()
+    seen: list[str] = []
+    deadline = time.monotonic() + START_TIMEOUT_S
+    try:
+        while True:
+            line = lines.get(timeout=max(0.1, deadline - time.monotonic()))
+            if line is None:
+                raise AssertionError("the bot exited:\n" + "\n".join(seen[-30:]))
+            seen.append(line)
+            if line.startswith(READY):
+                break
+        yield f"http://127.0.0.1:{port}", f"http://127.0.0.1:{sandbox_port}"
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def test_confirm_in_the_sandbox_ui_and_the_dashboard_shows_what_the_card_shows(
+    running_bot: tuple[str, str],
+    browser: Browser,  # noqa: F811
+) -> None:
+    bot, sandbox = running_bot
+    ARTIFACTS.mkdir(exist_ok=True)
+    order = json.loads((ROOT / "examples" / "order.json").read_text())
+    status, view = http("POST", f"{bot}/api/v1/operations", order, token="dev-token")
+    assert status == 201, view
+    operation_id = view["id"]
+
+    def card_message() -> str | None:
+        _, listed = http("GET", f"{sandbox}/sandbox/api/chats/oc_ops/messages")
+        for message in listed["items"]:
+            if operation_id in json.dumps(message):
+                return str(message["message_id"])
+        return None
+
+    deadline = time.monotonic() + 20
+    message_id = card_message()
+    while message_id is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+        message_id = card_message()
+    assert message_id is not None, "the card was never posted"
+
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    dashboard = context.new_page()
+    errors = watch_console(dashboard)
+    dashboard.goto(f"{bot}/ops/{operation_id}")
+    expect(dashboard.locator("#state")).to_have_text("awaiting_confirmation")
+
+    lark = context.new_page()
+    lark.goto(f"{sandbox}/sandbox")
+    expect(lark.locator("#live")).to_have_attribute("data-state", "live", timeout=UI_TIMEOUT_MS)
+    lark.locator('#chat-list [data-chat-id="oc_ops"]').click()
+    lark.locator("#click-as").select_option(label="Alice")
+    card = lark.locator(f'#messages [data-message-id="{message_id}"] .card')
+    card.locator('[data-element-id="confirm"]').click()
+    expect(card).to_contain_text("Filled · SIMULATED", timeout=OUTCOME_TIMEOUT_MS)
+
+    # The dashboard page was not touched: its long poll reloads it.
+    expect(dashboard.locator("#outcome")).to_contain_text(
+        "filled · SIMULATED", timeout=OUTCOME_TIMEOUT_MS
+    )
+    _, api = http("GET", f"{bot}/api/v1/operations/{operation_id}", token="dev-token")
+    expect(dashboard.locator("#state")).to_have_text(api["state"])
+    assert api["outcome"]["status"] == "filled"
+    assert "Confirmed by" in card.inner_text() and "ou_alice" in dashboard.content()
+    dashboard.screenshot(path=str(ARTIFACTS / "dashboard-desktop.png"), full_page=True)
+
+    phone = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True)
+    small = phone.new_page()
+    small.goto(f"{bot}/ops?lang=zh")
+    row = small.locator(f'tr[data-op="{operation_id}"]')
+    expect(row).to_contain_text("filled · SIMULATED")
+    expect(small.locator("h1")).to_have_text("countersign 操作")
+    width = small.evaluate("document.documentElement.scrollWidth")
+    assert width <= 390, f"the list scrolls sideways on a phone ({width} px)"
+    small.screenshot(path=str(ARTIFACTS / "dashboard-phone.png"), full_page=True)
+    assert not errors, errors
+    phone.close()
+    context.close()
