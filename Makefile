@@ -17,7 +17,7 @@ $(BIN)/.installed: pyproject.toml
 setup: $(BIN)/.installed
 
 run: setup
-	$(BIN)/countersign run --sandbox
+	$(BIN)/countersign demo
 
 lint: setup
 	$(BIN)/ruff check .

@@ -116,6 +116,22 @@ def cmd_worker(args: argparse.Namespace) -> int:
     return asyncio.run(serve_workers(config, on_ready=ready))
 
 
+def cmd_demo(args: argparse.Namespace) -> int:
+    from bot.demo import run_demo
+
+    _logging()
+    if args.script:
+        logging.getLogger().setLevel(logging.WARNING)  # the story, not the logs
+    return asyncio.run(
+        run_demo(
+            args.data_dir,
+            8080 if args.port is None else args.port,
+            args.sandbox_port,
+            script=args.script,
+        )
+    )
+
+
 async def _run_with_sandbox(args: argparse.Namespace) -> int:
     from bot.devstack import embedded_sandbox, point_webhooks, running_sandbox, sandbox_config
     from bot.server import serve
@@ -510,6 +526,15 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--sandbox-url", help="use a sandbox that is already running")
     run.add_argument("--lark-mode", choices=("ws", "webhook"), default="ws", help="with --sandbox")
     run.set_defaults(func=cmd_run)
+
+    demo = commands.add_parser(
+        "demo", help="sandbox + bot + simulated venue with sample operations to click"
+    )
+    demo.add_argument("--script", action="store_true", help="click through it and check it")
+    demo.add_argument("--data-dir", type=Path, default=DEFAULT_DEV_DIR / "demo")
+    demo.add_argument("--port", type=int, help="bot HTTP port (default 8080)")
+    demo.add_argument("--sandbox-port", type=int, default=9090)
+    demo.set_defaults(func=cmd_demo)
 
     worker = commands.add_parser(
         "worker", help="run the workers alone (executor, reconciler, cards, expiry)"

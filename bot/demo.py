@@ -1,0 +1,297 @@
+"""The demo: sandbox + bot + simulated venue on SQLite, with sample operations to click.
+
+`countersign demo` proposes four samples (an order that fills, one that rests and then fills
+in parts as the mark moves, one the preflight refuses, an outbound message draft), prints the
+sandbox UI and dashboard URLs, and leaves the clicking to you. `countersign demo --script`
+tells the same story without a person: it clicks through the sandbox control API, prints
+each card transition, and exits 0 only if every step behaved as expected.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+
+from bot.devstack import SandboxApp, embedded_sandbox, sandbox_config
+from bot.profiles import DEV_TOKEN
+from bot.server import serve
+from workers.domains.finance.venue import SimVenue
+
+# a crossed resting order fills 30% per venue tick: resting -> partially filled -> filled
+DEMO_FAULTS = "partial_fill=0.3"
+STEP_DEADLINE_S = 30.0
+RESTING_MARK = Decimal("58900")  # below the resting buy's 59000 limit
+# what the story must move on /metrics (name + labels as JSON)
+METRICS_MOVED = {
+    'countersign_decisions_total{"action": "confirm"}': 4.0,
+    'countersign_executions_total{"outcome": "filled"}': 2.0,
+    'countersign_executions_total{"outcome": "preflight_rejected"}': 1.0,
+    'countersign_executions_total{"outcome": "sent"}': 1.0,
+    "countersign_callback_ack_seconds_count{}": 4.0,
+}
+
+
+def _order(**changes: Any) -> dict[str, Any]:
+    payload: dict[str, Any] = {
+        "venue": "sim",
+        "account": "sim-main",
+        "instrument": "BTC-PERP",
+        "side": "buy",
+        "quantity": "0.010",
+        "order_type": "limit",
+        "limit_price": "60000",
+        "time_in_force": "GTC",
+        "reduce_only": False,
+        "leverage": "2",
+        "max_fee": "1.5",
+        "fee_currency": "USDC",
+    }
+    payload.update(changes)
+    return payload
+
+
+@dataclass(frozen=True)
+class Sample:
+    name: str
+    kind: str
+    payload: dict[str, Any]
+    expect: tuple[str, ...]  # card phrases, in the order they must appear
+
+
+SAMPLES = (
+    Sample(
+        "fills",
+        "finance.order",
+        _order(protective={"stop_loss": "57000"}),
+        ("Filled · SIMULATED",),
+    ),
+    Sample(
+        "rests then fills in parts",
+        "finance.order",
+        _order(limit_price="59000"),
+        ("Resting on the book · SIMULATED", "Partially filled · SIMULATED", "Filled · SIMULATED"),
+    ),
+    Sample(
+        "preflight refuses",
+        "finance.order",
+        _order(quantity="0.0105"),
+        ("Not sent: the pre-check refused it · SIMULATED",),
+    ),
+    Sample(
+        "message draft",
+        "message.send",
+        {
+            "destination": "acme",
+            "counterparty": "acme-supplier",
+            "text": "Hello Acme, the 40 units ship on Friday.",
+            "priority": "P2",
+        },
+        ("Sent",),
+    ),
+)
+
+
+class Demo:
+    def __init__(self, bot_url: str, sandbox: SandboxApp, venue_path: Path) -> None:
+        self.bot_url = bot_url
+        self.sandbox = sandbox
+        self.venue_path = venue_path
+        self.http = aiohttp.ClientSession()
+        self.run_id = str(int(time.time()))
+
+    async def close(self) -> None:
+        await self.http.close()
+
+    async def propose(self, sample: Sample) -> dict[str, Any]:
+        body = {
+            "request_id": f"demo-{self.run_id}-{sample.name.replace(' ', '-')}",
+            "kind": sample.kind,
+            "payload": sample.payload,
+            "audience": "ops",
+            "expires_in_s": 3600,
+        }
+        async with self.http.post(
+            f"{self.bot_url}/api/v1/operations",
+            json=body,
+            headers={"Authorization": f"Bearer {DEV_TOKEN}"},
+        ) as response:
+            view: dict[str, Any] = await response.json()
+            if response.status not in (200, 201):
+                raise RuntimeError(f"{sample.name}: proposal refused: {view}")
+            return view
+
+    async def card_of(self, operation_id: str) -> dict[str, Any] | None:
+        async with self.http.get(
+            f"{self.sandbox.base_url}/sandbox/api/chats/oc_ops/messages"
+        ) as response:
+            listed = await response.json()
+        for message in listed["items"]:
+            if message.get("msg_type") == "interactive" and operation_id in json.dumps(message):
+                found: dict[str, Any] = message
+                return found
+        return None
+
+    async def wait_for(
+        self, what: str, check: Callable[[], Awaitable[Any]], deadline_s: float = STEP_DEADLINE_S
+    ) -> Any:
+        deadline = time.monotonic() + deadline_s
+        while time.monotonic() < deadline:
+            found = await check()
+            if found:
+                return found
+            await asyncio.sleep(0.2)
+        raise RuntimeError(f"timed out waiting for {what}")
+
+    async def card_shows(self, operation_id: str, phrase: str) -> None:
+        async def shows() -> bool:
+            card = await self.card_of(operation_id)
+            return card is not None and phrase in json.dumps(card, ensure_ascii=False)
+
+        await self.wait_for(f"the card to show {phrase!r}", shows)
+
+    async def click(self, message_id: str, operator: str = "ou_alice") -> dict[str, Any]:
+        async with self.http.post(
+            f"{self.sandbox.base_url}/sandbox/api/messages/{message_id}/click",
+            json={"operator": operator, "button": "confirm"},
+        ) as response:
+            reply: dict[str, Any] = await response.json()
+            return reply
+
+    async def move_mark(self, price: Decimal) -> None:
+        async with await SimVenue.open(self.venue_path, create=False) as venue:
+            await venue.set_mark("BTC-PERP", price)
+
+    def _card_check(self, operation_id: str) -> Callable[[], Awaitable[Any]]:
+        return lambda: self.card_of(operation_id)
+
+    async def metrics(self) -> dict[str, float]:
+        """The /metrics samples this story moves, by name and labels."""
+        from prometheus_client.parser import text_string_to_metric_families
+
+        async with self.http.get(f"{self.bot_url}/metrics") as response:
+            text = await response.text()
+        return {
+            sample.name + json.dumps(sample.labels, sort_keys=True): sample.value
+            for family in text_string_to_metric_families(text)
+            for sample in family.samples
+        }
+
+    async def offer_all(self) -> list[tuple[Sample, dict[str, Any], str]]:
+        offered = []
+        for sample in SAMPLES:
+            view = await self.propose(sample)
+            card = await self.wait_for(
+                f"the card of {sample.name!r}", self._card_check(str(view["id"]))
+            )
+            offered.append((sample, view, str(card["message_id"])))
+        return offered
+
+    async def script(self) -> bool:
+        """Click through every sample; print each transition; True if all behaved."""
+        ok = True
+        before = await self.metrics()
+        for sample, view, message_id in await self.offer_all():
+            print(f"[{sample.name}] card {message_id} offered (operation {view['id']})", flush=True)
+            reply = await self.click(message_id)
+            toast = (reply.get("toast") or {}).get("type")
+            print(f"[{sample.name}] Alice clicks Confirm -> toast {toast}", flush=True)
+            try:
+                for phrase in sample.expect:
+                    if phrase.startswith("Partially filled"):
+                        await self.move_mark(RESTING_MARK)
+                        print(f"[{sample.name}] the mark moves to {RESTING_MARK}", flush=True)
+                    await self.card_shows(view["id"], phrase)
+                    print(f"[{sample.name}] card -> {phrase}", flush=True)
+            except RuntimeError as error:
+                print(f"[{sample.name}] FAILED: {error}", flush=True)
+                ok = False
+        async with self.http.get(
+            f"{self.sandbox.base_url}/sandbox/api/chats/oc_acme/messages"
+        ) as r:
+            acme = [m for m in (await r.json())["items"] if m.get("sender_type") == "app"]
+        print(f"[message draft] messages the bot posted in oc_acme: {len(acme)}", flush=True)
+        ok = ok and len(acme) == 1
+        after = await self.metrics()
+        for key, want in METRICS_MOVED.items():
+            moved = after.get(key, 0.0) - before.get(key, 0.0)
+            print(f"[metrics] {key} moved by {moved:g} (expected {want:g})", flush=True)
+            ok = ok and moved == want
+        return ok
+
+    async def nudge_resting(self, views: list[dict[str, Any]]) -> None:
+        """Interactive: once the resting sample rests, move the mark so it fills in parts."""
+        resting = views[1]["id"]
+
+        async def rests() -> bool:
+            card = await self.card_of(resting)
+            return card is not None and "Resting on the book" in json.dumps(card)
+
+        with contextlib.suppress(RuntimeError):
+            await self.wait_for("the resting order to rest", rests, deadline_s=3600)
+            await asyncio.sleep(5)  # let people see it rest first
+            await self.move_mark(RESTING_MARK)
+
+
+async def run_demo(
+    data_dir: Path, port: int, sandbox_port: int, host: str = "127.0.0.1", *, script: bool
+) -> int:
+    await asyncio.to_thread(data_dir.mkdir, parents=True, exist_ok=True)
+    async with embedded_sandbox(host, sandbox_port, data_dir / "sandbox.json") as sandbox:
+        config = sandbox_config(data_dir, port, sandbox, "ws", host)
+        finance = config.settings.domains.finance.model_copy(update={"sim_faults": DEMO_FAULTS})
+        domains = config.settings.domains.model_copy(update={"finance": finance})
+        settings = config.settings.model_copy(update={"domains": domains})
+        config = type(config)(settings, config.proposers, config.lark, config.dashboard_token)
+        stop = asyncio.Event()
+        result: list[int] = []
+        background: list[asyncio.Task[None]] = []
+
+        async def drive(url: str) -> None:
+            demo = Demo(url, sandbox, Path(finance.venue_path))
+            try:
+                await demo.wait_for("the long connection", lambda: connected(demo))
+                if script:
+                    result.append(0 if await demo.script() else 1)
+                    stop.set()
+                    return
+                offered = await demo.offer_all()
+                print(
+                    f"countersign demo: sandbox UI {sandbox.base_url}/sandbox (chat Ops, click "
+                    f"as Alice), dashboard {url}/ops\n  "
+                    + "\n  ".join(f"{s.name}: card {m}" for s, _v, m in offered),
+                    flush=True,
+                )
+                await demo.nudge_resting([view for _s, view, _m in offered])
+            except Exception as error:
+                print(f"demo failed: {error}", flush=True)
+                result.append(1)
+                stop.set()
+            finally:
+                await demo.close()
+
+        def ready(url: str) -> None:
+            print(f"countersign API listening on {url}", flush=True)
+            background.append(asyncio.get_running_loop().create_task(drive(url)))
+
+        code = await serve(config, on_ready=ready, stop=stop)
+        for task in background:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        return result[0] if result else code
+
+
+async def connected(demo: Demo) -> bool:
+    async with demo.http.get(f"{demo.bot_url}/readyz") as response:
+        body = await response.json()
+    state = body["components"]["callback_consumer"]["state"]
+    return bool(state in ("listening_unverified", "verified"))
