@@ -236,7 +236,7 @@ def _template(view: dict[str, Any]) -> str:
     return HEADER_TEMPLATE.get(view["state"], "grey")
 
 
-def _outcome_title(outcome: dict[str, Any], simulated: bool, lang: Lang) -> str:
+def outcome_title(outcome: dict[str, Any], simulated: bool, lang: Lang) -> str:
     title = text(f"outcome.{outcome['status']}", lang)
     if simulated:
         title = text("outcome.simulated", lang, status=title)
@@ -250,9 +250,9 @@ def _outcome_lines(outcome: dict[str, Any], *, simulated: bool, lang: Lang) -> l
     lines: list[dict[str, Any]] = [
         {
             "tag": "markdown",
-            "content": f"**{_outcome_title(outcome, simulated, lang)}**",
+            "content": f"**{outcome_title(outcome, simulated, lang)}**",
             "i18n_content": {
-                LARK_LOCALE[each]: f"**{_outcome_title(outcome, simulated, each)}**"
+                LARK_LOCALE[each]: f"**{outcome_title(outcome, simulated, each)}**"
                 for each in LANGS
             },
         }

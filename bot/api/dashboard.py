@@ -20,7 +20,8 @@ from aiohttp import web
 from sqlalchemy import func, select
 
 from cards.conclusion import outcome_parts
-from cards.render import newest_per_stage
+from cards.render import newest_per_stage, outcome_title
+from cards.strings import Lang
 from store.authority import Store
 from store.cards import CardLedger
 from store.deliveries import DeliveryLedger
@@ -101,17 +102,14 @@ def allowed(request: web.Request, token: str | None) -> bool:
     return bool(token) and hmac.compare_digest(given.encode(), (token or "").encode())
 
 
-def outcome_text(view: dict[str, Any]) -> str:
-    """The outcome as the card states it: newest per stage, SIMULATED marked."""
+def outcome_text(view: dict[str, Any], lang: str = "en") -> str:
+    """The outcome in the card's own words: newest per stage, SIMULATED marked."""
     lines = []
+    chosen: Lang = "zh" if lang == "zh" else "en"
     for outcome in newest_per_stage(view.get("outcomes", [])):
-        status = outcome["status"]
-        if view["simulated"]:
-            status = f"{status} · SIMULATED"
-        if outcome["stage"] == "reconciled":
-            status = f"reconciled: {status}"
+        title = outcome_title(outcome, view["simulated"], chosen)
         details = "; ".join(outcome_parts(outcome.get("detail") or {}))
-        lines.append(status + (f" ({details})" if details else ""))
+        lines.append(title + (f" ({details})" if details else ""))
     return " → ".join(lines)
 
 
@@ -145,7 +143,7 @@ def list_html(
         f'<tr data-op="{escape(v["id"])}"><td><a href="/ops/{escape(v["id"])}?lang={lang}">'
         f'{escape(v["id"])}</a></td><td class="wide">{escape(v["kind"])}</td>'
         f"<td>{escape(str(v['terms'].get('title', '')))}{_sim(v, lang)}</td>"
-        f'<td class="state">{escape(v["state"])}</td><td>{escape(outcome_text(v))}</td>'
+        f'<td class="state">{escape(v["state"])}</td><td>{escape(outcome_text(v, lang))}</td>'
         f'<td class="wide">{escape(v["created_at"])}</td></tr>'
         for v in items
     )
@@ -225,7 +223,7 @@ def detail_html(view: dict[str, Any], records: dict[str, Any], lang: str, since:
     body = (
         f'<h1 data-op="{escape(view["id"])}">{escape(str(view["terms"].get("title", "")))}{_sim(view, lang)}</h1>'
         f'<p>{word("state", lang)}: <span class="state" id="state">{escape(view["state"])}</span>'
-        f' · {word("outcome", lang)}: <span id="outcome">{escape(outcome_text(view))}</span></p>'
+        f' · {word("outcome", lang)}: <span id="outcome">{escape(outcome_text(view, lang))}</span></p>'
         f"<p><code>{escape(view['id'])}</code> · {escape(view['kind'])} · "
         f"{escape(view['executor']['name'])} r{escape(view['executor']['revision'])}</p>"
         f"<p>{word('digest', lang)}: <code>{escape(view['confirm_digest'])}</code></p>"

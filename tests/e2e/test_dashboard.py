@@ -3,14 +3,19 @@ non-loopback clients."""
 
 from __future__ import annotations
 
-from html import escape
+import re
+from html import escape, unescape
+from pathlib import Path
+from typing import Any
 
 from aiohttp import web
 from aiohttp.test_utils import make_mocked_request
 
 from bot.api.dashboard import allowed, outcome_text
+from bot.demo import RESTING_MARK, SAMPLES
 from tests.e2e.conftest import Stack, StackFactory, eventually
 from tests.factories import order_request
+from workers.domains.finance.venue import SimVenue
 
 
 async def page(stack: Stack, path: str) -> str:
@@ -41,7 +46,7 @@ async def test_the_dashboard_shows_what_the_api_shows_and_browsing_changes_nothi
     detail = await page(stack, f"/ops/{view['id']}")
     assert f'<span class="state" id="state">{api["state"]}</span>' in detail
     assert f'<span id="outcome">{escape(outcome_text(api))}</span>' in detail
-    assert "filled · SIMULATED" in outcome_text(api)
+    assert "Filled · SIMULATED" in outcome_text(api)
     assert api["confirm_digest"] in detail and f"cs-{view['id']}" in detail
     assert "ou_alice" in detail and "accepted" in detail
     zh = await page(stack, f"/ops/{view['id']}?lang=zh")
@@ -75,3 +80,58 @@ def test_only_loopback_or_the_token_may_browse() -> None:
     assert not allowed(request("10.1.2.3", "?token=guess"), "the-dashboard-token")
     assert allowed(request("10.1.2.3", "?token=the-dashboard-token"), "the-dashboard-token")
     assert allowed(request("10.1.2.3", cookie="the-dashboard-token"), "the-dashboard-token")
+
+
+def card_outcomes(card: dict[str, Any]) -> list[str]:
+    """The card's outcome titles, in order ("**Filled · SIMULATED**" lines)."""
+    titles = []
+    for element in card["body"]["elements"]:
+        if element.get("tag") != "markdown" or element.get("element_id"):
+            continue  # the SIMULATED banner and the status line have element ids
+        content = element.get("content", "")
+        if content.startswith("**") and content.endswith("**"):
+            titles.append(content.strip("*"))
+    return titles
+
+
+def dashboard_outcomes(html: str) -> list[str]:
+    found = re.search(r'<span id="outcome">(.*?)</span>', html)
+    assert found is not None
+    text = unescape(found[1])
+    return [re.sub(r" \(.*\)$", "", part) for part in text.split(" → ")] if text else []
+
+
+async def test_the_dashboard_and_the_card_agree_in_every_state_the_demo_reaches(
+    make_stack: StackFactory, tmp_path: Path
+) -> None:
+    # the demo's venue: crossed resting orders fill 30% per (slow) tick
+    stack: Stack = await make_stack(
+        "ws", sim_faults="partial_fill=0.3", execution={"venue_tick_s": 1.5}
+    )
+    seen: set[str] = set()
+
+    async def agree(operation_id: str, message_id: str, phrase: str) -> None:
+        async def same() -> bool:
+            card = card_outcomes(stack.card(message_id))
+            shown = dashboard_outcomes(await page(stack, f"/ops/{operation_id}"))
+            if card == shown and card and phrase in card[-1]:
+                seen.add(card[-1])
+                return True
+            return False
+
+        await eventually(same, deadline_s=20)
+
+    for sample in SAMPLES:
+        name = sample.name.replace(" ", "-")
+        body = {"request_id": f"agree-{name}", "kind": sample.kind, "audience": "ops"}
+        body["payload"] = sample.payload
+        view, message_id = await stack.offered(body)
+        assert card_outcomes(stack.card(message_id)) == []
+        assert dashboard_outcomes(await page(stack, f"/ops/{view['id']}")) == []
+        await stack.click(message_id, "ou_alice")
+        for phrase in sample.expect:
+            if phrase.startswith("Partially filled"):
+                async with await SimVenue.open(tmp_path / "venue.db", create=False) as venue:
+                    await venue.set_mark("BTC-PERP", RESTING_MARK)
+            await agree(view["id"], message_id, phrase)
+    assert seen == {phrase for sample in SAMPLES for phrase in sample.expect}, seen

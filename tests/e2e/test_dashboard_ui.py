@@ -130,7 +130,7 @@ def test_confirm_in_the_sandbox_ui_and_the_dashboard_shows_what_the_card_shows(
 
     # The dashboard page was not touched: its long poll reloads it.
     expect(dashboard.locator("#outcome")).to_contain_text(
-        "filled · SIMULATED", timeout=OUTCOME_TIMEOUT_MS
+        "Filled · SIMULATED", timeout=OUTCOME_TIMEOUT_MS
     )
     _, api = http("GET", f"{bot}/api/v1/operations/{operation_id}", token="dev-token")
     expect(dashboard.locator("#state")).to_have_text(api["state"])
@@ -142,7 +142,7 @@ def test_confirm_in_the_sandbox_ui_and_the_dashboard_shows_what_the_card_shows(
     small = phone.new_page()
     small.goto(f"{bot}/ops?lang=zh")
     row = small.locator(f'tr[data-op="{operation_id}"]')
-    expect(row).to_contain_text("filled · SIMULATED")
+    expect(row).to_contain_text("已成交 · 模拟")
     expect(small.locator("h1")).to_have_text("countersign 操作")
     width = small.evaluate("document.documentElement.scrollWidth")
     assert width <= 390, f"the list scrolls sideways on a phone ({width} px)"
