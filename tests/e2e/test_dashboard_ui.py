@@ -1,13 +1,13 @@
-"""The dashboard in headless Chromium next to the sandbox UI: Alice confirms in the sandbox,
-the open dashboard page refreshes by itself and shows the state and outcome the card shows.
+"""The dashboard in headless Chromium next to the sandbox UI, against the running demo:
+Alice confirms the demo's first card in the sandbox UI, the open dashboard page refreshes by
+itself and shows the state and outcome the card shows.
 
-The bot runs as `countersign run --sandbox` (the README's run command) in a subprocess;
+The demo runs as `countersign demo` (what the README's `make run` starts) in a subprocess;
 screenshots at desktop and phone width go to test-artifacts/.
 """
 
 from __future__ import annotations
 
-import json
 import queue
 import subprocess
 import sys
@@ -30,7 +30,8 @@ from tests.sandbox.test_ui import (
 )
 from tests.test_cli import ENV, ROOT
 
-READY = "countersign API listening on "
+READY = "countersign demo: sandbox UI "
+FILLS = "  fills: card "
 START_TIMEOUT_S = 40.0
 OUTCOME_TIMEOUT_MS = 20_000
 
@@ -42,16 +43,15 @@ def _pump(stream: IO[str], lines: queue.Queue[str | None]) -> None:
 
 
 @pytest.fixture
-def running_bot(tmp_path: Path) -> Iterator[tuple[str, str]]:
-    """`countersign run --sandbox` on free ports: (bot URL, sandbox URL)."""
+def running_demo(tmp_path: Path) -> Iterator[tuple[str, str, str]]:
+    """`countersign demo` on free ports: (bot URL, sandbox URL, the "fills" card's id)."""
     port, sandbox_port = free_port(), free_port()
     process = subprocess.Popen(
         [
             sys.executable,
             "-m",
             "bot.cli",
-            "run",
-            "--sandbox",
+            "demo",
             "--data-dir",
             str(tmp_path / "data"),
             "--port",
@@ -76,9 +76,11 @@ def running_bot(tmp_path: Path) -> Iterator[tuple[str, str]]:
             if line is None:
                 raise AssertionError("the bot exited:\n" + "\n".join(seen[-30:]))
             seen.append(line)
-            if line.startswith(READY):
+            if line.startswith(FILLS):
                 break
-        yield f"http://127.0.0.1:{port}", f"http://127.0.0.1:{sandbox_port}"
+        assert any(line.startswith(READY) for line in seen), seen
+        card = seen[-1].removeprefix(FILLS).strip()
+        yield f"http://127.0.0.1:{port}", f"http://127.0.0.1:{sandbox_port}", card
     finally:
         process.terminate()
         try:
@@ -89,29 +91,15 @@ def running_bot(tmp_path: Path) -> Iterator[tuple[str, str]]:
 
 
 def test_confirm_in_the_sandbox_ui_and_the_dashboard_shows_what_the_card_shows(
-    running_bot: tuple[str, str],
+    running_demo: tuple[str, str, str],
     browser: Browser,  # noqa: F811
 ) -> None:
-    bot, sandbox = running_bot
+    bot, sandbox, message_id = running_demo
     ARTIFACTS.mkdir(exist_ok=True)
-    order = json.loads((ROOT / "examples" / "order.json").read_text())
-    status, view = http("POST", f"{bot}/api/v1/operations", order, token="dev-token")
-    assert status == 201, view
-    operation_id = view["id"]
-
-    def card_message() -> str | None:
-        _, listed = http("GET", f"{sandbox}/sandbox/api/chats/oc_ops/messages")
-        for message in listed["items"]:
-            if operation_id in json.dumps(message):
-                return str(message["message_id"])
-        return None
-
-    deadline = time.monotonic() + 20
-    message_id = card_message()
-    while message_id is None and time.monotonic() < deadline:
-        time.sleep(0.1)
-        message_id = card_message()
-    assert message_id is not None, "the card was never posted"
+    _, listed = http("GET", f"{bot}/api/v1/operations?limit=50", token="dev-token")
+    [operation_id] = [
+        item["id"] for item in listed["items"] if item["card"]["message_id"] == message_id
+    ]
 
     context = browser.new_context(viewport={"width": 1280, "height": 800})
     dashboard = context.new_page()
