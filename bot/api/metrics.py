@@ -62,7 +62,11 @@ def _callbacks(stats: ConsumerStats) -> list[Metric]:
     )
     for action, count in sorted(stats.decisions.items()):
         claims.add_metric([action], count)
-    return [callbacks, ack, claims]
+    claimed = CounterMetricFamily(
+        f"{PREFIX}_claims", "Claims committed (one per confirmed operation)"
+    )
+    claimed.add_metric([], stats.decisions.get("confirm", 0))
+    return [callbacks, ack, claims, claimed]
 
 
 def _text(stats: ConsumerStats) -> list[Metric]:

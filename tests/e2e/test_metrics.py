@@ -68,6 +68,7 @@ async def test_metrics_move_with_clicks_executions_and_texts(make_stack: StackFa
         return value(after, name, **labels) - value(before, name, **labels) == by
 
     assert moved("countersign_decisions_total", action="confirm")
+    assert moved("countersign_claims_total")
     assert moved("countersign_callbacks_total", result="refused", reason="already_claimed")
     assert moved("countersign_callback_ack_seconds_count", by=2)
     assert value(after, "countersign_callback_ack_seconds_sum") > 0
