@@ -191,6 +191,9 @@ async def test_a_receiver_that_fails_three_times_gets_it_once_and_a_dead_one_is_
     assert ready["components"]["deliveries"]["failed"] == 1
     [gone] = await ledger.find(operation_id=dead["id"])
     assert gone.attempts == 6 and len(receiver.refused) == 6
+    async with stack.http.get(f"{stack.bot_url}/ops/{dead['id']}") as response:
+        shown = await response.text()  # the dashboard shows it too
+    assert f"<td>{gone.id}</td><td>webhook</td><td>initial</td><td>failed</td>" in shown
 
     receiver.fail_first = 0  # the receiver recovers; an operator replays the delivery
     receiver.refused.clear()
