@@ -69,7 +69,7 @@ class DeliveryWorker:
         self.timeout = aiohttp.ClientTimeout(total=timeout_s)
         # a pass over one delivery is bounded by the request's time limit; the lease outlives
         # it (a reply retried past it is still one message: Lark dedupes its uuid)
-        self.lease_s = 2 * timeout_s + 5
+        self.lease_s = 2 * timeout_s + 1
         self.poll_s = poll_s
         self._kick = asyncio.Event()
         self._http: aiohttp.ClientSession | None = None

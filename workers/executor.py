@@ -71,8 +71,9 @@ class ExecutionWorker:
         self.submit_timeout_s = submit_timeout_s
         self.not_found_after = timedelta(seconds=not_found_after_s)
         self.track_max_s = track_max_s
-        # a pass is bounded by its calls' timeouts; the lease outlives it with room to spare
-        self.lease_s = 3 * submit_timeout_s + 5
+        # a pass is bounded by its two venue calls' timeouts (prepare, submit) plus a few
+        # store writes; the lease outlives it, and a dead worker's lease soon falls due
+        self.lease_s = 2 * submit_timeout_s + 3
         self.on_outcome = on_outcome  # the card is due
         self._kick = asyncio.Event()
         self.passes = 0

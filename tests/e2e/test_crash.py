@@ -43,7 +43,7 @@ from workers.domains.execution import client_id_for
 from workers.domains.finance.venue import SimVenue
 from workers.webhook_signature import DELIVERY_HEADER
 
-# Short timeouts keep a crashed pass's lease (3 x submit timeout + 5 s) short.
+# Short timeouts keep a crashed pass's lease (2 x submit timeout + 3 s) short.
 CRASH_EXECUTION = {
     "poll_s": 0.2,
     "submit_timeout_s": 1.0,
