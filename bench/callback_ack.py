@@ -43,6 +43,7 @@ import aiohttp
 from aiohttp import web
 
 from bot.config import parse, resolve
+from bot.demo import order_payload
 from bot.sandbox import state as sandbox_state
 from bot.sandbox.app import SandboxOptions, build_sandbox
 from bot.sandbox.control import HUB_KEY
@@ -56,20 +57,7 @@ from sandbox_push import start_sdk_client
 TOKEN = "bench-proposer-token-123456"
 OPERATORS = ("ou_alice", "ou_bob")
 FLOOR_TOAST: dict[str, Any] = {"toast": {"type": "success", "content": "ok"}}
-ORDER: dict[str, Any] = {
-    "venue": "sim",
-    "account": "sim-main",
-    "instrument": "BTC-PERP",
-    "side": "buy",
-    "quantity": "0.010",
-    "order_type": "limit",
-    "limit_price": "60000",
-    "time_in_force": "GTC",
-    "reduce_only": False,
-    "leverage": "2",
-    "max_fee": "1.5",
-    "fee_currency": "USDC",
-}
+ORDER: dict[str, Any] = order_payload()
 CONNECT_DEADLINE_S = 30.0
 CARDS_DEADLINE_S = 300.0
 

@@ -40,7 +40,8 @@ METRICS_MOVED = {
 }
 
 
-def _order(**changes: Any) -> dict[str, Any]:
+def order_payload(**changes: Any) -> dict[str, Any]:
+    """A limit buy of 0.010 BTC-PERP at the default mark (it fills at once), with `changes`."""
     payload: dict[str, Any] = {
         "venue": "sim",
         "account": "sim-main",
@@ -71,19 +72,19 @@ SAMPLES = (
     Sample(
         "fills",
         "finance.order",
-        _order(protective={"stop_loss": "57000"}),
+        order_payload(protective={"stop_loss": "57000"}),
         ("Filled · SIMULATED",),
     ),
     Sample(
         "rests then fills in parts",
         "finance.order",
-        _order(limit_price="59000"),
+        order_payload(limit_price="59000"),
         ("Resting on the book · SIMULATED", "Partially filled · SIMULATED", "Filled · SIMULATED"),
     ),
     Sample(
         "preflight refuses",
         "finance.order",
-        _order(quantity="0.0105"),
+        order_payload(quantity="0.0105"),
         ("Not sent: the pre-check refused it · SIMULATED",),
     ),
     Sample(

@@ -24,7 +24,8 @@ from bot.ingress.text import TextListener, TextSettings
 from bot.lark.api import LarkApi
 from bot.lark.webhook import add_webhook_routes
 from bot.lark.ws import WsTransport
-from bot.workforce import RetryingReplies, build_workforce, start_workforce
+from bot.workforce import RetryingLark, build_workforce, start_workforce
+from store.authority import Store
 from store.opening import open_store
 from store.timeutil import Clock, utc_now
 
@@ -49,6 +50,31 @@ class Ingress:
         self.text.on_event(envelope, transport)
 
 
+async def _open_store(config: Config, clock: Clock) -> Store:
+    settings = config.settings.store
+    return await open_store(
+        settings.url, schema=settings.schema_name, pool_size=settings.pool_size, clock=clock
+    )
+
+
+def _stop_on_signals(stop: asyncio.Event | None) -> asyncio.Event:
+    """The given stop event, or one that SIGTERM/SIGINT set."""
+    if stop is not None:
+        return stop
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    return stop
+
+
+def _lark_api(config: Config) -> LarkApi | None:
+    lark = config.settings.lark
+    if lark.mode == "off":
+        return None
+    return LarkApi(lark.app_id, config.lark.app_secret.get_secret_value(), lark.base_url)
+
+
 async def serve(
     config: Config,
     *,
@@ -59,23 +85,14 @@ async def serve(
     """Run until `stop` is set (or SIGTERM/SIGINT); returns the process exit code."""
     settings = config.settings
     lark = settings.lark
-    store = await open_store(
-        settings.store.url,
-        schema=settings.store.schema_name,
-        pool_size=settings.store.pool_size,
-        clock=clock,
-    )
+    store = await _open_store(config, clock)
     loop = asyncio.get_running_loop()
-    if stop is None:
-        stop = asyncio.Event()
-        for signum in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(signum, stop.set)
+    stop = _stop_on_signals(stop)
     exit_code = 0
 
     tz = zone(settings.cards.timezone)
-    api = callbacks = text = ws = None
-    if lark.mode != "off":
-        api = LarkApi(lark.app_id, config.lark.app_secret.get_secret_value(), lark.base_url)
+    callbacks = text = ws = None
+    api = _lark_api(config)
     force = await build_workforce(config, store, api, clock=clock, tz=tz)
     cards_worker = force.cards
     if api is not None and cards_worker is not None:
@@ -90,7 +107,7 @@ async def serve(
             return (await health.report())[1]  # `health` is built below, before any text
 
         text = TextListener(
-            store, RetryingReplies(api), TextSettings(bot_open_id=lark.bot_open_id), health_report
+            store, RetryingLark(api), TextSettings(bot_open_id=lark.bot_open_id), health_report
         )
 
     def fatal(reason: str) -> None:
@@ -176,22 +193,9 @@ async def serve_workers(
     """`countersign worker`: the card worker, executor, reconciler, expiry and venue clock
     alone, without HTTP or Lark ingress. Safe next to `run` processes: every worker leases
     its operations in the store."""
-    settings = config.settings
-    lark = settings.lark
-    store = await open_store(
-        settings.store.url,
-        schema=settings.store.schema_name,
-        pool_size=settings.store.pool_size,
-        clock=clock,
-    )
-    if stop is None:
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for signum in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(signum, stop.set)
-    api = None
-    if lark.mode != "off":
-        api = LarkApi(lark.app_id, config.lark.app_secret.get_secret_value(), lark.base_url)
+    store = await _open_store(config, clock)
+    stop = _stop_on_signals(stop)
+    api = _lark_api(config)
     force = await build_workforce(config, store, api, clock=clock)
     try:
         start_workforce(force, config, store, stop)

@@ -37,8 +37,9 @@ SEND_ATTEMPTS = 4
 FAULTS_ENV = "COUNTERSIGN_SIM_FAULTS"
 
 
-class RetryingCards:
-    """The card channel: Lark sends and patches with tenacity backoff (uuid keeps sends single)."""
+class RetryingLark:
+    """Lark sends, replies and patches with tenacity backoff. Retrying never posts twice:
+    every send and reply carries its uuid (Lark dedupes), and a patch is idempotent."""
 
     def __init__(self, api: LarkApi) -> None:
         self.api = api
@@ -51,22 +52,10 @@ class RetryingCards:
     async def patch_card(self, message_id: str, card: dict[str, Any]) -> None:
         await retrying(lambda: self.api.patch_card(message_id, card), attempts=SEND_ATTEMPTS)
 
-
-class RetryingMessages:
-    """Outbound text; retrying is safe because every send carries its uuid (Lark dedupes)."""
-
-    def __init__(self, api: LarkApi) -> None:
-        self.api = api
-
     async def send_text(self, receive_id: str, text: str, uuid: str) -> str:
         return await retrying(
             lambda: self.api.send_text(receive_id, text, uuid), attempts=SEND_ATTEMPTS
         )
-
-
-class RetryingReplies:
-    def __init__(self, api: LarkApi) -> None:
-        self.api = api
 
     async def reply_text(self, message_id: str, text: str, uuid: str) -> str:
         return await retrying(
@@ -118,10 +107,11 @@ async def build_workforce(
 ) -> Workforce:
     settings = config.settings
     cards = None
-    if api is not None:
+    lark = RetryingLark(api) if api is not None else None
+    if lark is not None:
         cards = CardWorker(
             store,
-            RetryingCards(api),
+            lark,
             lang=settings.cards.lang,
             tz=tz or zone(settings.cards.timezone),
         )
@@ -134,9 +124,9 @@ async def build_workforce(
         clock=clock,
         on_dispatched=lambda _client_id: crash_point("after_dispatch"),
     )
-    if api is not None:
+    if lark is not None:
         runners[MessageRunner.kind] = MessageRunner(
-            RetryingMessages(api),
+            lark,
             settings.domains.message,
             clock=clock,
             on_dispatched=lambda _client_id: crash_point("after_dispatch"),
@@ -145,7 +135,7 @@ async def build_workforce(
     delivery = settings.deliveries
     deliveries = DeliveryWorker(
         store,
-        replies=RetryingReplies(api) if api is not None else None,
+        replies=lark,
         secrets=config.callback_secret,
         max_attempts=delivery.max_attempts,
         first_retry_s=delivery.first_retry_s,

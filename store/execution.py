@@ -360,13 +360,8 @@ class ExecutionLedger:
             raise _Raced from None  # a concurrent first reservation created the account row
 
     async def release(self, operation_id: str) -> bool:
-        async with self.store.write() as conn:
-            result = await conn.execute(
-                update(ReservationRow)
-                .where(ReservationRow.operation_id == operation_id, ReservationRow.state == ACTIVE)
-                .values(state=RELEASED, released_at=self.store.clock())
-            )
-        return result.rowcount == 1
+        """Nothing came of it: the held exposure is gone."""
+        return await self.settle(operation_id, converted=False)
 
     async def settle(self, operation_id: str, *, converted: bool) -> bool:
         """The venue answered: the held exposure is now observable (converted) or gone."""

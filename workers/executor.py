@@ -228,10 +228,7 @@ class ExecutionWorker:
         crash_point("after_response")
         await self.ledger.mark_attempt(op.id, "resolved")
         execution = Execution.SUBMITTED if found.working else Execution.COMPLETED
-        await self._record(op, INITIAL, found, execution)
-        await self.ledger.settle(op.id, converted=found.holds_exposure)
-        crash_point("after_outcome")
-        await self.ledger.schedule(op.id, FIRST_LOOK_S if found.working else None)
+        await self._observed(op, INITIAL, found, execution)
 
     async def _reconcile(self, op: Operation, runner: Runner) -> None:
         client_id = client_id_for(op.id)
@@ -268,9 +265,7 @@ class ExecutionWorker:
                 {"client_id": client_id, "reason": "the venue never received this client id"},
             )
         await self.ledger.mark_attempt(op.id, "resolved")
-        await self._record(op, RECONCILED, found, Execution.RECONCILED, reconciles)
-        await self.ledger.settle(op.id, converted=found.holds_exposure)
-        await self.ledger.schedule(op.id, FIRST_LOOK_S if found.working else None)
+        await self._observed(op, RECONCILED, found, Execution.RECONCILED, reconciles)
 
     async def _track(self, op: Operation, runner: Runner, state: Execution) -> None:
         """A working order: record what changed since the last outcome."""
@@ -287,13 +282,29 @@ class ExecutionWorker:
                 await self.ledger.schedule(op.id, self._backoff(op), tried=True)
             else:  # settled before a crash cut the bookkeeping short: finish it
                 await self.ledger.settle(op.id, converted=found.holds_exposure)
-                await self.ledger.schedule(op.id, None)
+                await self._look_again(op, found)
             return
         execution = state
         if state is Execution.SUBMITTED and not found.working:
             execution = Execution.COMPLETED
-        await self._record(op, last.stage, found, execution, last.reconciles_digest)
+        await self._observed(op, last.stage, found, execution, last.reconciles_digest)
+
+    async def _observed(
+        self,
+        op: Operation,
+        stage: str,
+        found: Observed,
+        execution: Execution,
+        reconciles: str | None = None,
+    ) -> None:
+        """What the venue said: the outcome, the reservation it settles, the next look."""
+        await self._record(op, stage, found, execution, reconciles)
         await self.ledger.settle(op.id, converted=found.holds_exposure)
+        crash_point("after_outcome")
+        await self._look_again(op, found)
+
+    async def _look_again(self, op: Operation, found: Observed) -> None:
+        """A working order is looked at again soon (and with backoff); a settled one never."""
         await self.ledger.schedule(op.id, FIRST_LOOK_S if found.working else None)
 
     async def _record(

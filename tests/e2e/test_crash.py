@@ -74,6 +74,22 @@ def card_of(lark: Lark, operation_id: str) -> str | None:
     return None
 
 
+async def offer(bot: BotProcess, lark: Lark, store: Store, body: dict[str, Any]) -> tuple[Any, str]:
+    """Propose through `bot`; wait until its card is in the chat and recorded as offered."""
+    status, view = await api(bot, "POST", "/api/v1/operations", body)
+    assert status == 201, view
+    await until(lark.state, lambda: card_of(lark, view["id"]) is not None, deadline_s=20)
+    message_id = card_of(lark, view["id"])
+    assert message_id is not None
+
+    async def offered() -> bool:
+        op = await store.get(view["id"])
+        return op is not None and op.card_message_id == message_id
+
+    await eventually(offered)
+    return view, message_id
+
+
 async def connected(bot: BotProcess) -> bool:
     status, _ = await bot.readyz()
     return status == 200
@@ -93,17 +109,7 @@ async def test_sigkill_at_a_crash_point_then_restart_finishes_once(
 
         body = order_request(f"crash-{point}")
         body["payload"].pop("protective")  # one order, settled once filled
-        status, view = await api(first, "POST", "/api/v1/operations", body)
-        assert status == 201, view
-        await until(lark.state, lambda: card_of(lark, view["id"]) is not None, deadline_s=20)
-        message_id = card_of(lark, view["id"])
-        assert message_id is not None
-
-        async def offered() -> bool:
-            op = await store.get(view["id"])
-            return op is not None and op.card_message_id == message_id
-
-        await eventually(offered)
+        view, message_id = await offer(first, lark, store, body)
         click = asyncio.create_task(
             lark.control(
                 "POST",
@@ -166,17 +172,7 @@ async def test_card_patches_refused_across_a_restart_catch_up_without_re_executi
         await eventually(lambda: connected(first), deadline_s=30)
         body = order_request("patches-refused")
         body["payload"].pop("protective")
-        status, view = await api(first, "POST", "/api/v1/operations", body)
-        assert status == 201, view
-        await until(lark.state, lambda: card_of(lark, view["id"]) is not None, deadline_s=20)
-        message_id = card_of(lark, view["id"])
-        assert message_id is not None
-
-        async def offered() -> bool:
-            op = await store.get(view["id"])
-            return op is not None and op.card_message_id == message_id
-
-        await eventually(offered)
+        view, message_id = await offer(first, lark, store, body)
         # From now on Lark refuses every patch of this card (server errors).
         status, _ = await lark.control(
             "POST", "/faults", {"fail_next_patches": 10_000, "fail_patch_code": 99991400}
@@ -258,17 +254,7 @@ async def test_sigkill_before_the_webhooks_2xx_then_restart_redelivers_the_same_
                     "secret_ref": "dev",
                 }
             }
-            status, view = await api(first, "POST", "/api/v1/operations", body)
-            assert status == 201, view
-            await until(lark.state, lambda: card_of(lark, view["id"]) is not None, deadline_s=20)
-            message_id = card_of(lark, view["id"])
-            assert message_id is not None
-
-            async def offered() -> bool:
-                op = await store.get(view["id"])
-                return op is not None and op.card_message_id == message_id
-
-            await eventually(offered)
+            view, message_id = await offer(first, lark, store, body)
             await lark.control(
                 "POST",
                 f"/messages/{message_id}/click",
