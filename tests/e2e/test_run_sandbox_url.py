@@ -33,7 +33,9 @@ async def test_the_bot_joins_a_running_sandbox_and_posts_its_cards_there(tmp_pat
         assert proposed.code == 0, proposed.err
         operation_id = json.loads(proposed.out)["id"]
         async with aiohttp.ClientSession() as http:
-            for _ in range(500):  # the card worker posts within a second or two
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + 30  # the card worker posts within a second or two
+            while True:
                 async with http.get(f"{sandbox_url}/sandbox/api/chats/oc_ops/messages") as response:
                     items = (await response.json())["items"]
                 cards = [
@@ -41,10 +43,15 @@ async def test_the_bot_joins_a_running_sandbox_and_posts_its_cards_there(tmp_pat
                     for m in items
                     if m["msg_type"] == "interactive" and operation_id in m["content"]
                 ]
-                if cards:
+                if cards or loop.time() > deadline:
                     break
                 await asyncio.sleep(0.02)
             assert len(cards) == 1
+            while loop.time() < deadline:  # clicks need the bot's long connection up
+                async with http.get(f"{bot.url}/readyz") as response:
+                    if response.status == 200:
+                        break
+                await asyncio.sleep(0.05)
             async with http.post(
                 f"{sandbox_url}/sandbox/api/messages/{cards[0]['message_id']}/click",
                 json={"operator": "ou_alice", "button": "confirm"},
