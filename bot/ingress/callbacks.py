@@ -89,6 +89,8 @@ class CallbackConsumer:
         self.queue: asyncio.Queue[Job] = asyncio.Queue(maxsize=QUEUE_SIZE)
         self._workers: list[asyncio.Task[None]] = []
         self._background: set[asyncio.Task[None]] = set()
+        # event_id -> the first answer, between the answer leaving and its being stored
+        self._first_answers: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self._running = False
         self._draining = False
 
@@ -188,12 +190,30 @@ class CallbackConsumer:
             received = await self.inbox.receive(INBOX_KIND, click.event_id, envelope)
             if not received.first:
                 self.stats.outcomes["replayed"] += 1
-                return received.entry.answer or self._toast("info", "toast.processing")
+                return received.entry.answer or await self._first_answer(click.event_id)
+            first_answer = asyncio.get_running_loop().create_future()
+            self._first_answers[click.event_id] = first_answer
+        try:
+            return await self._decide_first(click, ctx, answer)
+        finally:
+            if click.event_id:
+                pending = self._first_answers.pop(click.event_id)
+                if not pending.done():
+                    pending.cancel()
+
+    async def _decide_first(
+        self,
+        click: CardClick,
+        ctx: Context,
+        answer: asyncio.Future[dict[str, Any]] | None,
+    ) -> dict[str, Any]:
         with about(click.operation_id or "-"):
             result, decided, unrecorded = await self._decide_click(click, ctx)
         late = answer is not None and answer.cancelled()
         if answer is not None and not answer.done():
             answer.set_result(result)  # answer first; the bookkeeping below can wait
+        if click.event_id:  # a replay arriving before the answer is stored gets it from here
+            self._first_answers[click.event_id].set_result(result)
         if unrecorded is not None:  # a refusal the checks found: stored after the answer
             await self.store.record_refusal(click.as_store_click(), unrecorded)
         if decided is not None:
@@ -263,6 +283,24 @@ class CallbackConsumer:
         if op is not None and reason in REFRESH_CARD_ON and click.message_id == op.card_message_id:
             result["card"] = {"type": "raw", "data": await self._card(op)}
         return result
+
+    async def _first_answer(self, event_id: str) -> dict[str, Any]:
+        """A replay of a click still being decided or recorded: its first answer, if it
+        comes within the budget (from this process, or from the replica that took it)."""
+        budget = self.settings.answer_budget_s
+        pending = self._first_answers.get(event_id)
+        if pending is not None:
+            with contextlib.suppress(TimeoutError, asyncio.CancelledError):
+                return await asyncio.wait_for(asyncio.shield(pending), budget)
+            return self._toast("info", "toast.processing")
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + budget
+        while loop.time() < deadline:
+            entry = await self.inbox.get(INBOX_KIND, event_id)
+            if entry is not None and entry.answer is not None:
+                return entry.answer
+            await asyncio.sleep(0.05)  # another replica holds the click: poll to a deadline
+        return self._toast("info", "toast.processing")
 
     # -- helpers ------------------------------------------------------------------------------
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import time
@@ -155,6 +156,18 @@ async def test_a_replayed_event_gets_the_first_answer_and_claims_once(stack: Sta
     assert again["answer"] == first["answer"]
     assert await stack.store.claim_count(view["id"]) == 1
     assert len(await stack.store.confirmations(view["id"])) == 1
+
+
+async def test_a_replay_racing_the_first_delivery_gets_the_same_answer(stack: Stack) -> None:
+    # Both copies arrive while the first is still being decided: the replay waits for the
+    # first answer instead of a "processing" toast that would leave the card stale.
+    view, message_id = await stack.offered(order_request())
+    envelope = envelope_for(stack, message_id, "ou_alice", button_value(stack, message_id))
+    first, again = await asyncio.gather(push(stack, envelope), push(stack, envelope))
+    assert first["answer"] == again["answer"]
+    assert first["answer"]["toast"]["type"] == "success"
+    assert "card" in first["answer"]
+    assert await stack.store.claim_count(view["id"]) == 1
 
 
 @pytest.mark.parametrize(
