@@ -110,10 +110,15 @@ class WebhookPusher:
     """POSTs sealed, signed envelopes to a developer URL over one reused ClientSession."""
 
     def __init__(
-        self, *, timeout_s: float = TOTAL_TIMEOUT_S, connect_timeout_s: float = CONNECT_TIMEOUT_S
+        self,
+        *,
+        timeout_s: float = TOTAL_TIMEOUT_S,
+        connect_timeout_s: float = CONNECT_TIMEOUT_S,
+        url_verify_timeout_s: float = URL_VERIFY_TIMEOUT_S,
     ) -> None:
         self._timeout_s = timeout_s
         self._connect_timeout_s = connect_timeout_s
+        self._url_verify_timeout_s = url_verify_timeout_s
         self._session: aiohttp.ClientSession | None = None
 
     def _client(self) -> aiohttp.ClientSession:
@@ -168,7 +173,10 @@ class WebhookPusher:
             "type": "url_verification",
         }
         reply = await self.post(
-            url, app, envelope, timeout_s=URL_VERIFY_TIMEOUT_S if timeout_s is None else timeout_s
+            url,
+            app,
+            envelope,
+            timeout_s=self._url_verify_timeout_s if timeout_s is None else timeout_s,
         )
         if reply.status != 200:
             return False

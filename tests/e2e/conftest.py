@@ -239,7 +239,8 @@ async def make_stack(backend: Backend, store: Store, tmp_path: Path) -> AsyncIte
     ) -> Stack:
         state = default_state()
         options = SandboxOptions(
-            client_config=ClientConfig(reconnect_nonce_s=0, reconnect_interval_s=1)
+            client_config=ClientConfig(reconnect_nonce_s=0, reconnect_interval_s=1),
+            url_verify_timeout_s=5.0,  # the handshake's 1 s is tested in tests/sandbox
         )
         sandbox_app = build_sandbox(state, options)
         server = TestServer(sandbox_app, host="127.0.0.1")

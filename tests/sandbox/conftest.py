@@ -62,7 +62,7 @@ class Sandbox:
 @pytest.fixture
 async def sandbox() -> AsyncIterator[Sandbox]:
     state = default_state()
-    app = build_sandbox(state, SandboxOptions(callback_timeout_s=1.0))
+    app = build_sandbox(state, SandboxOptions(callback_timeout_s=1.0, url_verify_timeout_s=5.0))
     server = TestServer(app, host="127.0.0.1")
     await server.start_server()
     async with aiohttp.ClientSession() as http:

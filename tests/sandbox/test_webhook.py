@@ -360,6 +360,25 @@ async def test_verify_url_false_on_non_json_or_error(
     assert await pusher.verify_url(await serve(echo_500), app) is False
 
 
+async def test_verify_url_false_when_the_echo_takes_longer_than_a_second(
+    serve: Serve, pusher: WebhookPusher, app: App
+) -> None:
+    async def slow_echo(request: web.Request) -> web.Response:
+        sent = json.loads(
+            AESCipher(app.encrypt_key).decrypt_str(only_encrypt(await request.read()))
+        )
+        await asyncio.sleep(1.3)  # the slowness under test, not synchronisation
+        return web.json_response({"challenge": sent["challenge"]})
+
+    url = await serve(slow_echo)
+    assert await pusher.verify_url(url, app) is False
+    lenient = WebhookPusher(url_verify_timeout_s=5.0)
+    try:
+        assert await lenient.verify_url(url, app) is True
+    finally:
+        await lenient.close()
+
+
 # -- 4: tampering ----------------------------------------------------------------------------
 
 
