@@ -43,13 +43,18 @@ def webhook_body(
         "outcome_digest": outcome["outcome_digest"],
         "reconciles_digest": outcome["reconciles_digest"],
         "simulated": view["simulated"],
-        "confirmed_by": (view.get("decision") or {}).get("by"),
+        "confirmed_by": _confirmed_by(view),
         "at": at,
     }
 
 
+def _confirmed_by(view: dict[str, Any]) -> str | None:
+    decision = view.get("decision") or {}
+    return decision.get("by") if decision.get("action") == "confirm" else None
+
+
 def reply_text(view: dict[str, Any], outcome: dict[str, Any]) -> str:
-    """One bounded message: what was confirmed, by whom, the outcome, and the card."""
+    """One bounded message: what was decided, by whom, the outcome, and the card."""
     simulated = " · SIMULATED" if view["simulated"] else ""
     decision = view.get("decision") or {}
     title = view["terms"].get("title", view["kind"])
@@ -62,7 +67,10 @@ def reply_text(view: dict[str, Any], outcome: dict[str, Any]) -> str:
         head = f"{title}: {outcome['status']}{simulated}"
     lines = [head]
     if decision.get("by"):
-        lines.append(f"Confirmed by {decision['by']} at {decision.get('at')}")
+        verb = "Rejected" if decision.get("action") == "reject" else "Confirmed"
+        lines.append(f"{verb} by {decision['by']} at {decision.get('at')}")
+    elif outcome["status"] == "expired":
+        lines.append(f"Nobody decided before {outcome['detail'].get('expired_at')}: not run")
     lines += outcome_parts(outcome.get("detail") or {})
     card = view["card"].get("message_id")
     lines.append(f"Card: {card or 'not posted'} · operation {view['id']}")

@@ -23,6 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from ulid import ULID
 
 from store.canonical import canonical_json
+from store.conclusions import enqueue_closing
 from store.engine import SQLITE_IMMEDIATE
 from store.envelope import Audience, Envelope, Source, confirm_digest
 from store.lifecycle import Event, IllegalTransition, State, next_state, sources_for
@@ -525,6 +526,7 @@ class Store:
                 await self._insert_confirmation(conn, click, now, None)
                 op = await self._load(conn, click.operation_id)
                 assert op is not None
+                await self._conclude_closed(conn, op.id, now)
                 return Decided(op)
         return await self._refuse_as_found(click, now)
 
@@ -619,8 +621,23 @@ class Store:
                     "system:expiry",
                     where=(OperationRow.expires_at <= now,),
                 ):
+                    await self._conclude_closed(conn, operation_id, now)
                     expired.append(operation_id)
         return expired
+
+    async def _conclude_closed(
+        self, conn: AsyncConnection, operation_id: str, now: datetime
+    ) -> None:
+        """The proposer hears that the operation closed unexecuted, through its source routes."""
+        routes = (
+            await conn.execute(
+                select(OperationRow.source_routes).where(OperationRow.id == operation_id)
+            )
+        ).scalar_one()
+        if routes:
+            op = await self._load(conn, operation_id)
+            assert op is not None
+            await enqueue_closing(conn, op, routes, now)
 
     # -- reads ------------------------------------------------------------------------------
 

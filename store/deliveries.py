@@ -1,45 +1,26 @@
 """Result return: the outbox of conclusions going back to proposers (reply, signed webhook).
 
-A conclusion is enqueued in the same transaction as the outcome that makes it due, so it
-cannot be lost by a crash; its id is the delivery id receivers dedupe on. One conclusion
+A conclusion is enqueued (`store.conclusions`) in the same transaction as the outcome or
+closing that makes it due, so it cannot be lost by a crash; its id is the delivery id receivers dedupe on. One conclusion
 per stage and channel: the initial one when the first stage settles (or is unknown), one
 linked follow-up when a reconciliation settles it. Delivering never executes anything.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
-from ulid import ULID
 
 from store.authority import Store
+from store.conclusions import DELIVERED, FAILED, PENDING
 from store.leases import lease_rows
 from store.models import DeliveryAttemptRow, DeliveryRow
 
-PENDING = "pending"
-DELIVERED = "delivered"
-FAILED = "failed"
 DETAIL_MAX = 300
-# Outcomes that conclude a stage: terminal ones, and an unknown people must hear about.
-CONCLUSIVE = frozenset(
-    {
-        "filled",
-        "rejected",
-        "cancelled",
-        "preflight_rejected",
-        "reservation_refused",
-        "sent",
-        "not_submitted",
-        "unknown",
-        "unresolved",
-    }
-)
-CHANNELS = {"conversation": "reply", "callback": "webhook"}
 
 
 @dataclass(frozen=True)
@@ -94,54 +75,6 @@ class DeliveryAttempt:
     ok: bool
     code: int | None
     detail: str | None
-
-
-async def enqueue_conclusions(
-    conn: AsyncConnection,
-    *,
-    operation_id: str,
-    source_routes: str | None,
-    stage: str,
-    status: str,
-    outcome_digest: str,
-    reconciles: str | None,
-    now: datetime,
-) -> int:
-    """Inside the outcome's transaction: one conclusion per route if this settles the stage."""
-    if not source_routes or status not in CONCLUSIVE:
-        return 0
-    routes = json.loads(source_routes)
-    added = 0
-    for route, channel in CHANNELS.items():
-        if route not in routes:
-            continue
-        concluded = (
-            await conn.execute(
-                select(DeliveryRow.id).where(
-                    DeliveryRow.operation_id == operation_id,
-                    DeliveryRow.channel == channel,
-                    DeliveryRow.stage == stage,
-                )
-            )
-        ).first()
-        if concluded is not None:
-            continue  # a stage concludes once: later progress is never re-announced
-        await conn.execute(
-            insert(DeliveryRow).values(
-                id=str(ULID.from_datetime(now)),
-                operation_id=operation_id,
-                channel=channel,
-                stage=stage,
-                outcome_digest=outcome_digest,
-                reconciles_digest=reconciles,
-                state=PENDING,
-                attempts=0,
-                due_at=now,
-                created_at=now,
-            )
-        )
-        added += 1
-    return added
 
 
 class DeliveryLedger:

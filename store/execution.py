@@ -20,8 +20,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from ulid import ULID
 
 from store.authority import Store
-from store.canonical import canonical_digest, canonical_json
-from store.deliveries import enqueue_conclusions
+from store.canonical import canonical_json
+from store.conclusions import enqueue_conclusions, outcome_digest
 from store.leases import lease_due
 from store.lifecycle import (
     EXECUTION_TRANSITIONS,
@@ -104,20 +104,6 @@ class ReservationRefused:
 
 class _Raced(Exception):
     """The account's version moved under us: read again."""
-
-
-def outcome_digest(
-    operation_id: str, stage: str, status: str, detail: dict[str, Any], reconciles: str | None
-) -> str:
-    return canonical_digest(
-        {
-            "operation": operation_id,
-            "stage": stage,
-            "status": status,
-            "detail": detail,
-            "reconciles": reconciles,
-        }
-    )
 
 
 class ExecutionLedger:

@@ -24,6 +24,7 @@ from tenacity.wait import wait_exponential
 from cards.conclusion import reply_text, webhook_body
 from store.authority import Store
 from store.canonical import canonical_json
+from store.conclusions import closing_outcome
 from store.deliveries import Delivery, DeliveryLedger
 from store.execution import ExecutionLedger
 from store.logcontext import about
@@ -107,8 +108,10 @@ class DeliveryWorker:
             outcomes = await ExecutionLedger(self.store).outcomes(op.id)
             view = operation_view(op, outcomes)
             outcome = next(
-                o for o in view["outcomes"] if o["outcome_digest"] == delivery.outcome_digest
-            )
+                (o for o in view["outcomes"] if o["outcome_digest"] == delivery.outcome_digest),
+                None,
+            ) or closing_outcome(op)
+            assert outcome is not None and outcome["outcome_digest"] == delivery.outcome_digest
             if delivery.channel == "webhook":
                 await self._webhook(delivery, op.envelope.source, view, outcome)
             else:

@@ -17,7 +17,8 @@ from bot.config import Config, redacted
 from bot.ingress.stats import ConsumerStats
 from store.authority import Store
 from store.cards import CardLedger
-from store.deliveries import DELIVERED, FAILED, PENDING, DeliveryLedger
+from store.conclusions import DELIVERED, FAILED, PENDING
+from store.deliveries import DeliveryLedger
 from store.lifecycle import Execution
 from store.models import OperationRow
 from store.timeutil import iso_utc, utc_now

@@ -60,6 +60,27 @@ def test_the_webhook_body_carries_both_digests_and_the_stage() -> None:
     assert (body["stage"], body["outcome"], body["simulated"]) == ("initial", "filled", True)
 
 
+def test_a_declined_operation_names_who_rejected_it_and_confirms_nobody() -> None:
+    view = projection(
+        decision={"action": "reject", "by": "ou_bob", "at": "2026-12-03T04:00:00Z"},
+        state="rejected",
+    )
+    declined = outcome(status="declined", detail={"by": "ou_bob", "at": "2026-12-03T04:00:00Z"})
+    text = reply_text(view, declined)
+    assert text.splitlines()[0] == "BUY 0.010 BTC-PERP: declined · SIMULATED"
+    assert "Rejected by ou_bob" in text and "Confirmed" not in text
+    body = webhook_body("01DELIVERY", view, declined, "2026-12-03T04:00:01Z")
+    assert (body["outcome"], body["confirmed_by"]) == ("declined", None)
+
+
+def test_an_expired_operation_says_nobody_decided() -> None:
+    view = projection(decision=None, state="expired")
+    expired = outcome(status="expired", detail={"expired_at": "2026-12-03T04:00:00Z"})
+    text = reply_text(view, expired)
+    assert "Nobody decided before 2026-12-03T04:00:00Z: not run" in text
+    assert webhook_body("01DELIVERY", view, expired, "x")["confirmed_by"] is None
+
+
 def test_the_dev_profile_has_the_documented_callback_secret(tmp_path: Path) -> None:
     config = dev_config(tmp_path)
     assert config.callback_secret("dev-agent", "dev") == "dev-callback-secret"

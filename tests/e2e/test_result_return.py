@@ -12,6 +12,7 @@ import json
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -157,6 +158,55 @@ async def test_a_fill_is_replied_once_in_the_conversation_and_posted_once_signed
 
 async def _true(value: bool) -> bool:
     return value
+
+
+async def test_a_declined_or_expired_proposal_is_concluded_and_a_cancelled_one_is_not(
+    make_stack: StackFactory, receiver: Receiver, tmp_path: Path
+) -> None:
+    # The proposer is waiting on its webhook: a proposal that closes without running must
+    # reach it too. Its own cancel does not come back (it did it).
+    stack: Stack = await make_stack("ws")
+    thread = await conversation(stack)
+
+    def routed(key: str, **extra: Any) -> dict[str, Any]:
+        return with_routes(order_request(key, **extra), conversation_id=thread, url=receiver.url)
+
+    declined, declined_card = await stack.offered(routed("decline"))
+    expiring, _ = await stack.offered(routed("expire", expires_in_s=30))
+    cancelled, _ = await stack.offered(routed("cancel"))
+    assert (await stack.click(declined_card, "ou_bob", "reject"))["status"] == "answered"
+    status, _ = await stack.api("POST", f"/api/v1/operations/{cancelled['id']}/cancel")
+    assert status == 200
+    stack.clock.offset += timedelta(seconds=31)
+
+    await eventually(lambda: _true(len(receiver.accepted) == 2), deadline_s=15)
+    await until(stack.state, lambda: len(replies_to(stack, thread)) == 2, deadline_s=15)
+    hooks = {hook.json["operation_id"]: hook.json for hook in receiver.accepted}
+    assert set(hooks) == {declined["id"], expiring["id"]}
+    decline, expiry = hooks[declined["id"]], hooks[expiring["id"]]
+    assert (decline["stage"], decline["outcome"], decline["confirmed_by"]) == (
+        "initial",
+        "declined",
+        None,
+    )
+    assert decline["detail"]["by"] == "ou_bob"
+    assert decline["confirm_digest"] == declined["confirm_digest"]
+    assert (expiry["outcome"], expiry["detail"]) == (
+        "expired",
+        {"expired_at": expiring["expires_at"]},
+    )
+    for hook in receiver.accepted:
+        assert verify(CALLBACK_SECRET, hook.headers, hook.body)
+    replies = replies_to(stack, thread)
+    assert any(
+        "declined" in r and "Rejected by ou_bob" in r and declined_card in r for r in replies
+    )
+    assert any("expired" in r and "Nobody decided" in r for r in replies)
+
+    async with await SimVenue.open(tmp_path / "venue.db", create=False) as venue:
+        assert await venue.orders() == []  # nothing ran
+    ledger = DeliveryLedger(stack.store)
+    assert await ledger.find(operation_id=cancelled["id"]) == []
 
 
 async def test_a_receiver_that_fails_three_times_gets_it_once_and_a_dead_one_is_replayed(

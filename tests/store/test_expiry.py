@@ -3,7 +3,10 @@ from __future__ import annotations
 import asyncio
 from datetime import timedelta
 
-from store.authority import Store
+from store.authority import Click, Decided, Store
+from store.conclusions import closing_outcome
+from store.deliveries import DeliveryLedger
+from store.envelope import CallbackRoute, Conversation, Source
 from store.lifecycle import State
 from store.timeutil import utc_now
 from tests.factories import draft, offered
@@ -30,6 +33,40 @@ async def test_expire_due_moves_only_unclaimed_operations_past_expiry(store: Sto
         "expired",
         "expired",
     )
+
+
+async def test_closing_unexecuted_enqueues_one_conclusion_per_route_only_if_routed(
+    store: Store,
+) -> None:
+    def routed_source(request_id: str) -> Source:
+        return Source(
+            "dev-agent",
+            request_id,
+            conversation=Conversation("oc_ops", "om_thread"),
+            callback=CallbackRoute("http://127.0.0.1:9/hook", "dev"),
+        )
+
+    routed = await offered(store, expires_in_s=30, source=routed_source("routed"))
+    unrouted = await offered(store, expires_in_s=30)
+    declined = await offered(store, expires_in_s=300, source=routed_source("declined"))
+    rejected = await store.reject(Click(declined.id, "reject", declined.confirm_digest, "ou_bob"))
+    assert isinstance(rejected, Decided)
+    store.clock = lambda: utc_now() + timedelta(seconds=60)
+    assert sorted(await store.expire_due()) == sorted([routed.id, unrouted.id])
+
+    ledger = DeliveryLedger(store)
+    for op in (routed, declined):
+        current = await store.get(op.id)
+        assert current is not None
+        closing = closing_outcome(current)
+        assert closing is not None
+        found = await ledger.find(operation_id=op.id)
+        assert sorted(d.channel for d in found) == ["reply", "webhook"]
+        assert {d.outcome_digest for d in found} == {closing["outcome_digest"]}
+        assert {d.stage for d in found} == {"initial"}
+    assert await ledger.find(operation_id=unrouted.id) == []
+    assert await store.expire_due() == []  # a second sweep adds nothing
+    assert len(await ledger.find(operation_id=routed.id)) == 2
 
 
 async def test_the_expiry_worker_sweeps_until_stopped(store: Store) -> None:
