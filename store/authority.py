@@ -6,13 +6,11 @@ Every state change is one conditional UPDATE whose WHERE clause carries the rule
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import binascii
-import contextlib
 import json
 from collections.abc import AsyncIterator, Mapping, Sequence
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, nullcontext
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -31,6 +29,7 @@ from store.models import AuditRow, ClaimRow, ConfirmationRow, OperationRow
 from store.reasons import Reason
 from store.records import AuditEntry, Confirmation, Operation
 from store.timeutil import Clock, iso_utc, parse_iso_utc, utc_now
+from store.writelane import WriterQueue
 
 MAX_PAGE_SIZE = 50
 EXPIRE_BATCH = 500
@@ -182,10 +181,8 @@ class Store:
     def __init__(self, engine: AsyncEngine, clock: Clock = utc_now) -> None:
         self.engine = engine
         self.clock = clock
-        # SQLite has one writer at a time; queueing our own writers here (FIFO) spares them
-        # SQLite's busy-handler back-off, which otherwise leaves some waiting for seconds.
-        # Correctness still rests on the conditional updates, not on this lock.
-        self._sqlite_writer = asyncio.Lock() if engine.dialect.name == "sqlite" else None
+        # SQLite has one writer at a time: ours queue in-process (store/writelane.py)
+        self._sqlite_writers = WriterQueue() if engine.dialect.name == "sqlite" else None
 
     async def close(self) -> None:
         await self.engine.dispose()
@@ -194,7 +191,7 @@ class Store:
 
     @asynccontextmanager
     async def write(self) -> AsyncIterator[AsyncConnection]:
-        async with self._sqlite_writer or contextlib.nullcontext():
+        async with self._sqlite_writers.turn() if self._sqlite_writers else nullcontext():
             async with self.engine.connect() as conn:
                 conn = await conn.execution_options(**{SQLITE_IMMEDIATE: True})
                 async with conn.begin():

@@ -2,8 +2,9 @@
 
 A click is answered with the definitive card whenever the decision commits within the
 budget (about 2 s); otherwise with a "processing" toast, and the card worker patches the
-result later. The claim is durable before any success answer leaves. Work that can wait
-(recording the answer for replays, marking the card as shown) happens after the answer.
+result later. The claim is durable before any success answer leaves; the writes that
+decide it take the store's fast lane. Work that can wait (recording the answer for
+replays, marking the card as shown) happens after the answer.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from store.logcontext import about
 from store.projection import operation_view
 from store.reasons import Reason
 from store.records import Operation
+from store.writelane import on_ack_path
 from workers.crash import crash_point
 
 log = logging.getLogger("countersign.callbacks")
@@ -183,11 +185,14 @@ class CallbackConsumer:
         ctx = Context(self.settings.app_id, self.settings.tenant_keys, self.store.clock())
         if (reason := first_refusal(ENVELOPE_CHECKS, click, ctx)) is not None:
             result = await self._refusal_answer(reason, None, click)
+            if answer is not None and not answer.done():
+                answer.set_result(result)  # the refusal changes nothing: store it after
             await self.store.record_refusal(click.as_store_click(), reason)
             return result
         self.stats.verified()
         if click.event_id:
-            received = await self.inbox.receive(INBOX_KIND, click.event_id, envelope)
+            with on_ack_path():
+                received = await self.inbox.receive(INBOX_KIND, click.event_id, envelope)
             if not received.first:
                 self.stats.outcomes["replayed"] += 1
                 return received.entry.answer or await self._first_answer(click.event_id)
@@ -207,7 +212,7 @@ class CallbackConsumer:
         ctx: Context,
         answer: asyncio.Future[dict[str, Any]] | None,
     ) -> dict[str, Any]:
-        with about(click.operation_id or "-"):
+        with about(click.operation_id or "-"), on_ack_path():
             result, decided, unrecorded = await self._decide_click(click, ctx)
         late = answer is not None and answer.cancelled()
         if answer is not None and not answer.done():

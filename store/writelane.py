@@ -1,0 +1,73 @@
+"""SQLite's one writer, queued in-process, with a fast lane for the click's ack path.
+
+SQLite lets one transaction write at a time. Our writers wait here rather than in
+SQLite's busy handler (whose back-off leaves some waiting for seconds). Writes made while
+answering a click (its inbox entry, the claim or rejection) go ahead of every other
+waiting writer, so a burst of executions, card patches or text replies cannot push an
+operator's answer past Lark's 3 seconds. First come, first served within each lane.
+Correctness never rests on this queue: the conditional updates decide every race.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from contextvars import ContextVar
+
+_on_ack_path: ContextVar[bool] = ContextVar("countersign_on_ack_path", default=False)
+
+
+@contextmanager
+def on_ack_path() -> Iterator[None]:
+    """Writes inside this block (in this task) take the fast lane."""
+    token = _on_ack_path.set(True)
+    try:
+        yield
+    finally:
+        _on_ack_path.reset(token)
+
+
+class WriterQueue:
+    def __init__(self) -> None:
+        self._held = False
+        self._fast: deque[asyncio.Future[None]] = deque()
+        self._slow: deque[asyncio.Future[None]] = deque()
+
+    @property
+    def waiting(self) -> int:
+        return len(self._fast) + len(self._slow)
+
+    @asynccontextmanager
+    async def turn(self) -> AsyncIterator[None]:
+        await self._acquire(_on_ack_path.get())
+        try:
+            yield
+        finally:
+            self._release()
+
+    async def _acquire(self, fast: bool) -> None:
+        if not self._held and not self.waiting:
+            self._held = True
+            return
+        lane = self._fast if fast else self._slow
+        turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        lane.append(turn)
+        try:
+            await turn
+        except asyncio.CancelledError:
+            if turn.done() and not turn.cancelled():
+                self._release()  # handed the turn just as we gave up: pass it on
+            elif turn in lane:  # a release may already have skipped it
+                lane.remove(turn)
+            raise
+
+    def _release(self) -> None:
+        for lane in (self._fast, self._slow):
+            while lane:
+                turn = lane.popleft()
+                if not turn.done():
+                    turn.set_result(None)  # the writer stays held: it is theirs now
+                    return
+        self._held = False
