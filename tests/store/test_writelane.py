@@ -7,11 +7,20 @@ import asyncio
 from store.writelane import WriterQueue, on_ack_path
 
 
-async def writer(queue: WriterQueue, name: str, order: list[str], fast: bool = False) -> None:
+async def writer(
+    queue: WriterQueue,
+    name: str,
+    order: list[str],
+    fast: bool = False,
+    leave: asyncio.Event | None = None,
+) -> None:
+    """Take a turn, note it, and hold it across a switch (as a real write does) or until
+    `leave` is set."""
+
     async def take_turn() -> None:
         async with queue.turn():
             order.append(name)
-            await asyncio.sleep(0)  # hold the turn across a switch, as a real write does
+            await (leave.wait() if leave is not None else asyncio.sleep(0))
 
     if fast:
         with on_ack_path():
@@ -33,13 +42,7 @@ async def test_ack_path_writers_go_before_waiting_writers_and_each_lane_is_fifo(
     queue = WriterQueue()
     order: list[str] = []
     holder_may_leave = asyncio.Event()
-
-    async def holder() -> None:
-        async with queue.turn():
-            order.append("holder")
-            await holder_may_leave.wait()
-
-    tasks = [asyncio.create_task(holder())]
+    tasks = [asyncio.create_task(writer(queue, "holder", order, leave=holder_may_leave))]
     await queued(queue, 0)
     for name, fast in [("slow-1", False), ("slow-2", False), ("click-1", True), ("click-2", True)]:
         tasks.append(asyncio.create_task(writer(queue, name, order, fast)))
@@ -80,12 +83,7 @@ async def test_a_cancelled_waiter_never_strands_the_queue() -> None:
     queue = WriterQueue()
     order: list[str] = []
     holder_may_leave = asyncio.Event()
-
-    async def holder() -> None:
-        async with queue.turn():
-            await holder_may_leave.wait()
-
-    held = asyncio.create_task(holder())
+    held = asyncio.create_task(writer(queue, "holder", order, leave=holder_may_leave))
     await asyncio.sleep(0)
     gone = asyncio.create_task(writer(queue, "gone", order))
     await queued(queue, 1)
@@ -94,12 +92,12 @@ async def test_a_cancelled_waiter_never_strands_the_queue() -> None:
     gone.cancel()
     holder_may_leave.set()
     await asyncio.wait_for(asyncio.gather(held, after), 5)
-    assert order == ["after"]
+    assert order == ["holder", "after"]
     assert gone.cancelled()
 
     # handed the turn and cancelled in the same step: the turn passes on
     holder_may_leave.clear()
-    held = asyncio.create_task(holder())
+    held = asyncio.create_task(writer(queue, "holder", order, leave=holder_may_leave))
     await asyncio.sleep(0)
     raced = asyncio.create_task(writer(queue, "raced", order))
     await queued(queue, 1)
@@ -109,7 +107,7 @@ async def test_a_cancelled_waiter_never_strands_the_queue() -> None:
     await asyncio.sleep(0)  # the holder leaves and hands its turn to `raced`...
     raced.cancel()  # ...which is cancelled before it runs
     await asyncio.wait_for(asyncio.gather(held, last, return_exceptions=True), 5)
-    assert order == ["after", "last"]
+    assert order == ["holder", "after", "holder", "last"]
     async with asyncio.timeout(5):
         async with queue.turn():  # and the queue is free again
             pass
