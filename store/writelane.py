@@ -1,11 +1,12 @@
-"""SQLite's one writer, queued in-process, with a fast lane for the click's ack path.
+"""SQLite's one writer, queued in-process, with a lane of its own for the click's ack path.
 
 SQLite lets one transaction write at a time. Our writers wait here rather than in
 SQLite's busy handler (whose back-off leaves some waiting for seconds). Writes made while
-answering a click (its inbox entry, the claim or rejection) go ahead of every other
-waiting writer, so a burst of executions, card patches or text replies cannot push an
-operator's answer past Lark's 3 seconds. First come, first served within each lane.
-Correctness never rests on this queue: the conditional updates decide every race.
+answering a click (its inbox entry, the claim or rejection) wait in the ack lane, the rest
+in the other; when both lanes wait, turns alternate. So a click waits behind at most one
+other write however long the backlog of executions, card patches or text replies, and a
+burst of clicks cannot starve the text listener either. First come, first served within
+a lane. Correctness never rests on this queue: the conditional updates decide every race.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ class WriterQueue:
         self._held = False
         self._fast: deque[asyncio.Future[None]] = deque()
         self._slow: deque[asyncio.Future[None]] = deque()
+        self._fast_had_last_turn = False
 
     @property
     def waiting(self) -> int:
@@ -49,7 +51,7 @@ class WriterQueue:
 
     async def _acquire(self, fast: bool) -> None:
         if not self._held and not self.waiting:
-            self._held = True
+            self._held, self._fast_had_last_turn = True, fast
             return
         lane = self._fast if fast else self._slow
         turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -64,10 +66,12 @@ class WriterQueue:
             raise
 
     def _release(self) -> None:
-        for lane in (self._fast, self._slow):
+        lanes = (self._slow, self._fast) if self._fast_had_last_turn else (self._fast, self._slow)
+        for lane in lanes:
             while lane:
                 turn = lane.popleft()
                 if not turn.done():
                     turn.set_result(None)  # the writer stays held: it is theirs now
+                    self._fast_had_last_turn = lane is self._fast
                     return
         self._held = False

@@ -1,4 +1,4 @@
-"""The SQLite writer queue: one writer at a time, the ack path first, FIFO within a lane."""
+"""The SQLite writer queue: one writer at a time, lanes alternate, FIFO within a lane."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ async def queued(queue: WriterQueue, count: int) -> None:
     raise AssertionError(f"{queue.waiting} writers wait, expected {count}")
 
 
-async def test_ack_path_writers_go_before_waiting_writers_and_each_lane_is_fifo() -> None:
+async def test_the_lanes_take_turns_and_each_is_fifo() -> None:
     queue = WriterQueue()
     order: list[str] = []
     holder_may_leave = asyncio.Event()
@@ -49,8 +49,33 @@ async def test_ack_path_writers_go_before_waiting_writers_and_each_lane_is_fifo(
         await queued(queue, len(tasks) - 1)
     holder_may_leave.set()
     await asyncio.wait_for(asyncio.gather(*tasks), 5)
-    assert order == ["holder", "click-1", "click-2", "slow-1", "slow-2"]
+    # a click waits behind at most one other write, and clicks never starve the rest
+    assert order == ["holder", "click-1", "slow-1", "click-2", "slow-2"]
     assert queue.waiting == 0
+
+
+async def test_a_backlog_in_one_lane_delays_the_other_by_one_turn_at_most() -> None:
+    for holder_fast, backlog_fast in [(False, False), (True, True)]:
+        queue = WriterQueue()
+        order: list[str] = []
+        holder_may_leave = asyncio.Event()
+        tasks = [
+            asyncio.create_task(
+                writer(queue, "holder", order, fast=holder_fast, leave=holder_may_leave)
+            )
+        ]
+        await queued(queue, 0)
+        for index in range(5):
+            tasks.append(
+                asyncio.create_task(writer(queue, f"backlog-{index}", order, backlog_fast))
+            )
+            await queued(queue, index + 1)
+        tasks.append(asyncio.create_task(writer(queue, "other-lane", order, not backlog_fast)))
+        await queued(queue, 6)
+        holder_may_leave.set()
+        await asyncio.wait_for(asyncio.gather(*tasks), 5)
+        assert order[:3] == ["holder", "other-lane", "backlog-0"], (backlog_fast, order)
+        assert order[3:] == [f"backlog-{index}" for index in range(1, 5)]
 
 
 async def test_only_one_writer_holds_a_turn_at_a_time() -> None:
