@@ -283,11 +283,11 @@ async def test_a_late_consumer_gets_the_processing_toast_and_is_not_cancelled(
     world: World,
 ) -> None:
     await connected(world, callback_budget_s=0.3)
-    world.port.delay_s = 1.0
+    world.port.delay_s = 2.0
     world.port.answer = confirmed
     reply = await click(world.sandbox, await send_card(world.sandbox))
     assert reply["status"] == "answered" and reply["toast"] == PROCESSING_ANSWER["toast"]
-    assert reply["latency_ms"] < 1000 and not reply["card_changed"]
+    assert reply["latency_ms"] < 1500 and not reply["card_changed"]  # the budget, not the delay
     [(envelope, _)] = world.port.callbacks
     # the consumer runs to completion (it may be committing the claim); its answer is dropped
     await eventually(lambda: world.port.finished == [envelope["header"]["event_id"]])
