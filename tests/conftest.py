@@ -3,7 +3,9 @@
 Pick with `--backend sqlite|postgresql` or COUNTERSIGN_TEST_BACKEND. On PostgreSQL
 each test session migrates its own schema in database `test` and truncates the
 tables between tests. With CI=true a skipped test fails the run, so a missing
-PostgreSQL can never pass silently.
+PostgreSQL can never pass silently. `--store-tests-only` deselects the tests that never
+touch the store backend (pure functions, the sandbox, transports, the dev profile's own
+SQLite): CI runs them once, in the SQLite pass, and the PostgreSQL pass runs the rest.
 """
 
 from __future__ import annotations
@@ -47,6 +49,22 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=os.environ.get("COUNTERSIGN_TEST_BACKEND", "sqlite"),
         help="store backend for the suite (env COUNTERSIGN_TEST_BACKEND)",
     )
+    parser.addoption(
+        "--store-tests-only",
+        action="store_true",
+        help="run only the tests that use the store backend (CI's PostgreSQL pass)",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not config.getoption("--store-tests-only"):
+        return
+    # a test uses the backend exactly when `backend_name` is in its fixture closure
+    keep = [item for item in items if "backend_name" in getattr(item, "fixturenames", ())]
+    dropped = [item for item in items if item not in keep]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = keep
 
 
 def pytest_report_header(config: pytest.Config) -> str:
