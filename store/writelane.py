@@ -3,10 +3,11 @@
 SQLite lets one transaction write at a time. Our writers wait here rather than in
 SQLite's busy handler (whose back-off leaves some waiting for seconds). Writes made while
 answering a click (its inbox entry, the claim or rejection) wait in the ack lane, the rest
-in the other; when both lanes wait, turns alternate. So a click waits behind at most one
-other write however long the backlog of executions, card patches or text replies, and a
-burst of clicks cannot starve the text listener either. First come, first served within
-a lane. Correctness never rests on this queue: the conditional updates decide every race.
+in the other. The ack lane goes first, but after `ACK_TURNS` turns in a row a waiting
+other writer gets one. So a click waits behind at most one other write however long the
+backlog of executions, card patches and text replies, and a burst of clicks cannot starve
+the text listener (strict priority did). First come, first served within a lane.
+Correctness never rests on this queue: the conditional updates decide every race.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from contextvars import ContextVar
 
+ACK_TURNS = 4  # ack-path turns in a row before a waiting other writer gets one
 _on_ack_path: ContextVar[bool] = ContextVar("countersign_on_ack_path", default=False)
 
 
@@ -35,7 +37,7 @@ class WriterQueue:
         self._held = False
         self._fast: deque[asyncio.Future[None]] = deque()
         self._slow: deque[asyncio.Future[None]] = deque()
-        self._fast_had_last_turn = False
+        self._fast_streak = 0  # ack-path turns given in a row
 
     @property
     def waiting(self) -> int:
@@ -51,7 +53,7 @@ class WriterQueue:
 
     async def _acquire(self, fast: bool) -> None:
         if not self._held and not self.waiting:
-            self._held, self._fast_had_last_turn = True, fast
+            self._held, self._fast_streak = True, int(fast)
             return
         lane = self._fast if fast else self._slow
         turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -66,12 +68,12 @@ class WriterQueue:
             raise
 
     def _release(self) -> None:
-        lanes = (self._slow, self._fast) if self._fast_had_last_turn else (self._fast, self._slow)
-        for lane in lanes:
+        fast_first = self._fast_streak < ACK_TURNS or not self._slow
+        for lane in (self._fast, self._slow) if fast_first else (self._slow, self._fast):
             while lane:
                 turn = lane.popleft()
                 if not turn.done():
                     turn.set_result(None)  # the writer stays held: it is theirs now
-                    self._fast_had_last_turn = lane is self._fast
+                    self._fast_streak = self._fast_streak + 1 if lane is self._fast else 0
                     return
         self._held = False

@@ -1,10 +1,11 @@
-"""The SQLite writer queue: one writer at a time, lanes alternate, FIFO within a lane."""
+"""The SQLite writer queue: one writer at a time, the ack lane first but never starving the
+other, FIFO within a lane."""
 
 from __future__ import annotations
 
 import asyncio
 
-from store.writelane import WriterQueue, on_ack_path
+from store.writelane import ACK_TURNS, WriterQueue, on_ack_path
 
 
 async def writer(
@@ -38,44 +39,44 @@ async def queued(queue: WriterQueue, count: int) -> None:
     raise AssertionError(f"{queue.waiting} writers wait, expected {count}")
 
 
-async def test_the_lanes_take_turns_and_each_is_fifo() -> None:
+async def backlog_then_one(holder_fast: bool, backlog_fast: bool, backlog: int) -> list[str]:
+    """A holder, then `backlog` writers in one lane, then one in the other: the turn order."""
     queue = WriterQueue()
     order: list[str] = []
     holder_may_leave = asyncio.Event()
-    tasks = [asyncio.create_task(writer(queue, "holder", order, leave=holder_may_leave))]
+    tasks = [
+        asyncio.create_task(writer(queue, "holder", order, holder_fast, leave=holder_may_leave))
+    ]
     await queued(queue, 0)
-    for name, fast in [("slow-1", False), ("slow-2", False), ("click-1", True), ("click-2", True)]:
-        tasks.append(asyncio.create_task(writer(queue, name, order, fast)))
-        await queued(queue, len(tasks) - 1)
+    for index in range(backlog):
+        tasks.append(asyncio.create_task(writer(queue, f"backlog-{index}", order, backlog_fast)))
+        await queued(queue, index + 1)
+    tasks.append(asyncio.create_task(writer(queue, "other-lane", order, not backlog_fast)))
+    await queued(queue, backlog + 1)
     holder_may_leave.set()
     await asyncio.wait_for(asyncio.gather(*tasks), 5)
-    # a click waits behind at most one other write, and clicks never starve the rest
-    assert order == ["holder", "click-1", "slow-1", "click-2", "slow-2"]
     assert queue.waiting == 0
+    return order
 
 
-async def test_a_backlog_in_one_lane_delays_the_other_by_one_turn_at_most() -> None:
-    for holder_fast, backlog_fast in [(False, False), (True, True)]:
-        queue = WriterQueue()
-        order: list[str] = []
-        holder_may_leave = asyncio.Event()
-        tasks = [
-            asyncio.create_task(
-                writer(queue, "holder", order, fast=holder_fast, leave=holder_may_leave)
-            )
-        ]
-        await queued(queue, 0)
-        for index in range(5):
-            tasks.append(
-                asyncio.create_task(writer(queue, f"backlog-{index}", order, backlog_fast))
-            )
-            await queued(queue, index + 1)
-        tasks.append(asyncio.create_task(writer(queue, "other-lane", order, not backlog_fast)))
-        await queued(queue, 6)
-        holder_may_leave.set()
-        await asyncio.wait_for(asyncio.gather(*tasks), 5)
-        assert order[:3] == ["holder", "other-lane", "backlog-0"], (backlog_fast, order)
-        assert order[3:] == [f"backlog-{index}" for index in range(1, 5)]
+async def test_a_click_behind_a_backlog_of_other_writes_goes_next() -> None:
+    order = await backlog_then_one(holder_fast=False, backlog_fast=False, backlog=5)
+    assert order == ["holder", "other-lane", *(f"backlog-{index}" for index in range(5))]
+
+
+async def test_clicks_go_first_and_in_order() -> None:
+    order = await backlog_then_one(holder_fast=False, backlog_fast=True, backlog=3)
+    assert order == ["holder", "backlog-0", "backlog-1", "backlog-2", "other-lane"]
+
+
+async def test_a_burst_of_clicks_lets_a_waiting_other_writer_in_every_few_turns() -> None:
+    order = await backlog_then_one(holder_fast=True, backlog_fast=True, backlog=2 * ACK_TURNS)
+    # the holder's turn counts: the other writer goes after ACK_TURNS ack-path turns in a row
+    clicks_before = order.index("other-lane")
+    assert clicks_before == ACK_TURNS, order
+    assert order[clicks_before + 1 :] == [
+        f"backlog-{index}" for index in range(ACK_TURNS - 1, 2 * ACK_TURNS)
+    ]
 
 
 async def test_only_one_writer_holds_a_turn_at_a_time() -> None:
