@@ -523,7 +523,7 @@ class Store:
                 await self._insert_confirmation(conn, click, now, None)
                 op = await self._load(conn, click.operation_id)
                 assert op is not None
-                await self._conclude_closed(conn, op.id, now)
+                await enqueue_closing(conn, op, now)
                 return Decided(op)
         return await self._refuse_as_found(click, now)
 
@@ -599,42 +599,29 @@ class Store:
         expired: list[str] = []
         async with self.write() as conn:
             due = (
-                (
-                    await conn.execute(
-                        select(OperationRow.id)
-                        .where(OperationRow.state.in_(expirable), OperationRow.expires_at <= now)
-                        .order_by(OperationRow.expires_at)
-                        .limit(EXPIRE_BATCH)
-                    )
+                await conn.execute(
+                    select(OperationRow.id, OperationRow.source_routes)
+                    .where(OperationRow.state.in_(expirable), OperationRow.expires_at <= now)
+                    .order_by(OperationRow.expires_at)
+                    .limit(EXPIRE_BATCH)
                 )
-                .scalars()
-                .all()
-            )
-            for operation_id in due:
-                if await self._transition(
+            ).all()
+            for operation_id, routed in due:
+                moved = await self._transition(
                     conn,
                     operation_id,
                     Event.EXPIRED,
                     "system:expiry",
                     where=(OperationRow.expires_at <= now,),
-                ):
-                    await self._conclude_closed(conn, operation_id, now)
-                    expired.append(operation_id)
+                )
+                if not moved:
+                    continue
+                expired.append(operation_id)
+                if routed:  # the proposer hears of it through its routes
+                    op = await self._load(conn, operation_id)
+                    assert op is not None
+                    await enqueue_closing(conn, op, now)
         return expired
-
-    async def _conclude_closed(
-        self, conn: AsyncConnection, operation_id: str, now: datetime
-    ) -> None:
-        """The proposer hears that the operation closed unexecuted, through its source routes."""
-        routes = (
-            await conn.execute(
-                select(OperationRow.source_routes).where(OperationRow.id == operation_id)
-            )
-        ).scalar_one()
-        if routes:
-            op = await self._load(conn, operation_id)
-            assert op is not None
-            await enqueue_closing(conn, op, routes, now)
 
     # -- reads ------------------------------------------------------------------------------
 

@@ -9,7 +9,7 @@ are written in the transaction that makes them due; `store.deliveries` owns them
 
 from __future__ import annotations
 
-import json
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
@@ -89,7 +89,7 @@ async def enqueue_conclusions(
     conn: AsyncConnection,
     *,
     operation_id: str,
-    source_routes: str | None,
+    routes: Mapping[str, Any] | None,
     stage: str,
     status: str,
     outcome_digest: str,
@@ -98,9 +98,8 @@ async def enqueue_conclusions(
 ) -> int:
     """Inside the outcome's (or the closing's) transaction: one conclusion per route if this
     settles the stage."""
-    if not source_routes or status not in CONCLUSIVE:
+    if not routes or status not in CONCLUSIVE:
         return 0
-    routes = json.loads(source_routes)
     added = 0
     for route, channel in CHANNELS.items():
         if route not in routes:
@@ -134,9 +133,7 @@ async def enqueue_conclusions(
     return added
 
 
-async def enqueue_closing(
-    conn: AsyncConnection, op: Operation, source_routes: str | None, now: datetime
-) -> int:
+async def enqueue_closing(conn: AsyncConnection, op: Operation, now: datetime) -> int:
     """Inside the transaction that rejected or expired `op`: its conclusion, if routed."""
     closing = closing_outcome(op)
     if closing is None:
@@ -144,7 +141,7 @@ async def enqueue_closing(
     return await enqueue_conclusions(
         conn,
         operation_id=op.id,
-        source_routes=source_routes,
+        routes=op.envelope.source.routes(),
         stage=INITIAL,
         status=closing["status"],
         outcome_digest=closing["outcome_digest"],

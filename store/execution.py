@@ -412,7 +412,7 @@ class ExecutionLedger:
             await enqueue_conclusions(
                 conn,
                 operation_id=operation_id,
-                source_routes=current.source_routes,
+                routes=json.loads(current.source_routes) if current.source_routes else None,
                 stage=stage,
                 status=status,
                 outcome_digest=digest,

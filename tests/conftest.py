@@ -60,8 +60,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if not config.getoption("--store-tests-only"):
         return
     # a test uses the backend exactly when `backend_name` is in its fixture closure
-    keep = [item for item in items if "backend_name" in getattr(item, "fixturenames", ())]
-    dropped = [item for item in items if item not in keep]
+    keep: list[pytest.Item] = []
+    dropped: list[pytest.Item] = []
+    for item in items:
+        uses_backend = "backend_name" in getattr(item, "fixturenames", ())
+        (keep if uses_backend else dropped).append(item)
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = keep

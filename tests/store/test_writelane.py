@@ -105,16 +105,24 @@ async def test_only_one_writer_holds_a_turn_at_a_time() -> None:
     assert most == 1
 
 
-async def test_a_cancelled_waiter_never_strands_the_queue() -> None:
-    queue = WriterQueue()
-    order: list[str] = []
+async def holder_then(
+    queue: WriterQueue, order: list[str], *names: str
+) -> tuple[asyncio.Event, asyncio.Task[None], list[asyncio.Task[None]]]:
+    """A writer holding the turn until the event is set, then `names` queued in order."""
     holder_may_leave = asyncio.Event()
     held = asyncio.create_task(writer(queue, "holder", order, leave=holder_may_leave))
     await asyncio.sleep(0)
-    gone = asyncio.create_task(writer(queue, "gone", order))
-    await queued(queue, 1)
-    after = asyncio.create_task(writer(queue, "after", order))
-    await queued(queue, 2)
+    waiting = []
+    for index, name in enumerate(names):
+        waiting.append(asyncio.create_task(writer(queue, name, order)))
+        await queued(queue, index + 1)
+    return holder_may_leave, held, waiting
+
+
+async def test_a_cancelled_waiter_never_strands_the_queue() -> None:
+    queue = WriterQueue()
+    order: list[str] = []
+    holder_may_leave, held, (gone, after) = await holder_then(queue, order, "gone", "after")
     gone.cancel()
     holder_may_leave.set()
     await asyncio.wait_for(asyncio.gather(held, after), 5)
@@ -122,13 +130,7 @@ async def test_a_cancelled_waiter_never_strands_the_queue() -> None:
     assert gone.cancelled()
 
     # handed the turn and cancelled in the same step: the turn passes on
-    holder_may_leave.clear()
-    held = asyncio.create_task(writer(queue, "holder", order, leave=holder_may_leave))
-    await asyncio.sleep(0)
-    raced = asyncio.create_task(writer(queue, "raced", order))
-    await queued(queue, 1)
-    last = asyncio.create_task(writer(queue, "last", order))
-    await queued(queue, 2)
+    holder_may_leave, held, (raced, last) = await holder_then(queue, order, "raced", "last")
     holder_may_leave.set()
     await asyncio.sleep(0)  # the holder leaves and hands its turn to `raced`...
     raced.cancel()  # ...which is cancelled before it runs
