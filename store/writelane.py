@@ -1,12 +1,13 @@
-"""SQLite's one writer, queued in-process, with a lane of its own for the click's ack path.
+"""SQLite's one writer, queued in-process, with a lane of its own for answering people.
 
 SQLite lets one transaction write at a time. Our writers wait here rather than in
 SQLite's busy handler (whose back-off leaves some waiting for seconds). Writes made while
-answering a click (its inbox entry, the claim or rejection) wait in the ack lane, the rest
-in the other. The ack lane goes first, but after `ACK_TURNS` turns in a row a waiting
-other writer gets one. So a click waits behind at most one other write however long the
-backlog of executions, card patches and text replies, and a burst of clicks cannot starve
-the text listener (strict priority did). First come, first served within a lane.
+answering a person (a click: its inbox entry, the claim or rejection; a text: its inbox
+entry and answer) wait in the people lane, background work (executions, card patches,
+result deliveries, expiry) in the other. The people lane goes first, but after
+`ACK_TURNS` turns in a row a waiting background writer gets one. So a click waits behind
+at most one background write however long that backlog, while clicks and texts share
+their lane first come, first served and cannot starve each other.
 Correctness never rests on this queue: the conditional updates decide every race.
 """
 
@@ -19,17 +20,17 @@ from contextlib import asynccontextmanager, contextmanager
 from contextvars import ContextVar
 
 ACK_TURNS = 4  # ack-path turns in a row before a waiting other writer gets one
-_on_ack_path: ContextVar[bool] = ContextVar("countersign_on_ack_path", default=False)
+_answering_a_person: ContextVar[bool] = ContextVar("countersign_answering_a_person", default=False)
 
 
 @contextmanager
-def on_ack_path() -> Iterator[None]:
+def answering_a_person() -> Iterator[None]:
     """Writes inside this block (in this task) take the fast lane."""
-    token = _on_ack_path.set(True)
+    token = _answering_a_person.set(True)
     try:
         yield
     finally:
-        _on_ack_path.reset(token)
+        _answering_a_person.reset(token)
 
 
 class WriterQueue:
@@ -45,7 +46,7 @@ class WriterQueue:
 
     @asynccontextmanager
     async def turn(self) -> AsyncIterator[None]:
-        await self._acquire(_on_ack_path.get())
+        await self._acquire(_answering_a_person.get())
         try:
             yield
         finally:

@@ -39,7 +39,7 @@ from store.logcontext import about
 from store.projection import operation_view
 from store.reasons import Reason
 from store.records import Operation
-from store.writelane import on_ack_path
+from store.writelane import answering_a_person
 from workers.crash import crash_point
 
 log = logging.getLogger("countersign.callbacks")
@@ -191,7 +191,7 @@ class CallbackConsumer:
             return result
         self.stats.verified()
         if click.event_id:
-            with on_ack_path():
+            with answering_a_person():
                 received = await self.inbox.receive(INBOX_KIND, click.event_id, envelope)
             if not received.first:
                 self.stats.outcomes["replayed"] += 1
@@ -212,7 +212,7 @@ class CallbackConsumer:
         ctx: Context,
         answer: asyncio.Future[dict[str, Any]] | None,
     ) -> dict[str, Any]:
-        with about(click.operation_id or "-"), on_ack_path():
+        with about(click.operation_id or "-"), answering_a_person():
             result, decided, unrecorded = await self._decide_click(click, ctx)
         late = answer is not None and answer.cancelled()
         if answer is not None and not answer.done():

@@ -24,6 +24,7 @@ from store.inbox import Inbox
 from store.lifecycle import State
 from store.projection import operation_view
 from store.timeutil import utc_now
+from store.writelane import answering_a_person
 
 log = logging.getLogger("countersign.text")
 
@@ -148,6 +149,10 @@ class TextListener:
                 log.exception("recovering text %s failed", entry.key)
 
     async def handle(self, envelope: dict[str, Any]) -> None:
+        with answering_a_person():  # its writes go ahead of background work, as a click's do
+            await self._handle(envelope)
+
+    async def _handle(self, envelope: dict[str, Any]) -> None:
         message = envelope.get("event", {}).get("message", {})
         message_id = message.get("message_id")
         if not isinstance(message_id, str) or not message_id:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
-from store.writelane import ACK_TURNS, WriterQueue, on_ack_path
+from store.writelane import ACK_TURNS, WriterQueue, answering_a_person
 
 
 async def writer(
@@ -24,7 +24,7 @@ async def writer(
             await (leave.wait() if leave is not None else asyncio.sleep(0))
 
     if fast:
-        with on_ack_path():
+        with answering_a_person():
             await take_turn()
     else:
         await take_turn()
@@ -96,7 +96,7 @@ async def test_only_one_writer_holds_a_turn_at_a_time() -> None:
                 inside -= 1
 
         if fast:
-            with on_ack_path():
+            with answering_a_person():
                 await body()
         else:
             await body()
