@@ -222,10 +222,16 @@ async def test_clicks_are_answered_in_time_during_a_text_flood(
     text = await consumer(stack, "text_listener")
     assert text["answered"] < 500, "the text flood was over before the clicks went in"
 
-    assert_acked_in_time(replies, {"success"})
+    # In time: the definitive card, or "processing" when a claim took over the 2 s budget
+    # (DESIGN §4); such a card is then patched by the card worker.
+    assert_acked_in_time(replies, {"success", "info"})
     for (op_id, message_id), reply in zip(offered, replies, strict=True):
-        assert reply["card_changed"], reply
-        assert "Confirmed by" in json.dumps(stack.card(message_id))
+        assert reply["card_changed"] or reply["toast"]["type"] == "info", reply
+        await until(
+            stack.state,
+            lambda message_id=message_id: "Confirmed by" in json.dumps(stack.card(message_id)),
+            deadline_s=30,
+        )
         assert await stack.store.claim_count(op_id) == 1
     assert len(await flood) == 500
 
