@@ -135,6 +135,7 @@ async def serve(
         store,
         health=health,
         on_proposed=cards_worker.kick if cards_worker else (lambda: None),
+        capabilities=force.capability_readers(),
     )
     if lark.mode == "webhook":
         assert callbacks is not None and text is not None

@@ -10,7 +10,7 @@ import asyncio
 import contextlib
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import tzinfo
 from pathlib import Path
@@ -70,6 +70,12 @@ class Workforce:
     deliveries: DeliveryWorker
     venue: SimVenue | None
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
+
+    def capability_readers(self) -> dict[str, Callable[[], Awaitable[Any]]]:
+        """Per kind, how intake reads what its adapter could ever execute."""
+        if self.venue is None:
+            return {}
+        return {FinanceRunner.kind: self.venue.capabilities}
 
     def kick_cards(self) -> None:
         if self.cards is not None:

@@ -8,7 +8,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
 
 from aiohttp import web
 
@@ -16,7 +17,7 @@ from bot.api.auth import ProposerAuth, RateLimiter
 from bot.api.dashboard import Dashboard
 from bot.api.errors import error_response
 from bot.api.health import Health
-from bot.api.intake import Forbidden, build_draft
+from bot.api.intake import CapabilitiesUnavailable, Forbidden, build_draft
 from bot.api.metrics import metrics_text
 from bot.config import Config, Proposer
 from store.authority import MAX_PAGE_SIZE, InvalidCursor, RequestConflict, Store
@@ -35,6 +36,9 @@ AUTH_KEY = web.AppKey("auth", ProposerAuth)
 LIMITER_KEY = web.AppKey("limiter", RateLimiter)
 HEALTH_KEY = web.AppKey("health", Health)
 ON_PROPOSED_KEY: web.AppKey[Callable[[], None]] = web.AppKey("on_proposed")
+# kind -> a read of its adapter's capabilities (what it could ever execute)
+CapabilityReaders = Mapping[str, Callable[[], Awaitable[Any]]]
+CAPABILITIES_KEY: web.AppKey[CapabilityReaders] = web.AppKey("capabilities")
 PROPOSER_KEY = web.RequestKey("proposer", Proposer)
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -111,11 +115,14 @@ async def propose(request: web.Request) -> web.Response:
         )
     settings = request.app[CONFIG_KEY].settings
     try:
-        draft = build_draft(body, proposer.settings, settings)
+        capabilities = await _capabilities(request, body)
+        draft = build_draft(body, proposer.settings, settings, capabilities)
     except ProblemsFound as error:
         return _problems(error)
     except Forbidden as error:
         return error_response(403, error.code, str(error))
+    except CapabilitiesUnavailable as error:
+        return error_response(503, "capabilities_unavailable", f"{error}; nothing was stored")
     try:
         proposed = await request.app[STORE_KEY].propose(draft)
     except RequestConflict as error:
@@ -133,6 +140,18 @@ async def propose(request: web.Request) -> web.Response:
         request.app[ON_PROPOSED_KEY]()  # the card worker need not wait for its next poll
     view = await op_view(request.app[STORE_KEY], proposed.operation)
     return web.json_response(view, status=201 if proposed.created else 200)
+
+
+async def _capabilities(request: web.Request, body: Any) -> Any:
+    """The capabilities of the adapter for the body's kind, read fresh (None if it has none)."""
+    kind = body.get("kind") if isinstance(body, dict) else None
+    if not isinstance(kind, str) or (read := request.app[CAPABILITIES_KEY].get(kind)) is None:
+        return None
+    try:
+        return await read()
+    except Exception as error:
+        log.warning("reading the %s adapter's capabilities failed: %s", kind, error)
+        raise CapabilitiesUnavailable(kind) from None
 
 
 async def _own_operation(request: web.Request) -> Operation | None:
@@ -271,6 +290,7 @@ def create_app(
     *,
     health: Health | None = None,
     on_proposed: Callable[[], None] = lambda: None,
+    capabilities: CapabilityReaders | None = None,
 ) -> web.Application:
     http = config.settings.http
     app = web.Application(
@@ -282,6 +302,7 @@ def create_app(
     app[LIMITER_KEY] = RateLimiter(http.proposer_rate_per_s, http.proposer_burst)
     app[HEALTH_KEY] = health or Health(config, store, None, None)
     app[ON_PROPOSED_KEY] = on_proposed
+    app[CAPABILITIES_KEY] = capabilities or {}
     app.router.add_post("/api/v1/operations", propose)
     app.router.add_get("/api/v1/operations", list_operations)
     app.router.add_get("/api/v1/operations/{id}", get_operation)

@@ -71,6 +71,14 @@ class Forbidden(Exception):
         self.code = code
 
 
+class CapabilitiesUnavailable(Exception):
+    """The kind is admitted only against its adapter's capabilities, and none were read."""
+
+    def __init__(self, kind: str) -> None:
+        super().__init__(f"the {kind} adapter's capabilities could not be read")
+        self.kind = kind
+
+
 def _strings(value: Any, path: str) -> Iterator[tuple[str, str]]:
     if isinstance(value, str):
         yield path, value
@@ -106,7 +114,10 @@ def _shape_problems(body: Any, free_text: frozenset[str]) -> list[FieldProblem]:
     return sorted(set(problems), key=lambda p: p.field)
 
 
-def build_draft(body: Any, proposer: ProposerSettings, settings: Settings) -> Draft:
+def build_draft(
+    body: Any, proposer: ProposerSettings, settings: Settings, capabilities: Any = None
+) -> Draft:
+    """`capabilities`: the adapter's, read by the caller for this body's kind (or None)."""
     if not isinstance(body, dict):
         raise ProblemsFound([FieldProblem("$", "the body is not a JSON object", "send an object")])
     kind = body.get("kind")
@@ -220,6 +231,10 @@ def build_draft(body: Any, proposer: ProposerSettings, settings: Settings) -> Dr
         problems.extend(problems_from(error, "payload"))
     if payload is not None:
         problems.extend(domain.admit(payload, domain_settings))
+        if domain.needs_capabilities:
+            if capabilities is None:
+                raise CapabilitiesUnavailable(domain.kind)
+            problems.extend(domain.capability_problems(payload, capabilities))
     if problems or payload is None:
         raise ProblemsFound(problems)
 

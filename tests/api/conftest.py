@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
-from bot.api.app import create_app
+from bot.api.app import CapabilityReaders, create_app
 from bot.config import Config, parse, resolve
 from store.authority import Store
+from workers.domains.finance.venue import SimVenue
 
 TOKENS = {
     "DEV_AGENT_TOKEN": "dev-token-0123456789",
@@ -65,12 +67,24 @@ ClientFactory = Callable[..., Any]
 
 
 @pytest.fixture
-async def client_for(store: Store) -> AsyncIterator[ClientFactory]:
-    clients: list[TestClient[Any, Any]] = []
+async def venue(tmp_path: Path) -> AsyncIterator[SimVenue]:
+    """The real simulated venue the API reads capabilities from (it holds sim-main)."""
+    opened = await SimVenue.open(tmp_path / "venue.db", accounts=["sim-main"])
+    yield opened
+    await opened.close()
 
-    async def factory(config: Config | None = None) -> TestClient[Any, Any]:
+
+@pytest.fixture
+async def client_for(store: Store, venue: SimVenue) -> AsyncIterator[ClientFactory]:
+    clients: list[TestClient[Any, Any]] = []
+    attached: CapabilityReaders = {"finance.order": venue.capabilities}
+
+    async def factory(
+        config: Config | None = None, capabilities: CapabilityReaders | None = None
+    ) -> TestClient[Any, Any]:
+        readers = attached if capabilities is None else capabilities
         client: TestClient[Any, Any] = TestClient(
-            TestServer(create_app(config or make_config(), store))
+            TestServer(create_app(config or make_config(), store, capabilities=readers))
         )
         await client.start_server()
         clients.append(client)

@@ -24,6 +24,8 @@ class Domain(Protocol):
     free_text_fields: frozenset[str]
     # a new proposal for the same target replaces the open (unclaimed) one: message drafts
     supersedes_open_drafts: bool
+    # proposals are admitted only against the adapter's capabilities, read by the caller
+    needs_capabilities: bool
 
     def schema(self, version: int) -> type[BaseModel] | None: ...
 
@@ -35,6 +37,10 @@ class Domain(Protocol):
 
     def admit(self, payload: BaseModel, settings: Any) -> list[FieldProblem]:
         """Problems with this payload against the configured accounts/destinations."""
+        ...
+
+    def capability_problems(self, payload: BaseModel, capabilities: Any) -> list[FieldProblem]:
+        """Problems with this payload against what the adapter could ever execute (pure)."""
         ...
 
 

@@ -8,6 +8,7 @@ from pydantic import BaseModel, StringConstraints, model_validator
 
 from store.problems import FieldProblem
 from workers.domains.base import terms
+from workers.domains.finance.capability import capability_problems
 from workers.domains.finance.settings import FinanceSettings
 from workers.domains.types import Name, NonNegativeDecimal, PositiveDecimal, StrictModel
 
@@ -66,6 +67,7 @@ class FinanceDomain:
     simulated = True
     supersedes_open_drafts = False
     free_text_fields: frozenset[str] = frozenset()
+    needs_capabilities = True
 
     def schema(self, version: int) -> type[BaseModel] | None:
         return FinanceOrderV1 if version == 1 else None
@@ -122,3 +124,7 @@ class FinanceDomain:
                 )
             )
         return problems
+
+    def capability_problems(self, payload: BaseModel, capabilities: Any) -> list[FieldProblem]:
+        assert isinstance(payload, FinanceOrderV1)
+        return capability_problems(payload, capabilities)

@@ -59,7 +59,7 @@ import asyncio
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal, InvalidOperation
 from functools import partial
@@ -557,6 +557,9 @@ class Capabilities:
     order_types: frozenset[str]
     time_in_force: frozenset[str]
     protective: bool = True
+    # each account's mode at the venue; an account whose mode is not in account_modes
+    # could never take an order through this adapter
+    modes_by_account: Mapping[str, str] = field(default_factory=dict)
 
 
 # -- the venue -------------------------------------------------------------------------------
@@ -666,6 +669,7 @@ class SimVenue:
                 simulated=True,
                 accounts=frozenset(tx.accounts()),
                 account_modes=frozenset({ACCOUNT_MODE}),
+                modes_by_account={name: tx.account_mode(name) or "" for name in tx.accounts()},
                 instruments=frozenset(tx.instruments()),
                 order_types=frozenset(ORDER_TYPES),
                 time_in_force=frozenset(TIME_IN_FORCE),

@@ -36,6 +36,7 @@ class MessageDomain:
     simulated = False
     supersedes_open_drafts = True
     free_text_fields: frozenset[str] = frozenset({"text"})
+    needs_capabilities = False  # destinations are configuration, checked in admit()
 
     def schema(self, version: int) -> type[BaseModel] | None:
         return MessageSendV1 if version == 1 else None
@@ -91,3 +92,6 @@ class MessageDomain:
                 )
             )
         return problems
+
+    def capability_problems(self, payload: BaseModel, capabilities: Any) -> list[FieldProblem]:
+        return []
