@@ -181,15 +181,15 @@ class TextListener:
             self.stats.outcomes["gave_up"] += 1
             return
         started = utc_now()
-        if verdict.answer is Answer.DATA:
-            reply, outcome = (
-                await self.answer(command_text(envelope), verdict.audiences),
-                "answered",
-            )
-        else:
-            reply, outcome = text("text.not_set_up", self.settings.lang), "neutral"
+        shows_data = verdict.answer is Answer.DATA
+        reply = (
+            await self.answer(command_text(envelope), verdict.audiences)
+            if shows_data
+            else text("text.not_set_up", self.settings.lang)  # not even help: no data at all
+        )
         await self.replier.reply_text(message_id, reply, reply_uuid(message_id))
         await self.inbox.answered(INBOX_KIND, message_id, {"reply": reply, "scope": verdict.why})
+        outcome = "answered" if shows_data else "neutral"
         self.stats.observe_ack((utc_now() - started).total_seconds() * 1000, outcome)
 
     def _addressed(self, envelope: dict[str, Any]) -> bool:
