@@ -169,7 +169,7 @@ async def test_the_counterparty_chat_gets_no_answer_at_all(stack: Stack) -> None
         entry = await inbox.get(INBOX_KIND, message_id)
         assert entry is not None and entry.tries == 0
         assert entry.answer == {"ignored": "a message destination's chat"}
-    assert await inbox.unanswered(INBOX_KIND) == []
+    assert not {e.key for e in await inbox.unanswered(INBOX_KIND)} & set(asked)
 
 
 async def test_a_p2p_sender_who_operates_nothing_reads_nothing(stack: Stack) -> None:
