@@ -18,9 +18,10 @@ from aiohttp import web
 
 from bot.api.app import create_app
 from bot.api.health import Health
-from bot.config import Config, zone
+from bot.config import Config, Settings, zone
 from bot.ingress.callbacks import CallbackConsumer, CallbackSettings
 from bot.ingress.text import TextListener, TextSettings
+from bot.ingress.text_scope import AudienceScope, Scope
 from bot.lark.api import LarkApi
 from bot.lark.webhook import add_webhook_routes
 from bot.lark.ws import WsTransport
@@ -48,6 +49,17 @@ class Ingress:
 
     def on_event(self, envelope: dict[str, Any], transport: str) -> None:
         self.text.on_event(envelope, transport)
+
+
+def text_scope(settings: Settings) -> Scope:
+    """Where text commands may show what: audiences, counterparty chats, allowed tenants."""
+    return Scope(
+        audiences=tuple(
+            AudienceScope(a.name, a.chat_id, frozenset(a.operators)) for a in settings.audiences
+        ),
+        destination_chats=frozenset(d.chat_id for d in settings.domains.message.destinations),
+        tenant_keys=frozenset(settings.lark.tenant_keys),
+    )
 
 
 async def _open_store(config: Config, clock: Clock) -> Store:
@@ -107,7 +119,10 @@ async def serve(
             return (await health.report())[1]  # `health` is built below, before any text
 
         text = TextListener(
-            store, RetryingLark(api), TextSettings(bot_open_id=lark.bot_open_id), health_report
+            store,
+            RetryingLark(api),
+            TextSettings(lark.bot_open_id, text_scope(settings), settings.cards.lang),
+            health_report,
         )
 
     def fatal(reason: str) -> None:

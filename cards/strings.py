@@ -176,6 +176,11 @@ TEXT: Mapping[str, Mapping[Lang, str]] = {
     "detail.fees": {"en": "Fees {fees}", "zh": "手续费 {fees}"},
     "detail.fee_unknown": {"en": "Fee unknown", "zh": "手续费未知"},
     "detail.reason": {"en": "Reason: {reason}", "zh": "原因：{reason}"},
+    # the text listener's one line outside its audiences: no data, not even help
+    "text.not_set_up": {
+        "en": "This chat is not set up for countersign.",
+        "zh": "此会话未开通 countersign。",
+    },
     "yes": {"en": "yes", "zh": "是"},
     "no": {"en": "no", "zh": "否"},
 }

@@ -9,7 +9,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Collection, Mapping, Sequence
 from contextlib import asynccontextmanager, nullcontext
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -636,14 +636,19 @@ class Store:
         limit: int = MAX_PAGE_SIZE,
         cursor: str | None = None,
         proposer: str | None = None,
+        audiences: Collection[str] | None = None,
     ) -> Page:
-        """Newest first, keyed by (created_at, id), so inserts never shift a page in flight."""
+        """Newest first, keyed by (created_at, id), so inserts never shift a page in flight.
+
+        `audiences`, when given, keeps only those audiences' operations (none if empty)."""
         limit = max(1, min(limit, MAX_PAGE_SIZE))
         conditions: list[ColumnElement[bool]] = []
         if state is not None:
             conditions.append(OperationRow.state == state.value)
         if proposer is not None:
             conditions.append(OperationRow.source_proposer == proposer)
+        if audiences is not None:
+            conditions.append(OperationRow.audience_name.in_(sorted(audiences)))
         if cursor is not None:
             created_at, operation_id = decode_cursor(cursor)
             conditions.append(

@@ -3,7 +3,7 @@
 Each message is stored (by message_id) before it is processed; a restarted bot answers
 what it had received but not answered, at most `max_tries` times. Replies carry a uuid
 derived from the message id, so an answer sent just before a crash is not sent twice.
-Text never confirms anything.
+Text never confirms anything. Who may ask what, where, is `text_scope`'s to say.
 """
 
 from __future__ import annotations
@@ -13,11 +13,13 @@ import contextlib
 import json
 import logging
 import re
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Set
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from bot.ingress.stats import ConsumerStats
+from bot.ingress.text_scope import Answer, Asker, Scope, scope_of
+from cards.strings import Lang, text
 from store.authority import Store
 from store.execution import view as full_view
 from store.inbox import Inbox
@@ -43,6 +45,8 @@ class Replier(Protocol):
 @dataclass(frozen=True)
 class TextSettings:
     bot_open_id: str = ""  # when set, group messages must mention exactly this bot
+    scope: Scope = field(default_factory=Scope)  # nothing configured: nothing is shown
+    lang: Lang = "en"
     max_tries: int = 3
     workers: int = 2
 
@@ -167,14 +171,26 @@ class TextListener:
             )
             self.stats.outcomes["ignored"] += 1
             return
+        verdict = scope_of(Asker.from_envelope(envelope), self.settings.scope)
+        if verdict.answer is Answer.SILENT:
+            # Stored as handled so that neither a re-push nor a restart answers it later.
+            await self.inbox.answered(INBOX_KIND, message_id, {"ignored": verdict.why})
+            self.stats.outcomes["silenced"] += 1
+            return
         if not await self.inbox.attempt(INBOX_KIND, message_id, self.settings.max_tries):
             self.stats.outcomes["gave_up"] += 1
             return
         started = utc_now()
-        reply = await self.answer(command_text(envelope))
+        shows_data = verdict.answer is Answer.DATA
+        reply = (
+            await self.answer(command_text(envelope), verdict.audiences)
+            if shows_data
+            else text("text.not_set_up", self.settings.lang)  # not even help: no data at all
+        )
         await self.replier.reply_text(message_id, reply, reply_uuid(message_id))
-        await self.inbox.answered(INBOX_KIND, message_id, {"reply": reply})
-        self.stats.observe_ack((utc_now() - started).total_seconds() * 1000, "answered")
+        await self.inbox.answered(INBOX_KIND, message_id, {"reply": reply, "scope": verdict.why})
+        outcome = "answered" if shows_data else "neutral"
+        self.stats.observe_ack((utc_now() - started).total_seconds() * 1000, outcome)
 
     def _addressed(self, envelope: dict[str, Any]) -> bool:
         message = envelope.get("event", {}).get("message", {})
@@ -185,20 +201,21 @@ class TextListener:
             return bool(mentions)
         return any(m.get("id", {}).get("open_id") == self.settings.bot_open_id for m in mentions)
 
-    async def answer(self, command: str) -> str:
+    async def answer(self, command: str, audiences: Set[str]) -> str:
+        """The answer to a command, showing only these audiences' operations."""
         words = command.split()
         verb = words[0].lower() if words else "help"
         if verb == "pending":
-            return await self._pending()
+            return await self._pending(audiences)
         if verb == "status" and len(words) == 2:
-            return await self._status(words[1])
+            return await self._status(words[1], audiences)
         if verb == "health":
             return self._health_text(await self.health())
         return HELP
 
-    async def _pending(self) -> str:
+    async def _pending(self, audiences: Set[str]) -> str:
         page = await self.store.list_operations(
-            state=State.AWAITING_CONFIRMATION, limit=PENDING_SHOWN
+            state=State.AWAITING_CONFIRMATION, limit=PENDING_SHOWN, audiences=audiences
         )
         if not page.items:
             return "Nothing is waiting for a decision."
@@ -211,9 +228,9 @@ class TextListener:
             )
         return "\n".join(lines)
 
-    async def _status(self, operation_id: str) -> str:
+    async def _status(self, operation_id: str, audiences: Set[str]) -> str:
         op = await self.store.get(operation_id)
-        if op is None:
+        if op is None or op.envelope.audience.name not in audiences:  # the same words: no oracle
             return f"No operation {operation_id}. Try `pending`."
         view = await full_view(self.store, op)
         lines = [

@@ -37,6 +37,7 @@ from tests.test_cli import free_port
 DEV_TOKEN = "e2e-dev-token-123456"
 OTHER_TOKEN = "e2e-other-token-654321"
 CALLBACK_SECRET = "e2e-callback-secret-0123456789"
+OPS_AUDIENCE = {"name": "ops", "chat_id": "oc_ops", "operators": ["ou_alice", "ou_bob"]}
 # a confirmed operation: claimed, or already executed by the time a test looks
 CLAIMED_OR_AFTER = frozenset({State.CLAIMED, State.OUTCOME_OBSERVED})
 
@@ -68,6 +69,7 @@ def bot_config(
     venue_path: Path,
     execution: dict[str, Any] | None = None,
     sim_faults: str = "",
+    audiences: list[dict[str, Any]] | None = None,
     **lark: Any,
 ) -> Config:
     settings = parse(
@@ -81,9 +83,7 @@ def bot_config(
                 "base_url": sandbox.base_url,
                 **lark,
             },
-            "audiences": [
-                {"name": "ops", "chat_id": "oc_ops", "operators": ["ou_alice", "ou_bob"]}
-            ],
+            "audiences": audiences or [OPS_AUDIENCE],
             "proposers": [
                 {
                     "name": "dev-agent",
@@ -235,6 +235,7 @@ async def make_stack(backend: Backend, store: Store, tmp_path: Path) -> AsyncIte
         *,
         execution: dict[str, Any] | None = None,
         sim_faults: str = "",
+        audiences: list[dict[str, Any]] | None = None,
         **lark: Any,
     ) -> Stack:
         state = default_state()
@@ -263,6 +264,7 @@ async def make_stack(backend: Backend, store: Store, tmp_path: Path) -> AsyncIte
             venue_path=tmp_path / "venue.db",
             execution=execution,
             sim_faults=sim_faults,
+            audiences=audiences,
             **lark,
         )
         clock = ShiftableClock()

@@ -1,11 +1,23 @@
-"""The text listener: commands where the bot is mentioned or in p2p; text never confirms."""
+"""The text listener: commands where the bot is mentioned or in p2p; text never confirms.
+
+Commands are scoped: an audience's chat sees that audience's operations, an operator's p2p
+chat the audiences they operate; a message destination's chat gets no answer at all, and
+anywhere else (another tenant, a chat of no audience, a p2p sender who operates nothing)
+one neutral line with no data.
+"""
 
 from __future__ import annotations
 
 import json
+from typing import Any
 
+import pytest
+
+from bot.ingress.text import INBOX_KIND
 from bot.sandbox import events
-from tests.e2e.conftest import Stack
+from cards.strings import text
+from store.inbox import Inbox
+from tests.e2e.conftest import OPS_AUDIENCE, Stack, StackFactory, eventually
 from tests.factories import order_request
 from tests.sandbox.conftest import until
 
@@ -95,3 +107,123 @@ async def test_a_re_pushed_message_is_answered_once(stack: Stack) -> None:
     marker = await say(stack, "help")
     await until(state, lambda: bool(replies_to(stack, marker)))
     assert len(replies_to(stack, message_id)) == 1
+
+
+# -- scope --------------------------------------------------------------------------------------
+
+NEUTRAL = text("text.not_set_up", "en")
+DESK = {"name": "desk", "chat_id": "oc_other", "operators": ["ou_alice"]}
+COMMANDS = ("pending", "status {id}", "health", "help")
+
+
+@pytest.fixture
+async def desks(make_stack: StackFactory) -> Stack:
+    """Two audiences: `ops` (oc_ops: Alice, Bob) and `desk` (oc_other: Alice alone)."""
+    made: Stack = await make_stack("ws", audiences=[OPS_AUDIENCE, DESK])
+    return made
+
+
+async def open_p2p(stack: Stack, user: str) -> str:
+    chat_id = f"oc_p2p_{user.removeprefix('ou_')}"
+    status, _ = await stack.control(
+        "POST", "/chats", {"chat_id": chat_id, "name": user, "members": [user], "chat_type": "p2p"}
+    )
+    assert status == 201
+    return chat_id
+
+
+def shows_nothing_of(reply: str, view: dict[str, Any]) -> bool:
+    return view["id"] not in reply and view["terms"]["title"] not in reply
+
+
+async def test_another_tenants_user_in_the_audience_chat_reads_nothing(stack: Stack) -> None:
+    view, _ = await stack.offered(order_request())
+    stack.state.chats["oc_ops"].members.append("ou_eve")  # a chat shared with an outsider
+    for command in COMMANDS:
+        reply = await answer_to(stack, command.format(id=view["id"]), sender="ou_eve")
+        assert shows_nothing_of(reply, view), reply
+        assert reply == NEUTRAL
+    op = await stack.store.get(view["id"])
+    assert op is not None and op.state.value == "awaiting_confirmation"
+    assert await stack.store.claim_count(view["id"]) == 0
+
+
+async def test_the_counterparty_chat_gets_no_answer_at_all(stack: Stack) -> None:
+    view, _ = await stack.offered(order_request())
+    inbox = Inbox(stack.store)
+    asked = [
+        await say(stack, command.format(id=view["id"]), chat="oc_acme", sender="ou_alice")
+        for command in COMMANDS
+    ]
+
+    async def all_settled() -> bool:
+        entries = [await inbox.get(INBOX_KIND, message_id) for message_id in asked]
+        return all(e is not None and e.status == "answered" for e in entries)
+
+    await eventually(all_settled)
+    marker = await say(stack, "help")  # the listener has moved past them
+    await until(stack.state, lambda: bool(replies_to(stack, marker)))
+    posted = [m for m in stack.state.messages.values() if m.chat_id == "oc_acme"]
+    assert [m.content for m in posted if m.sender_type == "app"] == []
+    for message_id in asked:  # recorded as handled, so a restart does not answer it either
+        entry = await inbox.get(INBOX_KIND, message_id)
+        assert entry is not None and entry.tries == 0
+        assert entry.answer == {"ignored": "a message destination's chat"}
+    assert not {e.key for e in await inbox.unanswered(INBOX_KIND)} & set(asked)
+
+
+async def test_a_p2p_sender_who_operates_nothing_reads_nothing(stack: Stack) -> None:
+    view, _ = await stack.offered(order_request())
+    mallory = await open_p2p(stack, "ou_mallory")
+    for command in COMMANDS:
+        reply = await answer_to(
+            stack, command.format(id=view["id"]), chat=mallory, sender="ou_mallory", mention=False
+        )
+        assert shows_nothing_of(reply, view), reply
+        assert reply == NEUTRAL
+    bob = await open_p2p(stack, "ou_bob")  # an operator of `ops` still reads its operations
+    assert view["id"] in await answer_to(stack, "pending", chat=bob, sender="ou_bob", mention=False)
+
+
+async def test_a_chat_of_no_audience_reads_nothing(stack: Stack) -> None:
+    view, _ = await stack.offered(order_request())
+    for command in COMMANDS:  # oc_other is no audience's chat here; Alice operates `ops`
+        reply = await answer_to(
+            stack, command.format(id=view["id"]), chat="oc_other", sender="ou_alice"
+        )
+        assert shows_nothing_of(reply, view), reply
+        assert reply == NEUTRAL
+
+
+async def test_each_audience_sees_only_its_own_operations(desks: Stack) -> None:
+    ops, _ = await desks.offered(order_request())
+    desk, _ = await desks.offered(order_request(audience="desk"))
+
+    in_ops = await answer_to(desks, "pending")
+    assert ops["id"] in in_ops and desk["id"] not in in_ops
+    in_desk = await answer_to(desks, "pending", chat="oc_other", sender="ou_mallory")
+    assert desk["id"] in in_desk and ops["id"] not in in_desk
+
+    # in p2p: the audiences the sender operates
+    bob = await answer_to(
+        desks, "pending", chat=await open_p2p(desks, "ou_bob"), sender="ou_bob", mention=False
+    )
+    assert ops["id"] in bob and desk["id"] not in bob
+    alice = await answer_to(
+        desks, "pending", chat=await open_p2p(desks, "ou_alice"), sender="ou_alice", mention=False
+    )
+    assert ops["id"] in alice and desk["id"] in alice
+
+
+async def test_status_of_another_audiences_operation_answers_like_an_unknown_id(
+    desks: Stack,
+) -> None:
+    ops, _ = await desks.offered(order_request())
+    desk, _ = await desks.offered(order_request(audience="desk"))
+    unknown = await answer_to(desks, "status 01NOPE")
+    hidden = await answer_to(desks, f"status {desk['id']}")  # Bob in oc_ops: not his audience
+    assert hidden == unknown.replace("01NOPE", desk["id"])
+    assert "state:" in await answer_to(desks, f"status {ops['id']}")
+    assert "state:" in await answer_to(  # in its own chat it is known
+        desks, f"status {desk['id']}", chat="oc_other", sender="ou_mallory"
+    )
