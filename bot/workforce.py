@@ -148,6 +148,7 @@ async def build_workforce(
         timeout_s=delivery.timeout_s,
         poll_s=execution.poll_s,
         allow_internal=delivery.allow_internal_targets,
+        destination_chats=settings.destination_chats(),
     )
     outcome_hooks: list[Callable[[], None]] = [deliveries.kick]
     if cards is not None:

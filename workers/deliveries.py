@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from types import SimpleNamespace
 from typing import Any, Protocol, cast
 
@@ -76,6 +76,7 @@ class DeliveryWorker:
         poll_s: float = 1.0,
         allow_internal: Sequence[Network] = (),
         resolve: Resolve = system_resolve,
+        destination_chats: Mapping[str, str] | None = None,
     ) -> None:
         self.store = store
         self.ledger = DeliveryLedger(store)
@@ -90,6 +91,9 @@ class DeliveryWorker:
         self.poll_s = poll_s
         self.allow_internal = tuple(allow_internal)
         self.resolve = resolve
+        # counterparty chats (chat id -> destination): intake refuses them; a route stored
+        # before a destination was configured is refused here too
+        self.destination_chats = dict(destination_chats or {})
         self._kick = asyncio.Event()
 
     def kick(self) -> None:
@@ -245,6 +249,11 @@ class DeliveryWorker:
         failed attempt, retried.
         """
         assert self.replies is not None
+        if chat_id in self.destination_chats:
+            raise Permanent(
+                f"{chat_id} is the chat of message destination "
+                f"{self.destination_chats[chat_id]!r}: no result is replied there; nothing posted"
+            )
         try:
             message = await self.replies.get_message(message_id)
         except Exception as error:

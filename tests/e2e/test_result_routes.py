@@ -16,9 +16,11 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
+from store.authority import Click, Decided
 from store.deliveries import Delivery, DeliveryLedger
+from store.envelope import Conversation, Source
 from tests.e2e.conftest import Stack, StackFactory, eventually
-from tests.factories import order_request
+from tests.factories import offered, order_request
 
 
 async def post_as_alice(stack: Stack, chat_id: str, text: str) -> str:
@@ -87,6 +89,24 @@ async def test_a_reply_under_a_message_of_another_chat_fails_for_good_and_posts_
     )
     # the error names only the chat the proposer gave, never where the message really is
     assert "oc_acme" not in wrong_chat.last_error
+
+
+async def test_a_stored_reply_route_into_a_destination_chat_is_refused_at_delivery(
+    make_stack: StackFactory,
+) -> None:
+    # A route stored before oc_acme became a message destination (intake refuses it now):
+    # the message really is in oc_acme, so only the destination rule can stop the reply.
+    stack: Stack = await make_stack("ws")
+    in_acme = await post_as_alice(stack, "oc_acme", "counterparty thread")
+    source = Source("dev-agent", "before-the-rule", conversation=Conversation("oc_acme", in_acme))
+    op = await offered(stack.store, source=source)
+    decided = await stack.store.reject(Click(op.id, "reject", op.confirm_digest, "ou_bob"))
+    assert isinstance(decided, Decided)
+
+    refused = await settled(stack, op.id, "reply", "failed")
+    assert refused.attempts == 1 and refused.last_error is not None
+    assert "destination 'acme'" in refused.last_error and "nothing posted" in refused.last_error
+    assert app_messages(stack, "oc_acme") == []
 
 
 async def test_a_transient_error_of_the_message_check_is_retried_then_replied_once(
