@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import ssl
 import time
 from collections.abc import Callable, Mapping, Sequence
 from types import SimpleNamespace
@@ -77,6 +78,7 @@ class DeliveryWorker:
         allow_internal: Sequence[Network] = (),
         resolve: Resolve = system_resolve,
         destination_chats: Mapping[str, str] | None = None,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
         self.store = store
         self.ledger = DeliveryLedger(store)
@@ -94,6 +96,7 @@ class DeliveryWorker:
         # counterparty chats (chat id -> destination): intake refuses them; a route stored
         # before a destination was configured is refused here too
         self.destination_chats = dict(destination_chats or {})
+        self.tls = tls  # None: the system's trust store, certificates checked on the host name
         self._kick = asyncio.Event()
 
     def kick(self) -> None:
@@ -168,7 +171,7 @@ class DeliveryWorker:
         headers = signed_headers(secret, body, delivery.id, time.time())
         try:
             async with (
-                pinned_session(addresses, self.timeout) as http,
+                pinned_session(addresses, self.timeout, self.tls) as http,
                 http.post(route.url, data=body, headers=headers, allow_redirects=False) as response,
             ):
                 status = response.status

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import ssl
 from collections.abc import Awaitable, Callable, Sequence
 from ipaddress import ip_address
 
@@ -56,10 +57,13 @@ class PinnedResolver(AbstractResolver):
 
 
 def pinned_session(
-    addresses: Sequence[Address], timeout: aiohttp.ClientTimeout
+    addresses: Sequence[Address], timeout: aiohttp.ClientTimeout, tls: ssl.SSLContext | None = None
 ) -> aiohttp.ClientSession:
     connector = aiohttp.TCPConnector(
-        resolver=PinnedResolver(addresses), use_dns_cache=False, force_close=True
+        resolver=PinnedResolver(addresses),
+        use_dns_cache=False,
+        force_close=True,
+        ssl=True if tls is None else tls,  # verified either way: never ssl=False
     )
     # trust_env=False: no proxy from the environment, which would resolve the host itself
     return aiohttp.ClientSession(connector=connector, timeout=timeout, trust_env=False)

@@ -7,12 +7,14 @@ and real HTTP receivers on loopback addresses: what a receiver saw is what was s
 from __future__ import annotations
 
 import socket
+import ssl
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from ipaddress import ip_address, ip_network
 from typing import Any
 
 import pytest
+import trustme
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
@@ -41,13 +43,14 @@ class Receiver:
 async def listen() -> AsyncIterator[Callable[..., Any]]:
     servers: list[TestServer] = []
 
-    async def start(host: str, port: int = 0) -> Receiver:
+    async def start(host: str, port: int = 0, tls: ssl.SSLContext | None = None) -> Receiver:
         receiver = Receiver(host)
         app = web.Application()
         app.router.add_route("*", "/{tail:.*}", receiver.handle)
         server = TestServer(app, host=host, port=port)
-        await server.start_server()
+        await server.start_server(ssl=tls)
         servers.append(server)
+        assert server.port is not None
         receiver.port = server.port
         return receiver
 
@@ -96,7 +99,9 @@ async def concluded(store: Store, url: str) -> Delivery:
     return delivery
 
 
-def worker(store: Store, resolve: Resolver, allow: list[str]) -> DeliveryWorker:
+def worker(
+    store: Store, resolve: Resolver, allow: list[str], tls: ssl.SSLContext | None = None
+) -> DeliveryWorker:
     return DeliveryWorker(
         store,
         replies=None,
@@ -104,6 +109,7 @@ def worker(store: Store, resolve: Resolver, allow: list[str]) -> DeliveryWorker:
         allow_internal=[ip_network(n) for n in allow],
         resolve=resolve,
         timeout_s=5.0,
+        tls=tls,
     )
 
 
@@ -178,3 +184,45 @@ async def test_a_stored_url_that_no_longer_parses_is_refused_for_good(
     assert refused is not None and refused.state == "failed" and refused.attempts == 1
     assert refused.last_error is not None and "callback URL refused" in refused.last_error
     assert receiver.seen == [] and resolve.calls == []
+
+
+async def tls_receiver(
+    listen: Callable[..., Any], certified_name: str
+) -> tuple[Receiver, ssl.SSLContext, list[str | None]]:
+    """An https receiver on 127.0.0.1 whose certificate names `certified_name`, a client
+    context trusting its CA, and the SNI names the receiver is asked for."""
+    ca = trustme.CA()
+    client = ssl.create_default_context()
+    ca.configure_trust(client)
+    server = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ca.issue_cert(certified_name).configure_cert(server)
+    names: list[str | None] = []
+
+    def record(_socket: Any, server_name: str | None, _context: Any) -> None:
+        names.append(server_name)
+
+    server.sni_callback = record
+    receiver: Receiver = await listen("127.0.0.1", tls=server)
+    return receiver, client, names
+
+
+@pytest.mark.parametrize(
+    ("certified_name", "state"), [("hooks.example", "delivered"), ("other.example", "pending")]
+)
+async def test_tls_to_the_pinned_address_checks_the_certificate_against_the_host_name(
+    store: Store, listen: Callable[..., Any], certified_name: str, state: str
+) -> None:
+    receiver, client, names = await tls_receiver(listen, certified_name)
+    resolve = Resolver([["127.0.0.1"]])
+    delivery = await concluded(store, f"https://hooks.example:{receiver.port}/hook")
+
+    await worker(store, resolve, ["127.0.0.0/8"], client).drain()
+
+    result = await DeliveryLedger(store).get(delivery.id)
+    assert result is not None and (result.state, result.attempts) == (state, 1), result
+    assert names == ["hooks.example"]  # SNI: the host name, not the address connected to
+    if state == "delivered":
+        assert receiver.seen == [{"path": "/hook", "host": f"hooks.example:{receiver.port}"}]
+    else:  # a certificate for another name: the handshake fails, no request is sent
+        assert result.last_error is not None and "certificate" in result.last_error.lower()
+        assert receiver.seen == []
