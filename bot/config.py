@@ -19,6 +19,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    IPvAnyNetwork,
     SecretStr,
     StringConstraints,
     ValidationError,
@@ -98,6 +99,9 @@ class ProposerSettings(Section):
     audiences: list[str] = Field(default_factory=lambda: [ANY])
     # result webhooks: secret name (a proposal's source.callback.secret_ref) -> env var
     callback_secret_env: dict[Name, EnvName] = Field(default_factory=dict)
+    # chats a proposal's source.conversation may name (result replies go there); unset: the
+    # chats of the audiences this proposer may address. A message destination's chat never.
+    reply_chats: list[ChatId] | None = None
 
     def may_propose(self, kind: str) -> bool:
         return ANY in self.kinds or kind in self.kinds
@@ -156,6 +160,9 @@ class DeliverySettings(Section):
     max_backoff_s: float = Field(default=300.0, gt=0, le=86400)
     # one webhook request's time limit
     timeout_s: float = Field(default=10.0, gt=0, le=120)
+    # networks (CIDR) a result webhook may reach although they are internal (loopback, private,
+    # link-local, ...); empty: only globally routable addresses. The dev profile allows loopback.
+    allow_internal_targets: list[IPvAnyNetwork] = Field(default_factory=list)
 
 
 class Settings(Section):
@@ -172,6 +179,18 @@ class Settings(Section):
 
     def audience(self, name: str) -> AudienceSettings | None:
         return next((a for a in self.audiences if a.name == name), None)
+
+    def destination_chats(self) -> dict[str, str]:
+        """Counterparty chats (chat id -> destination name): nothing internal goes there."""
+        return {d.chat_id: d.name for d in self.domains.message.destinations}
+
+    def reply_chats(self, proposer: ProposerSettings) -> list[str]:
+        """The chats `proposer` may have a result replied into, sorted."""
+        if proposer.reply_chats is not None:
+            chats = set(proposer.reply_chats)
+        else:
+            chats = {a.chat_id for a in self.audiences if proposer.may_address(a.name)}
+        return sorted(chats - set(self.destination_chats()))
 
 
 @dataclass(frozen=True)
@@ -311,6 +330,17 @@ def check(settings: Settings, environ: Mapping[str, str]) -> list[FieldProblem]:
                         f"{where}.kinds",
                         f"unknown kind {kind!r}",
                         f'use {", ".join(sorted(DOMAINS))} or "*"',
+                    )
+                )
+        destination_chats = settings.destination_chats()
+        for chat in proposer.reply_chats or []:
+            if chat in destination_chats:
+                problems.append(
+                    FieldProblem(
+                        f"{where}.reply_chats",
+                        f"{chat} is the chat of message destination "
+                        f"{destination_chats[chat]!r}: the counterparty would read the replies",
+                        "remove it; name internal chats only",
                     )
                 )
         for audience in proposer.audiences:

@@ -50,6 +50,8 @@ def dev_settings(data_dir: Path, port: int = 8080, host: str = "127.0.0.1") -> S
                     ],
                 },
             },
+            # result webhooks to receivers on this machine (the sandbox, a local agent) only
+            "deliveries": {"allow_internal_targets": ["127.0.0.0/8", "::1/128"]},
         }
     )
 

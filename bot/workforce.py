@@ -62,6 +62,11 @@ class RetryingLark:
             lambda: self.api.reply_text(message_id, text, uuid), attempts=SEND_ATTEMPTS
         )
 
+    async def get_message(self, message_id: str) -> dict[str, Any]:
+        # one read per delivery attempt: a failed read is a failed attempt, retried by the
+        # delivery worker's own backoff (and visible in its attempts)
+        return await self.api.get_message(message_id)
+
 
 @dataclass
 class Workforce:
@@ -148,6 +153,8 @@ async def build_workforce(
         max_backoff_s=delivery.max_backoff_s,
         timeout_s=delivery.timeout_s,
         poll_s=execution.poll_s,
+        allow_internal=delivery.allow_internal_targets,
+        destination_chats=settings.destination_chats(),
     )
     outcome_hooks: list[Callable[[], None]] = [deliveries.kick]
     if cards is not None:

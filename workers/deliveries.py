@@ -6,14 +6,20 @@ conversation (Lark, `uuid` = the delivery id, so a retried reply never posts twi
 signed webhook (the same delivery id on every attempt, for the receiver to dedupe). Failed
 attempts back off (tenacity's exponential schedule) up to `max_attempts`, then the delivery
 is `failed` until an operator replays it. Nothing here can execute an operation.
+
+Both routes are the proposer's word, so both are checked here, where they are used: a reply
+goes out only once Lark confirms the source message is in the chat intake allowed, and a
+webhook only to resolved addresses outside (`workers.targets`), pinned for the connection
+(`workers.pinned`), without following redirects. A refused route fails for good, nothing sent.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import ssl
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from types import SimpleNamespace
 from typing import Any, Protocol, cast
 
@@ -31,6 +37,8 @@ from store.logcontext import about
 from store.projection import operation_view
 from store.timeutil import iso_utc
 from workers.loop import drain_loop
+from workers.pinned import Resolve, pinned_session, system_resolve
+from workers.targets import Address, BadUrl, Network, parse_callback_url, refusal
 from workers.webhook_signature import signed_headers
 
 log = logging.getLogger("countersign.deliveries")
@@ -39,9 +47,16 @@ SecretLookup = Callable[[str, str], str | None]  # (proposer, secret_ref) -> the
 
 
 class ReplyChannel(Protocol):
-    """Lark reply. Errors may carry `kind` ("terminal": Lark refused it for good) and `code`."""
+    """Lark reply and message read. Errors may carry `kind` ("terminal": Lark refused it for
+    good) and `code`."""
 
     async def reply_text(self, message_id: str, text: str, uuid: str) -> str: ...
+
+    async def get_message(self, message_id: str) -> dict[str, Any]: ...
+
+
+class Permanent(Exception):
+    """A route that can never be used: the delivery fails for good, nothing is sent."""
 
 
 def reply_uuid(delivery_id: str) -> str:
@@ -60,6 +75,10 @@ class DeliveryWorker:
         max_backoff_s: float = 300.0,
         timeout_s: float = 10.0,
         poll_s: float = 1.0,
+        allow_internal: Sequence[Network] = (),
+        resolve: Resolve = system_resolve,
+        destination_chats: Mapping[str, str] | None = None,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
         self.store = store
         self.ledger = DeliveryLedger(store)
@@ -72,18 +91,19 @@ class DeliveryWorker:
         # it (a reply retried past it is still one message: Lark dedupes its uuid)
         self.lease_s = 2 * timeout_s + 1
         self.poll_s = poll_s
+        self.allow_internal = tuple(allow_internal)
+        self.resolve = resolve
+        # counterparty chats (chat id -> destination): intake refuses them; a route stored
+        # before a destination was configured is refused here too
+        self.destination_chats = dict(destination_chats or {})
+        self.tls = tls  # None: the system's trust store, certificates checked on the host name
         self._kick = asyncio.Event()
-        self._http: aiohttp.ClientSession | None = None
 
     def kick(self) -> None:
         self._kick.set()
 
     async def run(self, stop: asyncio.Event) -> None:
-        self._http = aiohttp.ClientSession(timeout=self.timeout)
-        try:
-            await drain_loop(self.drain, self._kick, stop, self.poll_s, log)
-        finally:
-            await self._http.close()
+        await drain_loop(self.drain, self._kick, stop, self.poll_s, log)
 
     async def drain(self) -> int:
         due = await self.ledger.lease_due(lease_s=self.lease_s)
@@ -116,6 +136,9 @@ class DeliveryWorker:
                 await self._webhook(delivery, op.envelope.source, view, outcome)
             else:
                 await self._reply(delivery, op.envelope.source, view, outcome)
+        except Permanent as refused:
+            log.warning("delivery %s refused: %s", delivery.id, refused)
+            await self.ledger.failed(delivery.id, None, str(refused), retry_in_s=None)
         except Exception as error:  # any surprise is a failed attempt, retried like the rest
             log.exception("delivery %s failed unexpectedly", delivery.id)
             await self.ledger.failed(
@@ -135,13 +158,22 @@ class DeliveryWorker:
                 retry_in_s=None,
             )
             return
+        try:
+            addresses = await self._target(route.url)
+        except OSError as error:  # the lookup failed: perhaps DNS is down for a while
+            detail = f"resolving the callback host failed: {type(error).__name__}: {error}"
+            log.warning("webhook %s: %s", delivery.id, detail)
+            await self.ledger.failed(delivery.id, None, detail, retry_in_s=self._retry_in(delivery))
+            return
         body = canonical_json(
             webhook_body(delivery.id, view, outcome, iso_utc(self.store.clock()))
         ).encode()
         headers = signed_headers(secret, body, delivery.id, time.time())
-        assert self._http is not None
         try:
-            async with self._http.post(route.url, data=body, headers=headers) as response:
+            async with (
+                pinned_session(addresses, self.timeout, self.tls) as http,
+                http.post(route.url, data=body, headers=headers, allow_redirects=False) as response,
+            ):
                 status = response.status
         except (aiohttp.ClientError, TimeoutError) as error:
             detail = f"{type(error).__name__}: {str(error)[:200]}"
@@ -152,10 +184,37 @@ class DeliveryWorker:
             log.info("webhook %s delivered (HTTP %d)", delivery.id, status)
             await self.ledger.delivered(delivery.id, f"HTTP {status}", status)
         else:
-            log.warning("webhook %s answered HTTP %d", delivery.id, status)
+            # a 3xx is not followed: the receiver is the URL the proposer named, nothing else
+            detail = f"HTTP {status}" + (" (redirects are not followed)" if status < 400 else "")
+            log.warning("webhook %s answered %s", delivery.id, detail)
             await self.ledger.failed(
-                delivery.id, status, f"HTTP {status}", retry_in_s=self._retry_in(delivery)
+                delivery.id, status, detail, retry_in_s=self._retry_in(delivery)
             )
+
+    async def _target(self, url: str) -> list[Address]:
+        """The addresses a webhook may connect to: resolved once, every one of them outside.
+
+        Permanent when the URL or any address is refused; a failed lookup (OSError) is an
+        ordinary failed attempt, retried.
+        """
+        try:
+            target = parse_callback_url(url)
+        except BadUrl as bad:
+            raise Permanent(f"callback URL refused: {bad.reason}; nothing sent") from None
+        if target.address is not None:
+            addresses = [target.address]
+        else:
+            addresses = await self.resolve(target.host, target.port)
+            if not addresses:
+                raise OSError(f"no address for {target.host}")
+        refused = [why for address in addresses if (why := refusal(address, self.allow_internal))]
+        if refused:
+            raise Permanent(
+                f"callback target {target.host} refused: {'; '.join(refused)} (allow a network "
+                "with [deliveries] allow_internal_targets only for receivers you trust); "
+                "nothing sent"
+            )
+        return addresses
 
     async def _reply(
         self, delivery: Delivery, source: Any, view: dict[str, Any], outcome: dict[str, Any]
@@ -167,9 +226,12 @@ class DeliveryWorker:
             return
         conversation = source.conversation
         try:
+            await self._check_conversation(conversation.chat_id, conversation.message_id)
             message_id = await self.replies.reply_text(
                 conversation.message_id, reply_text(view, outcome), reply_uuid(delivery.id)
             )
+        except Permanent:
+            raise
         except Exception as error:
             code = getattr(error, "code", None)
             permanent = getattr(error, "kind", None) == "terminal"
@@ -182,3 +244,30 @@ class DeliveryWorker:
             )
             return
         await self.ledger.delivered(delivery.id, message_id)
+
+    async def _check_conversation(self, chat_id: str, message_id: str) -> None:
+        """Lark must place the source message in the chat intake allowed: a reply lands in
+        the parent's chat, whatever chat the proposal named. Checked before every reply
+        attempt (one read); a terminal answer or a mismatch is permanent, anything else a
+        failed attempt, retried.
+        """
+        assert self.replies is not None
+        if chat_id in self.destination_chats:
+            raise Permanent(
+                f"{chat_id} is the chat of message destination "
+                f"{self.destination_chats[chat_id]!r}: no result is replied there; nothing posted"
+            )
+        try:
+            message = await self.replies.get_message(message_id)
+        except Exception as error:
+            if getattr(error, "kind", None) != "terminal":
+                raise  # transient: a failed attempt like any other
+            raise Permanent(
+                f"Lark cannot show source message {message_id} ({getattr(error, 'code', '?')}: "
+                "it does not exist or the bot cannot see it); nothing posted"
+            ) from None
+        # the error never says where the message really is: that is not the proposer's to know
+        if message.get("chat_id") != chat_id:
+            raise Permanent(f"source message {message_id} is not in chat {chat_id}; nothing posted")
+        if message.get("deleted") is True:
+            raise Permanent(f"source message {message_id} was deleted; nothing posted")

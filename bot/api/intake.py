@@ -7,9 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Annotated, Any
-from urllib.parse import urlsplit
 
-from pydantic import AfterValidator, Field, StringConstraints, ValidationError
+from pydantic import Field, StringConstraints, ValidationError
 
 from bot.config import OpenId, ProposerSettings, Settings
 from bot.validation import problems_from
@@ -19,6 +18,7 @@ from store.envelope import Audience, CallbackRoute, Conversation, Source
 from store.problems import FieldProblem, ProblemsFound
 from workers.domains import DOMAINS
 from workers.domains.types import StrictModel, is_control
+from workers.targets import BadUrl, parse_callback_url
 
 MAX_CONTEXT_BYTES = 4096
 RequestId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")]
@@ -26,7 +26,6 @@ RequestId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:
 
 ChatId = Annotated[str, StringConstraints(pattern=r"^oc_[A-Za-z0-9_-]{1,120}$")]
 MessageId = Annotated[str, StringConstraints(pattern=r"^om_[A-Za-z0-9_-]{1,120}$")]
-LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 
 
 class ConversationIn(StrictModel):
@@ -34,17 +33,8 @@ class ConversationIn(StrictModel):
     message_id: MessageId
 
 
-def _callback_url(value: str) -> str:
-    url = urlsplit(value)
-    if url.scheme == "https" and url.hostname:
-        return value
-    if url.scheme == "http" and url.hostname in LOOPBACK_HOSTS:
-        return value
-    raise ValueError("must be an https:// URL (http:// only on the loopback interface)")
-
-
 class CallbackIn(StrictModel):
-    url: Annotated[str, StringConstraints(max_length=2000), AfterValidator(_callback_url)]
+    url: Annotated[str, StringConstraints(max_length=2000)]  # parsed by _route_problems
     secret_ref: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$")]
 
 
@@ -112,6 +102,40 @@ def _shape_problems(body: Any, free_text: frozenset[str]) -> list[FieldProblem]:
                 )
             )
     return sorted(set(problems), key=lambda p: p.field)
+
+
+def _route_problems(
+    source: SourceIn, proposer: ProposerSettings, settings: Settings
+) -> list[FieldProblem]:
+    """Where results go back: a chat this proposer may reply into, a URL that parses strictly.
+
+    The conversation's message id is the proposer's word too: the delivery worker asks Lark
+    that it is in this chat before the first reply.
+    """
+    problems = []
+    if source.conversation is not None:
+        chat = source.conversation.chat_id
+        allowed = settings.reply_chats(proposer)
+        destination = settings.destination_chats().get(chat)
+        fix = (
+            f"name a message in one of the chats {proposer.name!r} may reply into: "
+            f"{', '.join(allowed) or 'none'} (or add the chat to the proposer's reply_chats)"
+        )
+        if destination is not None:
+            reason = (
+                f"{chat} is the chat of message destination {destination!r}: the counterparty "
+                "reads it, so no result is replied there"
+            )
+            problems.append(FieldProblem("source.conversation.chat_id", reason, fix))
+        elif chat not in allowed:
+            reason = f"proposer {proposer.name!r} may not reply into {chat}"
+            problems.append(FieldProblem("source.conversation.chat_id", reason, fix))
+    if source.callback is not None:
+        try:
+            parse_callback_url(source.callback.url)
+        except BadUrl as bad:
+            problems.append(FieldProblem("source.callback.url", bad.reason, bad.fix))
+    return problems
 
 
 def build_draft(
@@ -211,6 +235,7 @@ def build_draft(
                 "keep only references (ids, links) in the context",
             )
         )
+    problems.extend(_route_problems(source, proposer, settings))
     if (
         source.callback is not None
         and source.callback.secret_ref not in proposer.callback_secret_env

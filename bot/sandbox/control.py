@@ -428,6 +428,7 @@ async def faults(request: web.Request) -> web.Response:
             "latency_ms",
             "app_rate_limit_per_s",
             "lose_next_create_answers",
+            "fail_next_gets",
         ):
             if name in body:
                 value = body[name]

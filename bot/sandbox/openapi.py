@@ -301,6 +301,9 @@ async def patch_message(request: web.Request) -> web.Response:
 async def get_message(request: web.Request) -> web.Response:
     app = await _authorized_app(request)
     state = _state(request)
+    if state.faults.fail_next_gets > 0:
+        state.faults.fail_next_gets -= 1
+        raise LarkError(1, "sandbox fault: injected internal error", status=500)
     message = _message(state, request.match_info["message_id"])
     if app.app_id not in state.chats[message.chat_id].apps:
         raise LarkError(230002, "The bot is not in the chat")

@@ -137,6 +137,7 @@ class Faults:
     # the next N message creates (send/reply) succeed but their answer is lost (HTTP 500)
     lose_next_create_answers: int = 0
     app_rate_limit_per_s: int = 0  # 0 = off; else HTTP 429 / 99991400 beyond it
+    fail_next_gets: int = 0  # the next N message reads answer HTTP 500 (a transient error)
 
 
 @dataclass

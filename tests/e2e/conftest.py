@@ -70,6 +70,7 @@ def bot_config(
     execution: dict[str, Any] | None = None,
     sim_faults: str = "",
     audiences: list[dict[str, Any]] | None = None,
+    deliveries: dict[str, Any] | None = None,
     **lark: Any,
 ) -> Config:
     settings = parse(
@@ -110,7 +111,14 @@ def bot_config(
                 },
             },
             "execution": {**FAST_EXECUTION, **(execution or {})},
-            "deliveries": {"first_retry_s": 0.2, "max_backoff_s": 1.0, "timeout_s": 2.0},
+            "deliveries": {
+                "first_retry_s": 0.2,
+                "max_backoff_s": 1.0,
+                "timeout_s": 2.0,
+                # the receivers in these tests listen on loopback, as in the dev profile
+                "allow_internal_targets": ["127.0.0.0/8", "::1/128"],
+                **(deliveries or {}),
+            },
         }
     )
     return resolve(
@@ -236,6 +244,7 @@ async def make_stack(backend: Backend, store: Store, tmp_path: Path) -> AsyncIte
         execution: dict[str, Any] | None = None,
         sim_faults: str = "",
         audiences: list[dict[str, Any]] | None = None,
+        deliveries: dict[str, Any] | None = None,
         **lark: Any,
     ) -> Stack:
         state = default_state()
@@ -265,6 +274,7 @@ async def make_stack(backend: Backend, store: Store, tmp_path: Path) -> AsyncIte
             execution=execution,
             sim_faults=sim_faults,
             audiences=audiences,
+            deliveries=deliveries,
             **lark,
         )
         clock = ShiftableClock()
