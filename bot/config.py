@@ -364,6 +364,29 @@ def check(settings: Settings, environ: Mapping[str, str]) -> list[FieldProblem]:
                 "domains.message.destinations", f"destination {name!r} twice", "rename one"
             )
         )
+    counterparty_chats = settings.destination_chats()
+    for index, audience_settings in enumerate(settings.audiences):
+        if audience_settings.chat_id in counterparty_chats:
+            problems.append(
+                FieldProblem(
+                    f"audiences[{index}].chat_id",
+                    f"{audience_settings.chat_id} is the chat of message destination "
+                    f"{counterparty_chats[audience_settings.chat_id]!r}: the counterparty would "
+                    "see every card, its terms and who decided",
+                    "give the audience an internal chat of its own",
+                )
+            )
+    for index, destination in enumerate(message.destinations):
+        if destination.ops_chat_id in counterparty_chats:
+            problems.append(
+                FieldProblem(
+                    f"domains.message.destinations[{index}].ops_chat_id",
+                    f"{destination.ops_chat_id} is a counterparty's chat (destination "
+                    f"{counterparty_chats[destination.ops_chat_id]!r}): filing receipts are "
+                    "internal",
+                    "name an internal ops chat",
+                )
+            )
     ops = settings.operations
     if ops.default_expires_in_s > ops.max_expires_in_s:
         problems.append(

@@ -184,6 +184,43 @@ def test_check_data_keeps_file_indices_and_names_of_broken_items() -> None:
     assert len(problems) == 3
 
 
+def test_a_counterparty_chat_can_be_neither_an_audience_nor_an_ops_chat() -> None:
+    # Cards (terms, who decided) and filing receipts are internal: a configuration that would
+    # post them into a message destination's chat is refused before anything runs.
+    data = {
+        "audiences": [
+            {"name": "ops", "chat_id": "oc_ops", "operators": ["ou_alice"]},
+            {"name": "leaky", "chat_id": "oc_acme", "operators": ["ou_bob"]},
+        ],
+        "proposers": [{"name": "agent", "token_env": "AGENT_TOKEN"}],
+        "domains": {
+            "message": {
+                "destinations": [
+                    {
+                        "name": "acme",
+                        "chat_id": "oc_acme",
+                        "counterparty": "acme",
+                        "ops_chat_id": "oc_ops",
+                    },
+                    {
+                        "name": "beta",
+                        "chat_id": "oc_beta",
+                        "counterparty": "beta",
+                        "ops_chat_id": "oc_acme",
+                    },
+                ]
+            }
+        },
+    }
+    settings, problems = check_data(data, {"AGENT_TOKEN": "y" * 16})
+    assert settings is not None
+    assert [p.field for p in problems] == [
+        "audiences[1].chat_id",
+        "domains.message.destinations[1].ops_chat_id",
+    ]
+    assert all("acme" in p.reason and p.fix for p in problems)
+
+
 # -- `countersign config check` as a real process ----------------------------------------------
 
 
