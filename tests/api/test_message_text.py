@@ -178,3 +178,14 @@ async def test_bad_mentions_are_refused(api: Client, store: Store, case: str) ->
     assert status == 422, reply
     assert field in {f["field"] for f in reply["error"]["fields"]}, reply
     assert await store.count() == 0
+
+
+async def test_hidden_characters_outside_the_text_are_refused_too(
+    api: Client, store: Store
+) -> None:
+    body = message_request(source={"context": {"ticket": "T-1\u200b", "thread": "a\u061cb"}})
+    status, reply = await post(api, body)
+    assert status == 422, reply
+    named = {f["field"] for f in reply["error"]["fields"]}
+    assert {"source.context.ticket", "source.context.thread"} <= named
+    assert await store.count() == 0
