@@ -9,9 +9,10 @@ from typing import Any
 from bot.sandbox import answers
 from store.lifecycle import State
 from store.reasons import Reason
-from tests.e2e.conftest import CLAIMED_OR_AFTER, DEV_TOKEN, Stack, StackFactory
-from tests.factories import message_request
+from tests.e2e.conftest import CLAIMED_OR_AFTER, DEV_TOKEN, Stack, StackFactory, eventually
+from tests.factories import MESSAGE_PAYLOAD, draft, message_request
 from tests.sandbox.conftest import until
+from workers.domains.message.schema import STORED, MessageDomain, MessageSendV1
 
 
 async def test_re_filing_supersedes_the_open_draft_and_its_card(stack: Stack) -> None:
@@ -146,3 +147,43 @@ async def test_an_unverified_requester_is_named_in_plain_text_and_the_card_is_of
     shown = json.dumps(stack.card(card_id), ensure_ascii=False)
     assert "<at id=ou_stranger>" not in shown
     assert "Requested by: ou_stranger (unverified id)" in shown
+
+
+async def test_a_stored_draft_that_breaks_the_text_rules_is_never_sent(
+    make_stack: StackFactory,
+) -> None:
+    """A draft admitted before today's rules (put straight into the store) is refused at run."""
+    stack: Stack = await make_stack("ws")
+    domain = MessageDomain()
+    payload = {**MESSAGE_PAYLOAD, "text": 'Legacy <at user_id="all"></at> ping'}
+    model = MessageSendV1.model_validate(payload, context=STORED)
+    proposed = await stack.store.propose(
+        draft(
+            kind=domain.kind,
+            executor_name=domain.executor_name,
+            executor_revision=domain.executor_revision,
+            simulated=domain.simulated,
+            payload=payload,
+            projection=domain.project(model),
+            target_ref=domain.target_ref(model),
+        )
+    )
+    op_id = proposed.operation.id
+    await until(stack.state, lambda: stack.card_of(op_id) is not None)
+    card_id = stack.card_of(op_id)
+    assert card_id is not None
+    await eventually(lambda: _card_recorded(stack, op_id, card_id))
+    assert (await stack.click(card_id, "ou_alice"))["toast"]["type"] == "success"
+
+    async def refused() -> bool:
+        _, view = await stack.api("GET", f"/api/v1/operations/{op_id}")
+        detail = (view.get("outcome") or {}).get("detail") or {}
+        return bool(detail.get("code") == "text_not_sendable")
+
+    await eventually(refused, deadline_s=15)
+    assert sent_to_acme(stack) == []
+
+
+async def _card_recorded(stack: Stack, op_id: str, card_id: str) -> bool:
+    op = await stack.store.get(op_id)
+    return op is not None and op.card_message_id == card_id
