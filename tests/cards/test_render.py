@@ -22,9 +22,8 @@ from store.envelope import Source
 from store.lifecycle import State
 from store.projection import operation_view
 from store.records import Operation
-from tests.factories import MESSAGE_PAYLOAD, ORDER_PAYLOAD, offered
+from tests.factories import MESSAGE_PAYLOAD, ORDER_PAYLOAD, message_draft_fields, offered
 from workers.domains.finance.schema import FinanceDomain, FinanceOrderV1
-from workers.domains.message.schema import STORED, MessageDomain, MessageSendV1
 
 SHANGHAI = ZoneInfo("Asia/Shanghai")
 T0 = datetime(2025, 3, 1, 1, 30, tzinfo=UTC)  # 09:30 in Shanghai
@@ -59,20 +58,8 @@ async def finance_op(store: Store, **overrides: Any) -> Operation:
 
 
 async def message_op(store: Store, message_text: str = MESSAGE_PAYLOAD["text"]) -> Operation:
-    domain = MessageDomain()
-    payload = {**MESSAGE_PAYLOAD, "text": message_text}
     # as read back from the store: the card must hold even for a text intake would refuse now
-    model = MessageSendV1.model_validate(payload, context=STORED)
-    return await offered(
-        store,
-        kind="message.send",
-        executor_name=domain.executor_name,
-        executor_revision=domain.executor_revision,
-        simulated=domain.simulated,
-        payload=payload,
-        projection=domain.project(model),
-        target_ref=domain.target_ref(model),
-    )
+    return await offered(store, **message_draft_fields(message_text))
 
 
 def render(op: Operation, lang: Lang = "en", now: datetime = T0) -> dict[str, Any]:

@@ -10,9 +10,8 @@ from bot.sandbox import answers
 from store.lifecycle import State
 from store.reasons import Reason
 from tests.e2e.conftest import CLAIMED_OR_AFTER, DEV_TOKEN, Stack, StackFactory, eventually
-from tests.factories import MESSAGE_PAYLOAD, draft, message_request
+from tests.factories import draft, message_draft_fields, message_request
 from tests.sandbox.conftest import until
-from workers.domains.message.schema import STORED, MessageDomain, MessageSendV1
 
 
 async def test_re_filing_supersedes_the_open_draft_and_its_card(stack: Stack) -> None:
@@ -154,20 +153,8 @@ async def test_a_stored_draft_that_breaks_the_text_rules_is_never_sent(
 ) -> None:
     """A draft admitted before today's rules (put straight into the store) is refused at run."""
     stack: Stack = await make_stack("ws")
-    domain = MessageDomain()
-    payload = {**MESSAGE_PAYLOAD, "text": 'Legacy <at user_id="all"></at> ping'}
-    model = MessageSendV1.model_validate(payload, context=STORED)
-    proposed = await stack.store.propose(
-        draft(
-            kind=domain.kind,
-            executor_name=domain.executor_name,
-            executor_revision=domain.executor_revision,
-            simulated=domain.simulated,
-            payload=payload,
-            projection=domain.project(model),
-            target_ref=domain.target_ref(model),
-        )
-    )
+    text = 'Legacy <at user_id="all"></at> ping'
+    proposed = await stack.store.propose(draft(**message_draft_fields(text)))
     op_id = proposed.operation.id
     await until(stack.state, lambda: stack.card_of(op_id) is not None)
     card_id = stack.card_of(op_id)
