@@ -10,7 +10,7 @@ one, so anyone else is named in plain text.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, tzinfo
 from typing import Any
 
@@ -160,9 +160,14 @@ def _text_block(value: Any, lang: Lang) -> list[dict[str, Any]]:
     ]
 
 
+# terms that are not a `Label: value` line
+TERM_ELEMENTS: Mapping[str, Callable[[Any, Lang], list[dict[str, Any]]]] = {"text": _text_block}
+
+
 def _term(term: dict[str, Any], lang: Lang) -> list[dict[str, Any]]:
-    if term["name"] == "text":
-        return _text_block(term["value"], lang)
+    elements = TERM_ELEMENTS.get(term["name"])
+    if elements is not None:
+        return elements(term["value"], lang)
     return _line(f"term.{term['name']}", _localized(term["value"]), lang)
 
 

@@ -42,6 +42,15 @@ def test_the_only_exception_is_a_joiner_between_pictographs() -> None:
         assert "U+200D" in refusal(text), ascii(text)
 
 
+def test_a_lone_surrogate_is_refused_by_name_and_position() -> None:
+    assert "U+D800 at character 3" in refusal("ab\ud800c")
+
+
+def test_the_ceiling_counts_characters_after_line_breaks_are_normalised() -> None:
+    assert len(message(text="x\r\n" * 10000).text) == 20000  # 30000 as sent, 20000 kept
+    assert "30001 characters" in refusal("x" * 30001)
+
+
 def test_a_stored_payload_is_read_back_as_it_was_admitted() -> None:
     # a draft admitted under earlier rules must still load; the runner re-checks it itself
     stored = {**MESSAGE_PAYLOAD, "text": 'old <at user_id="all"></at>\u200b'}

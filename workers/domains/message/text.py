@@ -15,7 +15,14 @@ from typing import NamedTuple
 
 import regex
 
-from workers.domains.types import TextProblem, blank, hidden_character, position, too_long
+from workers.domains.types import (
+    TextProblem,
+    blank,
+    hidden_character,
+    normalise_newlines,
+    position,
+    too_long,
+)
 
 
 class Markup(NamedTuple):
@@ -60,7 +67,12 @@ def lark_markup(text: str) -> TextProblem | None:
 
 def draft_text_problem(text: str, cap: int) -> TextProblem | None:
     """Why this text (as the proposer sent it) cannot be offered, if it cannot."""
-    return hidden_character(text) or lark_markup(text) or blank(text) or too_long(text, cap)
+    return (
+        hidden_character(text)
+        or lark_markup(text)
+        or blank(text)
+        or too_long(normalise_newlines(text), cap)
+    )
 
 
 def mention_markup(open_id: str) -> str:
