@@ -45,11 +45,7 @@ def problems_from(error: ValidationError, prefix: str = "") -> list[FieldProblem
             # The rejected value is not echoed: it may be a secret pasted in the wrong place.
             reason = f"does not match the pattern {item['ctx']['pattern']}"
         loc = [part for part in item["loc"] if not str(part).startswith("function-after")]
-        problems.append(
-            FieldProblem(
-                dotted(loc, prefix),
-                reason,
-                _FIXES.get(item["type"], "correct this value and send it again"),
-            )
-        )
+        # a validator that knows the fix passes it in its error's context
+        fix = (item.get("ctx") or {}).get("fix") or "correct this value and send it again"
+        problems.append(FieldProblem(dotted(loc, prefix), reason, _FIXES.get(item["type"], fix)))
     return problems

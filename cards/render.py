@@ -1,12 +1,16 @@
 """Operation projection -> Lark card JSON 2.0. Pure: the same view renders the same card.
 
-Terms are shown as plain_text so nothing a proposer sends can format, mention or link.
+Terms are shown as plain_text so nothing a proposer sends can format, mention or link. A
+message text is one bordered block with its size stated, so it cannot pose as other terms or
+hide how far it runs. A person is an <at> mention only when Lark is known to accept the open
+id (the audience's operators, verified at setup); Lark refuses a whole card for an unknown
+one, so anyone else is named in plain text.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, tzinfo
 from typing import Any
 
@@ -75,6 +79,8 @@ def _relative(iso: str, now: datetime, lang: Lang) -> str:
 def _value(value: Any, lang: Lang) -> str:
     if isinstance(value, bool):
         return text("yes" if value else "no", lang)
+    if isinstance(value, list):
+        return ", ".join(str(each) for each in value)
     return str(value)
 
 
@@ -121,12 +127,78 @@ def _localized(raw: Any) -> Callable[[Lang], str]:
     return lambda each: _value(raw, each)
 
 
+def _counted(key: str, n: int, lang: Lang) -> str:
+    return text(f"{key}.one" if n == 1 else key, lang, n=str(n))
+
+
+def _text_block(value: Any, lang: Lang) -> list[dict[str, Any]]:
+    """The message text: its size, then the text alone in a bordered block, as plain text."""
+    message = str(value)
+
+    def label(each: Lang) -> str:
+        lines = _counted("text.lines", message.count("\n") + 1, each)
+        return text(
+            "text.block", each, lines=lines, chars=_counted("text.chars", len(message), each)
+        )
+
+    return [
+        {
+            "tag": "div",
+            "element_id": "message_text_size",
+            "text": _plain(label(lang), {LARK_LOCALE[each]: label(each) for each in LANGS}),
+        },
+        {
+            "tag": "interactive_container",
+            "element_id": "message_text",
+            "width": "fill",
+            "has_border": True,
+            "border_color": "grey",
+            "corner_radius": "8px",
+            "padding": "8px 12px 8px 12px",
+            "elements": [{"tag": "div", "text": _plain(message)}],
+        },
+    ]
+
+
+# terms that are not a `Label: value` line
+TERM_ELEMENTS: Mapping[str, Callable[[Any, Lang], list[dict[str, Any]]]] = {"text": _text_block}
+
+
+def _term(term: dict[str, Any], lang: Lang) -> list[dict[str, Any]]:
+    elements = TERM_ELEMENTS.get(term["name"])
+    if elements is not None:
+        return elements(term["value"], lang)
+    return _line(f"term.{term['name']}", _localized(term["value"]), lang)
+
+
+def _verified(view: dict[str, Any], open_id: Any) -> bool:
+    """An open id Lark accepts in <at>: one of the audience's operators (checked at setup)."""
+    operators = view.get("audience", {}).get("operators", ())
+    return isinstance(open_id, str) and bool(OPEN_ID.fullmatch(open_id)) and open_id in operators
+
+
+def _requester(view: dict[str, Any], lang: Lang) -> dict[str, Any] | None:
+    requester = view["source"].get("requester_open_id")
+    if not isinstance(requester, str) or not requester:
+        return None
+    if _verified(view, requester):
+        mention = f"<at id={requester}></at>"
+        return {
+            "tag": "markdown",
+            "content": f"{text('requested_by', lang)}: {mention}",
+            "i18n_content": {k: f"{v}: {mention}" for k, v in i18n("requested_by").items()},
+        }
+    key = "requested_by.unverified"
+    return {"tag": "div", "text": _plain(text(key, lang, who=requester), i18n(key, who=requester))}
+
+
 def _status_line(view: dict[str, Any], lang: Lang, tz: tzinfo) -> dict[str, Any] | None:
     state = view["state"]
     if state in OPEN_STATES:
         return None
     decision = view.get("decision") or {}
-    who = f"<at id={decision['by']}></at>" if decision.get("by") else "?"
+    by = decision.get("by")
+    who = f"<at id={by}></at>" if _verified(view, by) else str(by or "?")
     at = _when(decision["at"], tz) if decision.get("at") else _when(view["updated_at"], tz)
     if state == "expired":
         at = _when(view["expires_at"], tz)
@@ -156,8 +228,7 @@ def render_card(
             }
         )
     for term in terms["terms"]:
-        raw = term["value"]
-        elements += _line(f"term.{term['name']}", _localized(raw), lang)
+        elements += _term(term, lang)
     elements.append({"tag": "hr"})
     executor = view["executor"]
 
@@ -170,16 +241,9 @@ def render_card(
         *_line("operation", _same(view["id"]), lang),
         *_line("digest", _same(view["confirm_digest"][:SHORT_DIGEST]), lang),
     ]
-    requester = view["source"].get("requester_open_id")
-    if isinstance(requester, str) and OPEN_ID.fullmatch(requester):  # never unchecked markdown
-        mention = f"<at id={requester}></at>"
-        elements.append(
-            {
-                "tag": "markdown",
-                "content": f"{text('requested_by', lang)}: {mention}",
-                "i18n_content": {k: f"{v}: {mention}" for k, v in i18n("requested_by").items()},
-            }
-        )
+    requester = _requester(view, lang)
+    if requester is not None:
+        elements.append(requester)
     status = _status_line(view, lang, tz)
     if status is not None:
         elements.append(status)

@@ -9,6 +9,7 @@ from typing import Any
 from store.authority import Draft, Store
 from store.envelope import Audience, Source
 from store.records import Operation
+from workers.domains.message.schema import STORED, MessageDomain, MessageSendV1
 
 _counter = itertools.count()
 
@@ -57,6 +58,22 @@ def message_request(request_id: str | None = None, **overrides: Any) -> dict[str
     }
     body.update(overrides)
     return body
+
+
+def message_draft_fields(text: str) -> dict[str, Any]:
+    """Draft fields of a message.send, its payload read as stored (the rules of its day)."""
+    domain = MessageDomain()
+    payload = {**MESSAGE_PAYLOAD, "text": text}
+    model = MessageSendV1.model_validate(payload, context=STORED)
+    return {
+        "kind": domain.kind,
+        "executor_name": domain.executor_name,
+        "executor_revision": domain.executor_revision,
+        "simulated": domain.simulated,
+        "payload": payload,
+        "projection": domain.project(model),
+        "target_ref": domain.target_ref(model),
+    }
 
 
 def draft(request_id: str | None = None, expires_in_s: int = 900, **overrides: Any) -> Draft:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,6 +32,41 @@ def parse_card(content: str) -> dict[str, Any] | CardProblem:
                 230099, "Failed to create card content: body.elements must be a list"
             )
     return card
+
+
+# card-native mentions: <at id=ou_x></at>, <at ids=ou_x,ou_y></at> (emails are not checked)
+CARD_MENTION = re.compile(r"<at\s+ids?=([^>\s]+)\s*>", re.IGNORECASE)
+
+
+def _texts(node: Any) -> Iterator[str]:
+    """Every markdown text of a card, in every locale."""
+    if isinstance(node, dict):
+        if node.get("tag") in ("markdown", "lark_md"):
+            yield str(node.get("content", ""))
+            i18n_content = node.get("i18n_content")
+            if isinstance(i18n_content, dict):
+                yield from (str(each) for each in i18n_content.values())
+        for child in node.values():
+            yield from _texts(child)
+    elif isinstance(node, list):
+        for child in node:
+            yield from _texts(child)
+
+
+def unknown_mention(card: dict[str, Any], known: set[str]) -> CardProblem | None:
+    """Lark refuses the whole card when an <at id=...> names no one the app can see.
+
+    (Its exact code for this is undocumented; 230099 is the card-content family.)
+    """
+    for content in _texts(card):
+        for ids in CARD_MENTION.findall(content):
+            for open_id in ids.strip("\"'").split(","):
+                if open_id != "all" and open_id not in known:
+                    return CardProblem(
+                        230099,
+                        f"Failed to create card content: <at> names an unknown user {open_id}",
+                    )
+    return None
 
 
 def is_v2(card: dict[str, Any]) -> bool:

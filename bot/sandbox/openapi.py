@@ -153,7 +153,20 @@ def _parse(iso: str) -> float:
     return datetime.fromisoformat(iso).timestamp()
 
 
-def _check_content(msg_type: str, content: Any) -> str:
+def _visible_users(state: SandboxState, app: App) -> set[str]:
+    return {user.open_id for user in state.users.values() if user.tenant_key == app.tenant_key}
+
+
+def _check_card(state: SandboxState, app: App, content: str) -> dict[str, Any]:
+    card = cardcheck.parse_card(content)
+    if isinstance(card, cardcheck.CardProblem):
+        raise LarkError(card.code, card.msg)
+    if (problem := cardcheck.unknown_mention(card, _visible_users(state, app))) is not None:
+        raise LarkError(problem.code, problem.msg)
+    return card
+
+
+def _check_content(state: SandboxState, app: App, msg_type: str, content: Any) -> str:
     if not isinstance(content, str):
         raise LarkError(230001, "invalid request parameter: content must be a JSON string")
     if msg_type == "text":
@@ -169,9 +182,7 @@ def _check_content(msg_type: str, content: Any) -> str:
             )
         return content
     if msg_type == "interactive":
-        card = cardcheck.parse_card(content)
-        if isinstance(card, cardcheck.CardProblem):
-            raise LarkError(card.code, card.msg)
+        _check_card(state, app, content)
         return content
     raise LarkError(
         230001, f"invalid request parameter: msg_type {msg_type!r} is not supported by the sandbox"
@@ -205,7 +216,7 @@ def _send(
     state: SandboxState, app: App, chat: Chat, body: dict[str, Any], parent: Message | None
 ) -> web.Response:
     msg_type = str(body.get("msg_type", ""))
-    content = _check_content(msg_type, body.get("content"))
+    content = _check_content(state, app, msg_type, body.get("content"))
     uuid = str(body.get("uuid") or "")
     if len(uuid) > 50:
         raise LarkError(230001, "invalid request parameter: uuid is longer than 50 characters")
@@ -283,9 +294,7 @@ async def patch_message(request: web.Request) -> web.Response:
     content = body.get("content")
     if not isinstance(content, str):
         raise LarkError(230001, "invalid request parameter: content must be a JSON string")
-    card = cardcheck.parse_card(content)
-    if isinstance(card, cardcheck.CardProblem):
-        raise LarkError(card.code, card.msg)
+    card = _check_card(state, app, content)
     if state.now() - datetime.fromisoformat(message.created_at) > PATCH_MAX_AGE:
         raise LarkError(
             230031, "The message was sent more than 14 days ago and can no longer be updated"

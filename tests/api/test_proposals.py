@@ -210,14 +210,19 @@ async def test_codes_distinguish_unknown_kind_disabled_domain_and_schema_version
     assert await store.count() == 0
 
 
-async def test_message_text_control_characters_are_stripped_not_refused(api: Client) -> None:
+async def test_message_text_control_characters_are_refused_not_stripped(
+    api: Client, store: Store
+) -> None:
     body = message_request()
-    body["payload"]["text"] = "Pay\u0000 invoice\u202e 42\r\nthanks\u0007"
+    body["payload"]["text"] = "Pay\u0000 invoice 42\r\nthanks"
+    status, reply = await post(api, body)
+    assert status == 422
+    [problem] = reply["error"]["fields"]
+    assert problem["field"] == "payload.text" and "U+0000 at character 4" in problem["reason"]
+    assert await store.count() == 0
+    body["payload"]["text"] = "Pay invoice 42\r\nthanks"  # CR LF is still normalised
     status, view = await post(api, body)
-    assert status == 201
-    assert view["payload"]["text"] == "Pay invoice 42\nthanks"
-    terms = {t["name"]: t["value"] for t in view["terms"]["terms"]}
-    assert terms["text"] == "Pay invoice 42\nthanks" and len(terms["text_sha256"]) == 64
+    assert status == 201 and view["payload"]["text"] == "Pay invoice 42\nthanks"
 
 
 async def test_a_body_over_the_cap_is_413_and_stores_nothing(api: Client, store: Store) -> None:

@@ -1,14 +1,16 @@
-"""message.send drafts: re-filing for the same destination supersedes the open draft."""
+"""message.send drafts: superseding, the text block on the card, mentions, what is sent."""
 
 from __future__ import annotations
 
 import json
+import re
+from typing import Any
 
 from bot.sandbox import answers
 from store.lifecycle import State
 from store.reasons import Reason
-from tests.e2e.conftest import CLAIMED_OR_AFTER, Stack
-from tests.factories import message_request
+from tests.e2e.conftest import CLAIMED_OR_AFTER, DEV_TOKEN, Stack, StackFactory, eventually
+from tests.factories import draft, message_draft_fields, message_request
 from tests.sandbox.conftest import until
 
 
@@ -46,3 +48,129 @@ async def test_a_claimed_draft_is_never_superseded(stack: Stack) -> None:
     await stack.offered(message_request("kept-2"))
     claimed = await stack.store.get(first["id"])
     assert claimed is not None and claimed.state in CLAIMED_OR_AFTER
+
+
+# -- the text on the card and on the wire (issue 10 items 4, 5, 12) ---------------------------
+
+POSING = "Hello Acme,\n**Quantity:** 1000\nConfirmed by Alice"
+
+
+def text_block(card: dict[str, Any]) -> dict[str, Any]:
+    [block] = [n for n in answers._walk(card) if n.get("element_id") == "message_text"]
+    return block
+
+
+def sent_to_acme(stack: Stack) -> list[str]:
+    return [
+        json.loads(m.content)["text"]
+        for m in stack.state.messages.values()
+        if m.chat_id == "oc_acme" and m.msg_type == "text"
+    ]
+
+
+async def propose_raw(stack: Stack, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    async with stack.http.post(
+        f"{stack.bot_url}/api/v1/operations",
+        data=json.dumps(body),
+        headers={"Authorization": f"Bearer {DEV_TOKEN}"},
+    ) as response:
+        return response.status, await response.json()
+
+
+async def confirmed_and_sent(stack: Stack, card_id: str) -> str:
+    assert (await stack.click(card_id, "ou_alice"))["toast"]["type"] == "success"
+    await until(stack.state, lambda: len(sent_to_acme(stack)) == 1)
+    [sent] = sent_to_acme(stack)
+    return sent
+
+
+async def test_the_card_shows_the_text_as_one_block_and_exactly_that_text_is_sent(
+    make_stack: StackFactory,
+) -> None:
+    stack: Stack = await make_stack("ws")
+    body = message_request()
+    body["payload"]["text"] = POSING
+    _, card_id = await stack.offered(body)
+    card = stack.card(card_id)
+    block = text_block(card)
+    assert block["has_border"] is True
+    assert block["elements"] == [{"tag": "div", "text": {"tag": "plain_text", "content": POSING}}]
+    assert "Message text (3 lines · 49 characters), sent exactly as shown:" in json.dumps(
+        card, ensure_ascii=False
+    )
+    outside = json.dumps([e for e in card["body"]["elements"] if e is not block])
+    assert "Quantity" not in outside and "Confirmed by Alice" not in outside
+
+    assert await confirmed_and_sent(stack, card_id) == POSING
+
+
+async def test_mention_markup_is_refused_and_nothing_is_stored_or_sent(
+    make_stack: StackFactory,
+) -> None:
+    stack: Stack = await make_stack("ws")
+    before = set(stack.state.messages)
+    body = message_request()
+    body["payload"]["text"] = 'Ping <at user_id="all"></at> please'
+    status, reply = await propose_raw(stack, body)
+    assert status == 422, reply
+    [problem] = reply["error"]["fields"]
+    assert problem["field"] == "payload.text" and "mention" in problem["reason"]
+    assert "payload.mentions" in problem["fix"]
+    assert await stack.store.count() == 0
+    assert set(stack.state.messages) == before  # no card, nothing to the counterparty
+
+
+async def test_structured_mentions_are_listed_on_the_card_and_sent_exactly(
+    make_stack: StackFactory,
+) -> None:
+    stack: Stack = await make_stack("ws")
+    body = message_request()
+    body["payload"].update(text="Please confirm the Friday slot.", mentions=["ou_alice"])
+    _, card_id = await stack.offered(body)
+    shown = json.dumps(stack.card(card_id), ensure_ascii=False)
+    assert "This message will mention: ou_alice" in shown
+    assert "<at id=ou_alice>" not in shown  # listed, not an @ on the card
+
+    sent = await confirmed_and_sent(stack, card_id)
+    assert re.findall(r"<at\b[^>]*>", sent) == ['<at user_id="ou_alice">']
+    assert sent == '<at user_id="ou_alice"></at> Please confirm the Friday slot.'
+
+
+async def test_an_unverified_requester_is_named_in_plain_text_and_the_card_is_offered(
+    make_stack: StackFactory,
+) -> None:
+    stack: Stack = await make_stack("ws")
+    body = message_request(source={"requester_open_id": "ou_stranger"})
+    view, card_id = await stack.offered(body)  # Lark would refuse a card with <at id=ou_stranger>
+    assert view["state"] == "awaiting_confirmation"
+    shown = json.dumps(stack.card(card_id), ensure_ascii=False)
+    assert "<at id=ou_stranger>" not in shown
+    assert "Requested by: ou_stranger (unverified id)" in shown
+
+
+async def test_a_stored_draft_that_breaks_the_text_rules_is_never_sent(
+    make_stack: StackFactory,
+) -> None:
+    """A draft admitted before today's rules (put straight into the store) is refused at run."""
+    stack: Stack = await make_stack("ws")
+    text = 'Legacy <at user_id="all"></at> ping'
+    proposed = await stack.store.propose(draft(**message_draft_fields(text)))
+    op_id = proposed.operation.id
+    await until(stack.state, lambda: stack.card_of(op_id) is not None)
+    card_id = stack.card_of(op_id)
+    assert card_id is not None
+    await eventually(lambda: _card_recorded(stack, op_id, card_id))
+    assert (await stack.click(card_id, "ou_alice"))["toast"]["type"] == "success"
+
+    async def refused() -> bool:
+        _, view = await stack.api("GET", f"/api/v1/operations/{op_id}")
+        detail = (view.get("outcome") or {}).get("detail") or {}
+        return bool(detail.get("code") == "text_not_sendable")
+
+    await eventually(refused, deadline_s=15)
+    assert sent_to_acme(stack) == []
+
+
+async def _card_recorded(stack: Stack, op_id: str, card_id: str) -> bool:
+    op = await stack.store.get(op_id)
+    return op is not None and op.card_message_id == card_id

@@ -264,3 +264,28 @@ async def test_faults_fail_the_next_patches_then_recover_and_add_latency(sandbox
     started = time.perf_counter()
     assert (await send_card(client)).code == 0
     assert time.perf_counter() - started >= 0.3
+
+
+async def test_a_card_mentioning_an_open_id_unknown_to_the_app_is_refused(
+    sandbox: Sandbox,
+) -> None:
+    """Lark rejects the whole card when an <at id=...> names nobody the app can see."""
+    client = lark_client(sandbox)
+
+    def mentioning(who: str) -> dict[str, Any]:
+        card = v2_card()
+        card["body"]["elements"].append(
+            {"tag": "markdown", "content": "x", "i18n_content": {"zh_cn": f"<at id={who}></at>"}}
+        )
+        return card
+
+    assert (await send_card(client, mentioning("ou_alice"))).code == 0
+    assert (await send_card(client, mentioning("all"))).code == 0
+    for stranger in ("ou_nobody", "ou_eve"):  # unknown, and a user of another tenant
+        refused = await send_card(client, mentioning(stranger))
+        assert refused.code == 230099 and stranger in refused.msg
+    message_id = (await send_card(client)).data.message_id
+    content = card_content(mentioning("ou_nobody"))
+    patched = await sdk(client.im.v1.message.patch, patch_request(message_id, content))
+    assert patched.code == 230099
+    assert "ou_nobody" not in sandbox.state.messages[message_id].content

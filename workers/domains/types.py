@@ -1,19 +1,62 @@
-"""Field types shared by domain schemas: decimal strings, identifiers, sanitized text."""
+"""Field types shared by domain schemas: decimal strings, identifiers, readable text."""
 
 from __future__ import annotations
 
 import re
 import unicodedata
 from decimal import Decimal
-from typing import Annotated
+from typing import Annotated, NamedTuple
 
+import regex
 from pydantic import AfterValidator, BaseModel, ConfigDict, StringConstraints
 
 DECIMAL_TEXT = re.compile(r"^-?(0|[1-9][0-9]*)(\.[0-9]+)?$")
 MAX_DECIMAL_CHARS = 40
-# Bidirectional overrides and isolates can make displayed terms read differently
-# from what is stored, so they count as control characters here.
-BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f")
+
+
+class Hidden(NamedTuple):
+    """A class of code points a person cannot read reliably on a card."""
+
+    pattern: regex.Pattern[str]
+    what: str
+    fix: str
+
+
+# Nothing an operator approves may be invisible, reorder what is shown (bidi marks of every
+# kind are Cf), break a line without being a newline, or lack an agreed glyph. Categories come
+# from the `regex` module, whose Unicode data is newer than this Python's `unicodedata`.
+HIDDEN: tuple[Hidden, ...] = (
+    Hidden(
+        regex.compile(r"\p{Cc}"),
+        "a control character",
+        "remove it; only newline (LF; CR LF and CR become LF) and tab are kept",
+    ),
+    Hidden(
+        regex.compile(r"\p{Cf}"),
+        "an invisible format character (bidi marks, zero-width characters, tags, ...)",
+        "remove it: the card must show every character that is sent "
+        "(a zero width joiner inside an emoji sequence is kept)",
+    ),
+    Hidden(regex.compile(r"[\p{Zl}\p{Zp}]"), "a line or paragraph separator", "use a newline"),
+    Hidden(
+        regex.compile(r"\p{Co}"), "a private-use character", "remove it; it has no agreed glyph"
+    ),
+    Hidden(regex.compile(r"\p{Cs}"), "a lone surrogate", "send valid Unicode text"),
+)
+ANY_HIDDEN = regex.compile("|".join(rule.pattern.pattern for rule in HIDDEN))
+KEPT_CONTROLS = frozenset("\n\t\r")  # \r only until line breaks are normalised to \n
+# The one exception: a joiner between pictographs (after any skin tone or emoji style), which
+# is what makes a family or a "woman technologist" one emoji.
+EMOJI_JOINER = regex.compile(
+    r"(?<=\p{Extended_Pictographic}[\p{Emoji_Modifier}\uFE0F]*)\u200D(?=\p{Extended_Pictographic})"
+)
+# Blank to the eye though not whitespace: what an "empty" text may consist of.
+INVISIBLE = regex.compile(r"[\s\p{Default_Ignorable_Code_Point}\p{Cc}\u2800]")
+
+
+class TextProblem(NamedTuple):
+    reason: str
+    fix: str
 
 
 class StrictModel(BaseModel):
@@ -21,7 +64,8 @@ class StrictModel(BaseModel):
 
 
 def is_control(char: str) -> bool:
-    return unicodedata.category(char) == "Cc" or char in BIDI_CONTROLS
+    """Hidden in any sense of HIDDEN (fields that are not free text refuse all of them)."""
+    return ANY_HIDDEN.fullmatch(char) is not None
 
 
 def _decimal_text(value: str) -> str:
@@ -48,17 +92,62 @@ DecimalText = Annotated[str, AfterValidator(_decimal_text)]
 PositiveDecimal = Annotated[DecimalText, AfterValidator(_positive)]
 NonNegativeDecimal = Annotated[DecimalText, AfterValidator(_non_negative)]
 Name = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$")]
+OpenId = Annotated[str, StringConstraints(pattern=r"^ou_[A-Za-z0-9_-]{1,120}$")]
 
 
-def sanitize_text(value: str, *, cap: int) -> str:
-    """Strip control characters (keeping newline and tab); refuse empty or over-long text.
+def normalise_newlines(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\r", "\n")
 
-    Never truncates: an operator must see every character that will be sent.
+
+def position(text: str, index: int) -> str:
+    """Where text[index] is, as a person counts: character, line and column (from 1).
+
+    CR LF counts as one line break, so line and column are the same before and after
+    normalisation; the character number is in the text as it was sent.
     """
-    text = value.replace("\r\n", "\n").replace("\r", "\n")
-    text = "".join(ch for ch in text if ch in "\n\t" or not is_control(ch))
-    if not text.strip():
-        raise ValueError("is empty once control characters and whitespace are removed")
-    if len(text) > cap:
-        raise ValueError(f"is {len(text)} characters; the cap is {cap} (it is never truncated)")
-    return text
+    before = normalise_newlines(text[:index])
+    line = before.count("\n") + 1
+    column = len(before) - (before.rfind("\n") + 1) + 1
+    return f"character {index + 1} (line {line}, column {column})"
+
+
+def code_point(char: str) -> str:
+    name = unicodedata.name(char, "")
+    return f"U+{ord(char):04X}" + (f" {name}" if name else "")
+
+
+def hidden_character(text: str) -> TextProblem | None:
+    """The first character a person could not read faithfully, named and located."""
+    allowed = {match.start() for match in EMOJI_JOINER.finditer(text)}
+    found = [
+        match.start()
+        for match in ANY_HIDDEN.finditer(text)
+        if match.start() not in allowed and match.group() not in KEPT_CONTROLS
+    ]
+    if not found:
+        return None
+    first = text[found[0]]
+    rule = next(rule for rule in HIDDEN if rule.pattern.fullmatch(first))
+    more = f"; {len(found) - 1} more such characters follow" if len(found) > 1 else ""
+    return TextProblem(
+        f"contains {code_point(first)} at {position(text, found[0])}, {rule.what}{more}",
+        rule.fix,
+    )
+
+
+def blank(text: str) -> TextProblem | None:
+    if INVISIBLE.sub("", text):
+        return None
+    return TextProblem(
+        "is empty once invisible characters and whitespace are removed",
+        "send the text the counterparty should read",
+    )
+
+
+def too_long(text: str, cap: int) -> TextProblem | None:
+    if len(text) <= cap:
+        return None
+    return TextProblem(
+        f"is {len(text)} characters; the cap is {cap}",
+        "shorten it or split it into several messages (text is never truncated)",
+    )

@@ -294,7 +294,8 @@
       }
       case "interactive_container":
       case "form":
-        return h("div", { class: `el el-${e.tag}` }, renderElements(e.elements, ctx));
+        return h("div", { class: `el el-${e.tag}${e.has_border ? " bordered" : ""}` },
+          renderElements(e.elements, ctx));
       case "person":
         return h("span", { class: "el mention-chip" }, `@${userName(e.user_id || "")}`);
       default:

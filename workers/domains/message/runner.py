@@ -17,8 +17,10 @@ from typing import Protocol
 
 from store.records import Operation
 from workers.domains.execution import Observed, Refusal, SubmissionUnknown, Unresolvable
-from workers.domains.message.schema import MessageDomain, MessageSendV1, text_sha256
+from workers.domains.message.schema import STORED, MessageDomain, MessageSendV1, text_sha256
 from workers.domains.message.settings import MessageSettings
+from workers.domains.message.text import lark_markup
+from workers.domains.types import hidden_character
 
 log = logging.getLogger("countersign.message")
 
@@ -57,10 +59,14 @@ class MessageRunner:
 
     @staticmethod
     def message(op: Operation) -> MessageSendV1:
-        return MessageSendV1.model_validate(op.payload)
+        return MessageSendV1.model_validate(op.payload, context=STORED)
 
     async def prepare(self, op: Operation) -> Refusal | None:
         message = self.message(op)
+        # a draft admitted before today's text rules must not send markup or hidden characters
+        problem = hidden_character(message.text) or lark_markup(message.text)
+        if problem is not None:
+            return Refusal("text_not_sendable", f"the text {problem.reason}", problem.fix)
         destination = self.settings.destination(message.destination)
         if destination is None or destination.counterparty != message.counterparty:
             return Refusal(
@@ -90,7 +96,9 @@ class MessageRunner:
         if destination is None:
             raise Unresolvable(f"destination {message.destination!r} is no longer configured")
         try:
-            message_id = await self.channel.send_text(destination.chat_id, message.text, client_id)
+            message_id = await self.channel.send_text(
+                destination.chat_id, message.outbound(), client_id
+            )
         except Exception as error:
             if getattr(error, "kind", None) == "terminal":  # Lark refused it: nothing was posted
                 return Observed("rejected", {"reason": str(error)[:300]})

@@ -3,26 +3,71 @@
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, StringConstraints
+from pydantic import AfterValidator, BaseModel, StringConstraints, ValidationInfo
+from pydantic_core import PydanticCustomError
 
 from store.problems import FieldProblem
 from workers.domains.base import terms
 from workers.domains.message.settings import MessageSettings
-from workers.domains.types import Name, StrictModel, sanitize_text
+from workers.domains.message.text import draft_text_problem, outbound_text
+from workers.domains.types import Name, OpenId, StrictModel, TextProblem, normalise_newlines
 
 MessageId = Annotated[str, StringConstraints(pattern=r"^om_[A-Za-z0-9_-]{1,120}$")]
 # Hard ceiling for the schema; the configured cap (max_text_chars) is checked in admit().
 TEXT_CEILING = 30000
+MAX_MENTIONS = 20
+# Validation context for a payload read back from the store: it was admitted under the rules
+# of its day and must load; the runner re-checks what it sends (MessageRunner.prepare).
+STORED = {"stored": True}
+
+
+def _refused(code: str, problem: TextProblem) -> PydanticCustomError:
+    # the fix rides in the context, so the 422 carries it (bot/validation.py)
+    return PydanticCustomError(code, "{reason}", {"reason": problem.reason, "fix": problem.fix})
+
+
+def _draft_text(value: str, info: ValidationInfo) -> str:
+    """Refuse what cannot be shown faithfully (positions as sent), then LF line breaks."""
+    if not (info.context or {}).get("stored"):
+        problem = draft_text_problem(value, TEXT_CEILING)
+        if problem is not None:
+            raise _refused("message_text", problem)
+    return normalise_newlines(value)
+
+
+def _mention_list(open_ids: list[str]) -> list[str]:
+    if len(open_ids) > MAX_MENTIONS:
+        raise _refused(
+            "mentions",
+            TextProblem(
+                f"lists {len(open_ids)} people; at most {MAX_MENTIONS} may be mentioned",
+                "mention fewer people, or address the chat in the text",
+            ),
+        )
+    repeated = sorted(open_id for open_id, count in Counter(open_ids).items() if count > 1)
+    if repeated:
+        raise _refused(
+            "mentions",
+            TextProblem(f"lists {', '.join(repeated)} more than once", "list each person once"),
+        )
+    return open_ids
 
 
 class MessageSendV1(StrictModel):
     destination: Name
     counterparty: Name
-    text: Annotated[str, AfterValidator(lambda value: sanitize_text(value, cap=TEXT_CEILING))]
+    text: Annotated[str, AfterValidator(_draft_text)]
     priority: Literal["P0", "P1", "P2", "P3"]
     reply_to: MessageId | None = None
+    # people to @mention, as data: shown on the card, bound into the digest, written by the bot
+    mentions: Annotated[list[OpenId], AfterValidator(_mention_list)] | None = None
+
+    def outbound(self) -> str:
+        """The text Lark receives for this draft."""
+        return outbound_text(self.text, self.mentions or ())
 
 
 def text_sha256(text: str) -> str:
@@ -51,6 +96,7 @@ class MessageDomain:
                     "counterparty": payload.counterparty,
                     "priority": payload.priority,
                     "reply_to": payload.reply_to,
+                    "mentions": payload.mentions or None,
                     "text": payload.text,
                     "text_sha256": text_sha256(payload.text),
                 }
