@@ -1,7 +1,7 @@
 """Operation projection -> Lark card JSON 2.0. Pure: the same view renders the same card.
 
 Terms are shown as plain_text so nothing a proposer sends can format, mention or link. A
-message text is one bordered block with its size stated, so it cannot pose as other terms or
+message text is one shaded block with its size stated, so it cannot pose as other terms or
 hide how far it runs. A person is an <at> mention only when Lark is known to accept the open
 id (the audience's operators, verified at setup); Lark refuses a whole card for an unknown
 one, so anyone else is named in plain text.
@@ -132,7 +132,7 @@ def _counted(key: str, n: int, lang: Lang) -> str:
 
 
 def _text_block(value: Any, lang: Lang) -> list[dict[str, Any]]:
-    """The message text: its size, then the text alone in a bordered block, as plain text."""
+    """The message text: its size, then the text alone in a shaded block, as plain text."""
     message = str(value)
 
     def label(each: Lang) -> str:
@@ -147,15 +147,22 @@ def _text_block(value: Any, lang: Lang) -> list[dict[str, Any]]:
             "element_id": "message_text_size",
             "text": _plain(label(lang), {LARK_LOCALE[each]: label(each) for each in LANGS}),
         },
+        # A shaded one-column set, not an interactive_container: Lark requires `behaviors`
+        # on that one, and the text must not be clickable.
         {
-            "tag": "interactive_container",
+            "tag": "column_set",
             "element_id": "message_text",
-            "width": "fill",
-            "has_border": True,
-            "border_color": "grey",
-            "corner_radius": "8px",
-            "padding": "8px 12px 8px 12px",
-            "elements": [{"tag": "div", "text": _plain(message)}],
+            "flex_mode": "none",
+            "background_style": "grey",
+            "columns": [
+                {
+                    "tag": "column",
+                    "width": "weighted",
+                    "weight": 1,
+                    "padding": "8px 12px 8px 12px",
+                    "elements": [{"tag": "div", "text": _plain(message)}],
+                }
+            ],
         },
     ]
 

@@ -1,4 +1,4 @@
-"""The message draft card: the text is one bordered block, counted, never interpreted; the
+"""The message draft card: the text is one shaded block, counted, never interpreted; the
 people it names are mentioned (<at>) only when Lark is known to accept their open id.
 
 Projections are built by the message domain itself; rendering is pure.
@@ -63,11 +63,12 @@ def blocks(card: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 @pytest.mark.parametrize("lang", LANGS)
-def test_the_text_is_one_bordered_block_of_plain_text_and_nowhere_else(lang: Lang) -> None:
+def test_the_text_is_one_shaded_block_of_plain_text_and_nowhere_else(lang: Lang) -> None:
     card = render(view(POSING), lang)
     [block] = blocks(card)
-    assert block["tag"] == "interactive_container" and block["has_border"] is True
-    assert [node for node in nodes(block["elements"]) if "content" in node] == [
+    assert block["tag"] == "column_set" and block["background_style"] == "grey"
+    assert len(block["columns"]) == 1 and "behaviors" not in json.dumps(block)
+    assert [node for node in nodes(block["columns"][0]["elements"]) if "content" in node] == [
         {"tag": "plain_text", "content": POSING}
     ]
     # outside the block, no element carries any line of it: it cannot pose as a term
@@ -96,7 +97,7 @@ def test_a_long_text_is_still_one_block_and_counted_whole() -> None:
     text = "\n".join(f"line {n}" for n in range(1, 201))  # pushes anything below it far down
     card = render(view(text))
     [block] = blocks(card)
-    assert block["elements"][0]["text"]["content"] == text
+    assert block["columns"][0]["elements"][0]["text"]["content"] == text
     assert f"Message text (200 lines · {len(text)} characters)" in " ".join(plain_texts(card))
 
 

@@ -93,8 +93,10 @@ async def test_the_card_shows_the_text_as_one_block_and_exactly_that_text_is_sen
     _, card_id = await stack.offered(body)
     card = stack.card(card_id)
     block = text_block(card)
-    assert block["has_border"] is True
-    assert block["elements"] == [{"tag": "div", "text": {"tag": "plain_text", "content": POSING}}]
+    assert block["tag"] == "column_set" and block["background_style"] == "grey"
+    assert block["columns"][0]["elements"] == [
+        {"tag": "div", "text": {"tag": "plain_text", "content": POSING}}
+    ]
     assert "Message text (3 lines · 49 characters), sent exactly as shown:" in json.dumps(
         card, ensure_ascii=False
     )

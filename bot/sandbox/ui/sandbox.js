@@ -262,7 +262,8 @@
       case "hr":
         return h("hr", { class: "el el-hr" });
       case "column_set": {
-        const node = h("div", { class: `el column-set flex-${e.flex_mode || "none"}` });
+        const shaded = e.background_style && e.background_style !== "default" ? " shaded" : "";
+        const node = h("div", { class: `el column-set flex-${e.flex_mode || "none"}${shaded}` });
         for (const column of Array.isArray(e.columns) ? e.columns : []) {
           const col = h("div", { class: `column valign-${column.vertical_align || "top"}` },
             renderElements(column.elements, ctx));
