@@ -13,8 +13,8 @@ from collections.abc import Awaitable, Callable
 from aiohttp import web
 
 from bot.api.auth import ProposerAuth, RateLimiter
-from bot.api.dashboard import Dashboard
-from bot.api.errors import error_response
+from bot.api.dashboard import OPERATION_ID, Dashboard
+from bot.api.errors import error_response, refuse
 from bot.api.health import Health
 from bot.api.intake import Forbidden, build_draft
 from bot.api.metrics import metrics_text
@@ -46,21 +46,45 @@ async def json_errors(request: web.Request, handler: Handler) -> web.StreamRespo
         return await handler(request)
     except web.HTTPRequestEntityTooLarge:
         cap = request.app[CONFIG_KEY].settings.http.max_body_bytes
-        return error_response(
+        return refuse(
+            request,
             413,
             "body_too_large",
             f"the request body exceeds {cap} bytes",
             [FieldProblem("$", "body too large", f"keep requests under {cap} bytes")],
         )
     except web.HTTPNotFound:
-        return error_response(404, "not_found", f"no route {request.method} {request.path}")
+        return refuse(request, 404, "not_found", f"no route {request.method} {request.path}")
     except web.HTTPMethodNotAllowed:
-        return error_response(405, "method_not_allowed", f"{request.method} is not allowed here")
+        return refuse(request, 405, "method_not_allowed", f"{request.method} is not allowed here")
     except web.HTTPException:
         raise
     except Exception:
         log.exception("unhandled error on %s %s", request.method, request.path)
         return error_response(500, "internal", "internal error; the request may be retried")
+
+
+def _undecodable_header(request: web.Request) -> str | None:
+    """The name of the first header whose value is not UTF-8 (aiohttp would hand it to us with
+    surrogate escapes, which no later `.encode()` survives)."""
+    for name, value in request.raw_headers:
+        try:
+            value.decode("utf-8")
+        except UnicodeDecodeError:
+            return name.decode("ascii", "replace")
+    return None
+
+
+@web.middleware
+async def header_bytes(request: web.Request, handler: Handler) -> web.StreamResponse:
+    if (name := _undecodable_header(request)) is not None:
+        return refuse(
+            request,
+            400,
+            "bad_header",
+            f"header {name} is not valid UTF-8; send header values as UTF-8 (or ASCII)",
+        )
+    return await handler(request)
 
 
 @web.middleware
@@ -69,7 +93,8 @@ async def proposer_auth(request: web.Request, handler: Handler) -> web.StreamRes
         return await handler(request)
     proposer = request.app[AUTH_KEY].identify(request.headers.get("Authorization"))
     if proposer is None:
-        return error_response(
+        return refuse(
+            request,
             401,
             "unauthorized",
             "missing or unknown proposer token",
@@ -77,7 +102,8 @@ async def proposer_auth(request: web.Request, handler: Handler) -> web.StreamRes
         )
     wait = request.app[LIMITER_KEY].take(proposer.name)
     if wait > 0:
-        return error_response(
+        return refuse(
+            request,
             429,
             "rate_limited",
             f"proposer {proposer.name!r} is over its request rate; retry later",
@@ -91,9 +117,9 @@ def _proposer(request: web.Request) -> Proposer:
     return request[PROPOSER_KEY]
 
 
-def _problems(error: ProblemsFound) -> web.Response:
-    return error_response(
-        422, error.code, "the request is invalid; nothing was stored", error.problems
+def _problems(request: web.Request, error: ProblemsFound) -> web.Response:
+    return refuse(
+        request, 422, error.code, "the request is invalid; nothing was stored", error.problems
     )
 
 
@@ -102,8 +128,11 @@ async def propose(request: web.Request) -> web.Response:
     raw = await request.read()
     try:
         body = loads_strict(raw)
+    except ProblemsFound as error:  # too deep, a key twice, a lone surrogate
+        return _problems(request, error)
     except ValueError as error:
-        return error_response(
+        return refuse(
+            request,
             422,
             "invalid_json",
             f"the body is not valid JSON ({error})",
@@ -113,13 +142,14 @@ async def propose(request: web.Request) -> web.Response:
     try:
         draft = build_draft(body, proposer.settings, settings)
     except ProblemsFound as error:
-        return _problems(error)
+        return _problems(request, error)
     except Forbidden as error:
-        return error_response(403, error.code, str(error))
+        return refuse(request, 403, error.code, str(error))
     try:
         proposed = await request.app[STORE_KEY].propose(draft)
     except RequestConflict as error:
-        return error_response(
+        return refuse(
+            request,
             409,
             "request_id_conflict",
             f"request_id {draft.source.request_id!r} was already used for operation "
@@ -144,7 +174,16 @@ async def _own_operation(request: web.Request) -> Operation | None:
 
 
 def _not_found(request: web.Request) -> web.Response:
-    return error_response(404, "not_found", f"no operation {request.match_info['id']!r}")
+    return refuse(request, 404, "not_found", f"no operation {request.match_info['id']!r}")
+
+
+def whole_number(text: str, low: int, high: int) -> int | None:
+    """`text` as an int in low..high, or None. ASCII digits only: str.isdigit() also takes
+    "٣" and "²" (int() reads the first as 3 and raises on the second)."""
+    if not (text.isascii() and text.isdigit()) or len(text) > len(str(high)):
+        return None
+    value = int(text)
+    return value if low <= value <= high else None
 
 
 MAX_WAIT_S = 60
@@ -157,8 +196,9 @@ async def get_operation(request: web.Request) -> web.Response:
     wait_text = request.query.get("wait_s")
     wait_s = 0
     if wait_text is not None:
-        if not wait_text.isdigit() or int(wait_text) > MAX_WAIT_S:
-            return error_response(
+        if (given := whole_number(wait_text, 0, MAX_WAIT_S)) is None:
+            return refuse(
+                request,
                 422,
                 "invalid_query",
                 "the query is invalid",
@@ -170,7 +210,7 @@ async def get_operation(request: web.Request) -> web.Response:
                     )
                 ],
             )
-        wait_s = int(wait_text)
+        wait_s = given
     op = await _own_operation(request)
     if op is None:
         return _not_found(request)
@@ -202,16 +242,18 @@ async def list_operations(request: web.Request) -> web.Response:
             )
     limit = MAX_PAGE_SIZE
     if limit_text := request.query.get("limit"):
-        if not limit_text.isdigit() or not 1 <= int(limit_text) <= MAX_PAGE_SIZE:
+        if (given := whole_number(limit_text, 1, MAX_PAGE_SIZE)) is None:
             problems.append(
                 FieldProblem(
-                    "limit", f"{limit_text!r} is not 1..{MAX_PAGE_SIZE}", "pick a smaller page"
+                    "limit",
+                    f"{limit_text!r} is not a whole number 1..{MAX_PAGE_SIZE}",
+                    f"send ASCII digits, at most {MAX_PAGE_SIZE}",
                 )
             )
         else:
-            limit = int(limit_text)
+            limit = given
     if problems:
-        return error_response(422, "invalid_query", "the query is invalid", problems)
+        return refuse(request, 422, "invalid_query", "the query is invalid", problems)
     try:
         page = await request.app[STORE_KEY].list_operations(
             state=state,
@@ -220,7 +262,8 @@ async def list_operations(request: web.Request) -> web.Response:
             proposer=_proposer(request).name,
         )
     except InvalidCursor as error:
-        return error_response(
+        return refuse(
+            request,
             422,
             "invalid_query",
             str(error),
@@ -243,7 +286,8 @@ async def cancel_operation(request: web.Request) -> web.Response:
             request.match_info["id"], f"proposer:{_proposer(request).name}"
         )
     except IllegalTransition as error:
-        return error_response(
+        return refuse(
+            request,
             409,
             "not_cancellable",
             f"the operation is {error.current.value}; only unclaimed operations can be cancelled",
@@ -274,7 +318,8 @@ def create_app(
 ) -> web.Application:
     http = config.settings.http
     app = web.Application(
-        middlewares=[json_errors, proposer_auth], client_max_size=http.max_body_bytes
+        middlewares=[json_errors, header_bytes, proposer_auth],
+        client_max_size=http.max_body_bytes,
     )
     app[CONFIG_KEY] = config
     app[STORE_KEY] = store
@@ -284,8 +329,8 @@ def create_app(
     app[ON_PROPOSED_KEY] = on_proposed
     app.router.add_post("/api/v1/operations", propose)
     app.router.add_get("/api/v1/operations", list_operations)
-    app.router.add_get("/api/v1/operations/{id}", get_operation)
-    app.router.add_post("/api/v1/operations/{id}/cancel", cancel_operation)
+    app.router.add_get(f"/api/v1/operations/{{id:{OPERATION_ID}}}", get_operation)
+    app.router.add_post(f"/api/v1/operations/{{id:{OPERATION_ID}}}/cancel", cancel_operation)
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/readyz", readyz)
     app.router.add_get("/metrics", metrics)

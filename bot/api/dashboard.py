@@ -19,16 +19,20 @@ from typing import Any
 from aiohttp import web
 from sqlalchemy import func, select
 
+from bot.api.errors import refuse
 from cards.conclusion import outcome_parts
 from cards.render import newest_per_stage, outcome_title
 from cards.strings import Lang
-from store.authority import Store
+from store.authority import InvalidCursor, Store
 from store.cards import CardLedger
 from store.deliveries import DeliveryLedger
 from store.execution import ExecutionLedger, views
 from store.lifecycle import State
 from store.models import OperationRow
+from store.problems import FieldProblem
 
+# the shape of an operation id (a ULID, with room); anything else is no route: a 404
+OPERATION_ID = "[0-9A-Za-z_-]{1,64}"
 LONG_POLL_S = 25.0
 POLL_STEP_S = 0.5
 COOKIE = "countersign_dashboard"
@@ -258,11 +262,14 @@ class Dashboard:
     def routes(self, app: web.Application) -> None:
         app.router.add_get("/ops", self.list)
         app.router.add_get("/ops/changes", self.changes)
-        app.router.add_get("/ops/{id}", self.detail)
+        app.router.add_get(f"/ops/{{id:{OPERATION_ID}}}", self.detail)
 
-    def _gate(self, request: web.Request) -> None:
+    def _refusal(self, request: web.Request) -> web.Response | None:
         if not allowed(request, self.token):
-            raise web.HTTPForbidden(text="the dashboard answers loopback clients, or ?token=")
+            return refuse(
+                request, 403, "forbidden", "the dashboard answers loopback clients, or ?token="
+            )
+        return None
 
     def _keep_token(self, request: web.Request, response: web.Response) -> web.Response:
         if request.query.get("token"):
@@ -270,13 +277,23 @@ class Dashboard:
         return response
 
     async def list(self, request: web.Request) -> web.Response:
-        self._gate(request)
+        if refusal := self._refusal(request):
+            return refusal
         lang = lang_of(request)
         state_text = request.query.get("state")
         state = State(state_text) if state_text in {s.value for s in State} else None
-        page = await self.store.list_operations(
-            state=state, limit=50, cursor=request.query.get("cursor") or None
-        )
+        try:
+            page = await self.store.list_operations(
+                state=state, limit=50, cursor=request.query.get("cursor") or None
+            )
+        except InvalidCursor as error:
+            return refuse(
+                request,
+                400,
+                "invalid_query",
+                "this page link is not one the dashboard made",
+                [FieldProblem("cursor", str(error), "start over from /ops")],
+            )
         items = await views(self.store, list(page.items))
         html = list_html(
             items,
@@ -288,11 +305,12 @@ class Dashboard:
         return self._keep_token(request, web.Response(text=html, content_type="text/html"))
 
     async def detail(self, request: web.Request) -> web.Response:
-        self._gate(request)
+        if refusal := self._refusal(request):
+            return refusal
         lang = lang_of(request)
         op = await self.store.get(request.match_info["id"])
         if op is None:
-            raise web.HTTPNotFound(text=f"no operation {request.match_info['id']!r}")
+            return refuse(request, 404, "not_found", f"no operation {request.match_info['id']!r}")
         [view] = await views(self.store, [op])
         records = {
             "confirmations": await self.store.confirmations(op.id),
@@ -305,7 +323,8 @@ class Dashboard:
 
     async def changes(self, request: web.Request) -> web.Response:
         """Long poll: answers once anything changed since `since`, or after 25 s."""
-        self._gate(request)
+        if refusal := self._refusal(request):
+            return refusal
         since = request.query.get("since", "")
         loop = asyncio.get_running_loop()
         deadline = loop.time() + LONG_POLL_S

@@ -1,12 +1,19 @@
-"""JSON error responses: `{error: {code, message, fields?}}` with a stable code."""
+"""Refusals: `{error: {code, message, fields?}}` with a stable code (an HTML page on /ops),
+and one log line each, never a traceback: a refusal is an answer, not a failure."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
+from html import escape
 
 from aiohttp import web
 
 from store.problems import FieldProblem
+
+log = logging.getLogger("countersign.api")
+
+DASHBOARD_PATH = "/ops"
 
 
 def error_response(
@@ -20,3 +27,41 @@ def error_response(
     if fields:
         error["fields"] = [problem.as_json() for problem in fields]
     return web.json_response({"error": error}, status=status, headers=headers)
+
+
+def html_error(
+    status: int,
+    message: str,
+    fields: Sequence[FieldProblem] = (),
+    headers: dict[str, str] | None = None,
+) -> web.Response:
+    items = "".join(
+        f"<li><b>{escape(p.field)}</b>: {escape(p.reason)} ({escape(p.fix)})</li>" for p in fields
+    )
+    page = (
+        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
+        f"<title>{status}</title></head><body><h1>{status}</h1><p>{escape(message)}</p>"
+        f"{f'<ul>{items}</ul>' if items else ''}"
+        '<p><a href="/ops">all operations</a></p></body></html>'
+    )
+    return web.Response(status=status, text=page, content_type="text/html", headers=headers)
+
+
+def is_dashboard(path: str) -> bool:
+    return path == DASHBOARD_PATH or path.startswith(DASHBOARD_PATH + "/")
+
+
+def refuse(
+    request: web.Request,
+    status: int,
+    code: str,
+    message: str,
+    fields: Sequence[FieldProblem] = (),
+    headers: dict[str, str] | None = None,
+) -> web.Response:
+    """The refusal of `request`, logged once (path only: a query may carry a token)."""
+    named = f" {[p.field for p in fields]}" if fields else ""  # repr: no raw newlines
+    log.info("refused %s %r: %d %s%s", request.method, request.path, status, code, named)
+    if is_dashboard(request.path):
+        return html_error(status, message, fields, headers)
+    return error_response(status, code, message, fields, headers)
