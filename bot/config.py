@@ -60,6 +60,9 @@ class HttpSettings(Section):
     max_payload_bytes: int = Field(default=16384, ge=256, le=262144)
     proposer_rate_per_s: float = Field(default=20.0, gt=0)
     proposer_burst: int = Field(default=40, ge=1)
+    # requests with a missing or unknown token, per peer address (IPv6: per /64)
+    unauthenticated_rate_per_s: float = Field(default=1.0, gt=0)
+    unauthenticated_burst: int = Field(default=20, ge=1)
     # /ops answers loopback clients; others need the token in this environment variable
     dashboard_token_env: EnvName | None = None
 

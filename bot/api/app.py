@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
-from bot.api.auth import ProposerAuth, RateLimiter
+from bot.api.auth import ProposerAuth, RateLimiter, peer_key
 from bot.api.dashboard import OPERATION_ID, Dashboard
 from bot.api.errors import error_response, refuse
 from bot.api.health import Health
@@ -33,6 +33,7 @@ CONFIG_KEY = web.AppKey("config", Config)
 STORE_KEY = web.AppKey("store", Store)
 AUTH_KEY = web.AppKey("auth", ProposerAuth)
 LIMITER_KEY = web.AppKey("limiter", RateLimiter)
+PEER_LIMITER_KEY = web.AppKey("peer_limiter", RateLimiter)
 HEALTH_KEY = web.AppKey("health", Health)
 ON_PROPOSED_KEY: web.AppKey[Callable[[], None]] = web.AppKey("on_proposed")
 PROPOSER_KEY = web.RequestKey("proposer", Proposer)
@@ -93,6 +94,10 @@ async def proposer_auth(request: web.Request, handler: Handler) -> web.StreamRes
         return await handler(request)
     proposer = request.app[AUTH_KEY].identify(request.headers.get("Authorization"))
     if proposer is None:
+        # Guessing is slowed per peer address; a good token from the same address still works.
+        wait = request.app[PEER_LIMITER_KEY].take(peer_key(request.remote))
+        if wait > 0:
+            return _rate_limited(request, wait, "this address sent too many unknown tokens")
         return refuse(
             request,
             401,
@@ -100,17 +105,23 @@ async def proposer_auth(request: web.Request, handler: Handler) -> web.StreamRes
             "missing or unknown proposer token",
             headers={"WWW-Authenticate": 'Bearer realm="countersign"'},
         )
-    wait = request.app[LIMITER_KEY].take(proposer.name)
+    # A cancel draws on its own bucket, so a proposer's reads can never starve its cancels.
+    budget = "cancel" if request.match_info.handler is cancel_operation else "requests"
+    wait = request.app[LIMITER_KEY].take(f"{proposer.name}\n{budget}")
     if wait > 0:
-        return refuse(
-            request,
-            429,
-            "rate_limited",
-            f"proposer {proposer.name!r} is over its request rate; retry later",
-            headers={"Retry-After": str(max(1, math.ceil(wait)))},
-        )
+        return _rate_limited(request, wait, f"proposer {proposer.name!r} is over its {budget} rate")
     request[PROPOSER_KEY] = proposer
     return await handler(request)
+
+
+def _rate_limited(request: web.Request, wait: float, why: str) -> web.Response:
+    return refuse(
+        request,
+        429,
+        "rate_limited",
+        f"{why}; retry later",
+        headers={"Retry-After": str(max(1, math.ceil(wait)))},
+    )
 
 
 def _proposer(request: web.Request) -> Proposer:
@@ -325,6 +336,7 @@ def create_app(
     app[STORE_KEY] = store
     app[AUTH_KEY] = ProposerAuth(config.proposers)
     app[LIMITER_KEY] = RateLimiter(http.proposer_rate_per_s, http.proposer_burst)
+    app[PEER_LIMITER_KEY] = RateLimiter(http.unauthenticated_rate_per_s, http.unauthenticated_burst)
     app[HEALTH_KEY] = health or Health(config, store, None, None)
     app[ON_PROPOSED_KEY] = on_proposed
     app.router.add_post("/api/v1/operations", propose)
