@@ -14,8 +14,9 @@ from aiohttp import web
 
 from bot.api.auth import ProposerAuth, RateLimiter, peer_key
 from bot.api.dashboard import OPERATION_ID, Dashboard
-from bot.api.errors import error_response, refuse
+from bot.api.errors import error_response, is_dashboard, refuse
 from bot.api.health import Health
+from bot.api.hosts import allowed_names, host_allowed
 from bot.api.intake import Forbidden, build_draft
 from bot.api.metrics import metrics_text
 from bot.config import Config, Proposer
@@ -84,6 +85,24 @@ async def header_bytes(request: web.Request, handler: Handler) -> web.StreamResp
             400,
             "bad_header",
             f"header {name} is not valid UTF-8; send header values as UTF-8 (or ASCII)",
+        )
+    return await handler(request)
+
+
+HOSTS_KEY = web.AppKey("hosts", frozenset)
+HOST_BOUND_PATHS = ("/readyz", "/metrics")  # and the dashboard; see bot/api/hosts.py
+
+
+@web.middleware
+async def host_names(request: web.Request, handler: Handler) -> web.StreamResponse:
+    bound = is_dashboard(request.path) or request.path in HOST_BOUND_PATHS
+    if bound and not host_allowed(request.headers.get("Host"), request.app[HOSTS_KEY]):
+        return refuse(
+            request,
+            421,
+            "misdirected",
+            "this server does not answer to that Host name (DNS-rebinding protection); "
+            "if it is yours, add it to [http] allowed_hosts",
         )
     return await handler(request)
 
@@ -329,7 +348,7 @@ def create_app(
 ) -> web.Application:
     http = config.settings.http
     app = web.Application(
-        middlewares=[json_errors, header_bytes, proposer_auth],
+        middlewares=[json_errors, header_bytes, host_names, proposer_auth],
         client_max_size=http.max_body_bytes,
     )
     app[CONFIG_KEY] = config
@@ -337,6 +356,7 @@ def create_app(
     app[AUTH_KEY] = ProposerAuth(config.proposers)
     app[LIMITER_KEY] = RateLimiter(http.proposer_rate_per_s, http.proposer_burst)
     app[PEER_LIMITER_KEY] = RateLimiter(http.unauthenticated_rate_per_s, http.unauthenticated_burst)
+    app[HOSTS_KEY] = allowed_names(http.allowed_hosts, http.host)
     app[HEALTH_KEY] = health or Health(config, store, None, None)
     app[ON_PROPOSED_KEY] = on_proposed
     app.router.add_post("/api/v1/operations", propose)
@@ -346,5 +366,9 @@ def create_app(
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/readyz", readyz)
     app.router.add_get("/metrics", metrics)
-    Dashboard(store, config.dashboard_token.get_secret_value() or None).routes(app)
+    Dashboard(
+        store,
+        config.dashboard_token.get_secret_value() or None,
+        trust_loopback_proxy=http.trust_loopback_proxy,
+    ).routes(app)
     return app

@@ -5,7 +5,11 @@ card and the API show, plus the operation's records (confirmations and refusals,
 outcomes, card deliveries, result deliveries). Live refresh is one long poll per open page
 (`/ops/changes`, answered when anything changes or after 25 s), not a polling storm.
 Only GET routes exist: browsing can never change state. Access: loopback clients, or the
-configured dashboard token (`?token=` once; it is then kept in a cookie).
+configured dashboard token (`?token=` once; it is then kept in an HttpOnly, SameSite=Strict
+cookie for /ops, Secure when the page is served over https). A request that came through a
+proxy (X-Forwarded-For, Forwarded, ...) is not a loopback client, even from 127.0.0.1, unless
+`[http] trust_loopback_proxy` says the proxy on this host may be trusted: behind a same-host
+reverse proxy every internet client would otherwise look local.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from aiohttp import web
 from sqlalchemy import func, select
 
 from bot.api.errors import refuse
+from bot.api.hosts import forwarded_https, proxied
 from cards.conclusion import outcome_parts
 from cards.render import newest_per_stage, outcome_title
 from cards.strings import Lang
@@ -95,13 +100,17 @@ def lang_of(request: web.Request) -> str:
     return "zh" if asked.lower().startswith("zh") else "en"
 
 
-def allowed(request: web.Request, token: str | None) -> bool:
-    remote = request.remote or ""
+def loopback_client(request: web.Request, trust_loopback_proxy: bool = False) -> bool:
     try:
-        if ip_address(remote).is_loopback:
-            return True
+        loopback = ip_address(request.remote or "").is_loopback
     except ValueError:
-        pass
+        return False
+    return loopback and (trust_loopback_proxy or not proxied(request.headers))
+
+
+def allowed(request: web.Request, token: str | None, trust_loopback_proxy: bool = False) -> bool:
+    if loopback_client(request, trust_loopback_proxy):
+        return True
     given = request.query.get("token") or request.cookies.get(COOKIE) or ""
     return bool(token) and hmac.compare_digest(given.encode(), (token or "").encode())
 
@@ -255,9 +264,10 @@ async def change_mark(store: Store) -> str:
 
 
 class Dashboard:
-    def __init__(self, store: Store, token: str | None) -> None:
+    def __init__(self, store: Store, token: str | None, *, trust_loopback_proxy: bool = False):
         self.store = store
         self.token = token
+        self.trust_loopback_proxy = trust_loopback_proxy
 
     def routes(self, app: web.Application) -> None:
         app.router.add_get("/ops", self.list)
@@ -265,7 +275,7 @@ class Dashboard:
         app.router.add_get(f"/ops/{{id:{OPERATION_ID}}}", self.detail)
 
     def _refusal(self, request: web.Request) -> web.Response | None:
-        if not allowed(request, self.token):
+        if not allowed(request, self.token, self.trust_loopback_proxy):
             return refuse(
                 request, 403, "forbidden", "the dashboard answers loopback clients, or ?token="
             )
@@ -273,7 +283,14 @@ class Dashboard:
 
     def _keep_token(self, request: web.Request, response: web.Response) -> web.Response:
         if request.query.get("token"):
-            response.set_cookie(COOKIE, request.query["token"], httponly=True, samesite="Strict")
+            response.set_cookie(
+                COOKIE,
+                request.query["token"],
+                path="/ops",
+                secure=request.secure or forwarded_https(request.headers),
+                httponly=True,
+                samesite="Strict",
+            )
         return response
 
     async def list(self, request: web.Request) -> web.Response:
