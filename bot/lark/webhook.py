@@ -147,6 +147,8 @@ class _Verifier:
             raise _Refused(400, "bad_ciphertext", "the body does not decrypt") from None
         if not isinstance(envelope, dict):
             raise _Refused(400, "bad_body", "the decrypted body is not a JSON object")
+        if not isinstance(envelope.get("header", {}), dict):  # consumers read header.<field>
+            raise _Refused(400, "bad_body", "the envelope header is not a JSON object")
         try:  # json.loads lets "\ud800" through; nothing downstream could store or encode it
             json.dumps(envelope, ensure_ascii=False).encode("utf-8")
         except UnicodeEncodeError:

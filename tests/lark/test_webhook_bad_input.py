@@ -113,3 +113,22 @@ async def test_non_utf8_signature_headers_are_a_401_not_a_500(
     writer.close()
     assert response.startswith(b"HTTP/1.1 401"), response[:200]
     assert not port.called and logged_once_without_traceback(logs)
+
+
+@pytest.mark.parametrize("header", [[1, 2], "text", 7])
+async def test_an_envelope_whose_header_is_not_an_object_is_a_400(
+    serve: Serve,
+    http: aiohttp.ClientSession,
+    app: App,
+    port: FakePort,
+    logs: pytest.LogCaptureFixture,
+    header: object,
+) -> None:
+    # The schema 1.0 token sits at the top, so such an envelope passes the token check; a
+    # consumer reading `header.event_type` would then fail on it.
+    envelope = {"schema": "2.0", "token": app.verification_token, "header": header, "event": {}}
+    body = sealed_plaintext(app, json.dumps(envelope).encode())
+    base = await serve()
+    status, text = await post(http, f"{base}/lark/events", body, signed_headers(app, body))
+    assert status == 400 and json.loads(text)["error"]["code"] == "bad_body"
+    assert not port.called and logged_once_without_traceback(logs)
