@@ -9,12 +9,13 @@ import asyncio
 import logging
 import math
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from aiohttp import web
 
 from bot.api.auth import ProposerAuth, RateLimiter, peer_key
 from bot.api.dashboard import OPERATION_ID, Dashboard
-from bot.api.errors import error_response, is_dashboard, refuse
+from bot.api.errors import error_response, is_dashboard, refuse, wire_log
 from bot.api.health import Health
 from bot.api.hosts import allowed_names, host_allowed
 from bot.api.intake import Forbidden, build_draft
@@ -337,6 +338,11 @@ async def readyz(request: web.Request) -> web.Response:
 async def metrics(request: web.Request) -> web.Response:
     body = await metrics_text(request.app[HEALTH_KEY])
     return web.Response(body=body, content_type="text/plain", charset="utf-8")
+
+
+# How the bot's AppRunner serves the app: no access log; aiohttp's own refusals (requests it
+# cannot parse) logged as one line each.
+RUNNER_OPTIONS: dict[str, Any] = {"access_log": None, "logger": wire_log}
 
 
 def create_app(

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from html import escape
 
 from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
 
 from store.problems import FieldProblem
 
@@ -65,3 +66,23 @@ def refuse(
     if is_dashboard(request.path):
         return html_error(status, message, fields, headers)
     return error_response(status, code, message, fields, headers)
+
+
+class OneLineForMalformedRequests(logging.Filter):
+    """aiohttp logs a request its parser refuses (bytes no URL may hold, a broken header line)
+    with a traceback, and the message quotes the request line, query and all (a dashboard
+    token may be in it). It is the client's fault: one INFO line, no traceback, no request."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        if isinstance(error, HttpProcessingError) and error.code < 500:
+            peer = record.args[0] if isinstance(record.args, tuple) and record.args else "?"
+            record.msg = "refused a request that does not parse, from %s: %d %s"
+            record.args = (peer, error.code, type(error).__name__)
+            record.exc_info = record.exc_text = None
+            record.levelno, record.levelname = logging.INFO, "INFO"
+        return True
+
+
+wire_log = logging.getLogger("countersign.http")
+wire_log.addFilter(OneLineForMalformedRequests())

@@ -9,10 +9,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from aiohttp.test_utils import TestClient
+from aiohttp.test_utils import TestClient, TestServer
 
+from bot.api.app import RUNNER_OPTIONS, create_app
 from store.authority import Store, encode_cursor
-from tests.api.conftest import TOKENS, auth
+from tests.api.conftest import TOKENS, auth, make_config
 from tests.conftest import logged_once_without_traceback
 from tests.factories import draft, message_request, order_request
 
@@ -57,8 +58,6 @@ def nested(depth: int) -> str:
 async def test_json_nested_deeper_than_64_is_a_422_before_it_is_parsed(
     client_for: Any, store: Store, logs: pytest.LogCaptureFixture, raw: str
 ) -> None:
-    from tests.api.conftest import make_config
-
     api = await client_for(make_config(http={"max_body_bytes": 1048576}))
     response = await api.post("/api/v1/operations", data=raw, headers=auth())
     error = await assert_json_error(response, 422, "$")
@@ -130,9 +129,9 @@ async def test_a_duplicate_key_is_a_422_naming_the_key_and_stores_nothing(
     assert await store.count() == 0
 
 
-async def raw_request(api: Client, head: bytes, body: bytes = b"") -> tuple[int, bytes, bytes]:
+async def raw_request(port: int, head: bytes, body: bytes = b"") -> tuple[int, bytes, bytes]:
     """One HTTP/1.1 request written byte for byte (a client library would refuse these bytes)."""
-    reader, writer = await asyncio.open_connection("127.0.0.1", api.server.port)
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
     try:
         writer.write(head + f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode())
         writer.write(body)
@@ -161,7 +160,9 @@ async def test_non_utf8_header_bytes_are_a_400_not_a_500(
     good = b"Authorization: Bearer " + TOKENS["DEV_AGENT_TOKEN"].encode() + b"\r\n"
     extra = b"" if header.startswith(b"Authorization") else good
     head = b"POST /api/v1/operations HTTP/1.1\r\nHost: 127.0.0.1\r\n" + extra + header + b"\r\n"
-    status, headers, payload = await raw_request(api, head, json.dumps(order_request()).encode())
+    status, headers, payload = await raw_request(
+        api.server.port, head, json.dumps(order_request()).encode()
+    )
     assert status == 400, payload
     assert b"application/json" in headers
     error = json.loads(payload)["error"]
@@ -175,7 +176,7 @@ async def test_a_non_utf8_header_on_the_dashboard_is_an_html_400(
     api: Client, logs: pytest.LogCaptureFixture
 ) -> None:
     status, headers, payload = await raw_request(
-        api, b"GET /ops HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept-Language: \xff\r\n"
+        api.server.port, b"GET /ops HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept-Language: \xff\r\n"
     )
     assert status == 400 and b"text/html" in headers and b"UTF-8" in payload
     assert_one_line(logs)
@@ -253,3 +254,29 @@ async def test_an_operation_id_no_store_could_hold_is_a_404(
     await assert_json_error(await api.post(f"{path}/cancel", headers=auth()), 404)
     response = await api.get(path.replace("/api/v1/operations", "/ops"))
     assert response.status == 404 and response.content_type == "text/html"
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        pytest.param(b"GET /ops?token=secret-\xff HTTP/1.1\r\nHost: 127.0.0.1\r\n", id="url-bytes"),
+        pytest.param(
+            b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nBad Name: x\r\n", id="header-name"
+        ),
+    ],
+)
+async def test_a_request_aiohttp_cannot_parse_is_one_log_line(
+    store: Store, logs: pytest.LogCaptureFixture, head: bytes
+) -> None:
+    # Refused by aiohttp's parser before any handler: the bot's runner options make its
+    # log record one line without a traceback (and without the request line: a query may
+    # carry the dashboard token).
+    server = TestServer(create_app(make_config(), store))
+    await server.start_server(**RUNNER_OPTIONS)
+    try:
+        status, _, _ = await raw_request(server.port, head)
+    finally:
+        await server.close()
+    assert status == 400
+    assert_one_line(logs)
+    assert "secret" not in logs.text
