@@ -97,7 +97,14 @@ def _path(parent: str, key: str) -> str:
 
 def _has_surrogate(text: str) -> bool:
     # a lone surrogate (paired escapes are joined by the parser) cannot be encoded as UTF-8
-    return any("\ud800" <= ch <= "\udfff" for ch in text)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+_SURROGATE_FIX = "send valid Unicode: a \\ud800-\\udfff escape only as half of a pair"
 
 
 def _refuse(field: str, reason: str, fix: str) -> ProblemsFound:
@@ -131,9 +138,6 @@ def _checked(value: Any, path: str) -> Any:
     if isinstance(value, str) and _has_surrogate(value):
         raise _refuse(path or "$", "contains a lone UTF-16 surrogate", _SURROGATE_FIX)
     return value
-
-
-_SURROGATE_FIX = "send valid Unicode: a \\ud800-\\udfff escape only as half of a pair"
 
 
 def loads_strict(text: str | bytes) -> Any:

@@ -122,6 +122,8 @@ def test_the_limiter_forgets_idle_keys_so_many_addresses_cannot_grow_it_unbounde
         ("192.0.2.7", "192.0.2.7"),
         ("2001:db8:1:2:aaaa::1", "2001:db8:1:2::/64"),
         ("2001:db8:1:2:bbbb::9", "2001:db8:1:2::/64"),  # one /64 is one peer
+        ("::ffff:192.0.2.7", "192.0.2.7"),  # IPv4 through a dual-stack socket
+        ("::ffff:192.0.2.8", "192.0.2.8"),
         (None, "unknown"),
         ("not-an-address", "not-an-address"),
     ],
