@@ -37,6 +37,7 @@ EnvName = Annotated[str, StringConstraints(pattern=r"^[A-Z_][A-Z0-9_]{0,127}$")]
 ChatId = Annotated[str, StringConstraints(pattern=r"^oc_[A-Za-z0-9_-]{1,120}$")]
 OpenId = Annotated[str, StringConstraints(pattern=r"^ou_[A-Za-z0-9_-]{1,120}$")]
 Name = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$")]
+HostName = Annotated[str, StringConstraints(pattern=r"^(\*|[A-Za-z0-9]([A-Za-z0-9.-]{0,252}))$")]
 ANY = "*"
 
 
@@ -61,8 +62,17 @@ class HttpSettings(Section):
     max_payload_bytes: int = Field(default=16384, ge=256, le=262144)
     proposer_rate_per_s: float = Field(default=20.0, gt=0)
     proposer_burst: int = Field(default=40, ge=1)
+    # requests with a missing or unknown token, per peer address (IPv6: per /64)
+    unauthenticated_rate_per_s: float = Field(default=1.0, gt=0)
+    unauthenticated_burst: int = Field(default=20, ge=1)
     # /ops answers loopback clients; others need the token in this environment variable
     dashboard_token_env: EnvName | None = None
+    # names /ops, /readyz and /metrics answer to, besides localhost, the bind host and any
+    # address literal (DNS-rebinding protection); "*" answers any
+    allowed_hosts: list[HostName] = Field(default_factory=list)
+    # a request carrying proxy headers (X-Forwarded-For, Forwarded, ...) from loopback is
+    # a loopback client only if the operator says the proxy on this host may be trusted
+    trust_loopback_proxy: bool = False
 
 
 class LarkSettings(Section):

@@ -16,7 +16,7 @@ from typing import Any
 
 from aiohttp import web
 
-from bot.api.app import create_app
+from bot.api.app import RUNNER_OPTIONS, create_app
 from bot.api.health import Health
 from bot.config import Config, Settings, zone
 from bot.ingress.callbacks import CallbackConsumer, CallbackSettings
@@ -161,7 +161,7 @@ async def serve(
             verification_token=config.lark.verification_token.get_secret_value(),
             window_s=lark.webhook_window_s,
         )
-    runner = web.AppRunner(app, access_log=None)
+    runner = web.AppRunner(app, **RUNNER_OPTIONS)
     await runner.setup()
     try:
         await web.TCPSite(runner, settings.http.host, settings.http.port).start()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import re
 from collections.abc import AsyncIterator, Collection, Mapping, Sequence
 from contextlib import asynccontextmanager, nullcontext
 from dataclasses import dataclass
@@ -147,6 +148,9 @@ def refusal_reason(op: Operation | None, click: Click, now: datetime) -> Reason:
     return CLOSED_STATE_REASONS.get(op.state, Reason.NOT_OFFERED)
 
 
+_ISSUED_ID = re.compile(r"[0-9A-Za-z_-]{1,64}")  # what a cursor may name: ids we made
+
+
 def encode_cursor(created_at: datetime, operation_id: str) -> str:
     raw = f"{iso_utc(created_at)}|{operation_id}".encode()
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
@@ -156,6 +160,8 @@ def decode_cursor(cursor: str) -> tuple[datetime, str]:
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
         stamp, operation_id = raw.split("|", 1)
+        if not _ISSUED_ID.fullmatch(operation_id):  # e.g. a NUL, which PostgreSQL refuses
+            raise ValueError(operation_id)
         return parse_iso_utc(stamp), operation_id
     except (ValueError, binascii.Error, UnicodeDecodeError):
         raise InvalidCursor(

@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
+from itertools import accumulate
 from typing import Any
+
+from store.problems import FieldProblem, ProblemsFound
 
 
 class FloatRefused(TypeError):
@@ -58,12 +62,105 @@ class NumberLiteral:
     text: str
 
 
+MAX_JSON_DEPTH = 64
+_OPENERS = {"[": 1, "{": 1, "]": -1, "}": -1}
+_NOT_BRACKETS = re.compile(r"[^\[\]{}]+")
+
+
+def _as_text(raw: str | bytes) -> str:
+    # as json.loads decodes bytes (UTF-8/16/32); bytes it would refuse still have a depth
+    return raw if isinstance(raw, str) else raw.decode(json.detect_encoding(raw), "replace")
+
+
+def nesting_depth(raw: str | bytes) -> int:
+    """How deep arrays and objects nest in a JSON text, without parsing it (linear, no
+    recursion), so a deep body is refused before a recursive parser ever sees it."""
+    text = _as_text(raw)
+    # Escapes are pairs read left to right: drop escaped backslashes, then escaped quotes;
+    # every quote left delimits a string, and the brackets outside strings are structure.
+    bare = text.replace("\\\\", "").replace('\\"', "")
+    structure = _NOT_BRACKETS.sub("", "".join(bare.split('"')[0::2]))
+    return max(accumulate(map(_OPENERS.__getitem__, structure)), default=0)
+
+
+def too_deep(raw: str | bytes, limit: int = MAX_JSON_DEPTH) -> bool:
+    """True if `raw` nests deeper than `limit`; cheap when it has few brackets at all."""
+    text = _as_text(raw)
+    if text.count("[") + text.count("{") <= limit:
+        return False
+    return nesting_depth(text) > limit
+
+
+def _path(parent: str, key: str) -> str:
+    return f"{parent}.{key}" if parent else key
+
+
+def _has_surrogate(text: str) -> bool:
+    # a lone surrogate (paired escapes are joined by the parser) cannot be encoded as UTF-8
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+_SURROGATE_FIX = "send valid Unicode: a \\ud800-\\udfff escape only as half of a pair"
+
+
+def _refuse(field: str, reason: str, fix: str) -> ProblemsFound:
+    return ProblemsFound([FieldProblem(field, reason, fix)], code="invalid_json")
+
+
+class _Pairs(list[tuple[str, Any]]):
+    """An object's members in order, before we know its path (see `_checked`)."""
+
+
+def _checked(value: Any, path: str) -> Any:
+    if isinstance(value, _Pairs):
+        result: dict[str, Any] = {}
+        for key, item in value:
+            if _has_surrogate(key):
+                shown = key.encode("utf-8", "backslashreplace").decode("utf-8")
+                raise _refuse(
+                    _path(path, shown), "the key has a lone UTF-16 surrogate", _SURROGATE_FIX
+                )
+            where = _path(path, key)
+            if key in result:
+                raise _refuse(
+                    where,
+                    f"key {key!r} appears twice in the same object",
+                    "send each key once; which value is meant would be a guess",
+                )
+            result[key] = _checked(item, where)
+        return result
+    if isinstance(value, list):
+        return [_checked(item, f"{path}[{index}]") for index, item in enumerate(value)]
+    if isinstance(value, str) and _has_surrogate(value):
+        raise _refuse(path or "$", "contains a lone UTF-16 surrogate", _SURROGATE_FIX)
+    return value
+
+
 def loads_strict(text: str | bytes) -> Any:
     """Parse JSON, keeping floats, NaN and Infinity as `NumberLiteral` markers.
 
-    Nothing is converted to float, so callers can name the offending path.
+    Nothing is converted to float, so callers can name the offending path. Refused, as
+    ProblemsFound("invalid_json") naming the path (a JSONDecodeError for what is not JSON):
+    nesting deeper than MAX_JSON_DEPTH (checked before parsing), a key twice in one object,
+    and lone surrogates, which no UTF-8 store or digest could encode.
     """
-    return json.loads(text, parse_float=NumberLiteral, parse_constant=NumberLiteral)
+    if too_deep(text):
+        raise _refuse(
+            "$",
+            f"arrays and objects nest deeper than {MAX_JSON_DEPTH} levels",
+            f"flatten the body to at most {MAX_JSON_DEPTH} levels",
+        )
+    try:
+        parsed = json.loads(
+            text, parse_float=NumberLiteral, parse_constant=NumberLiteral, object_pairs_hook=_Pairs
+        )
+    except RecursionError:  # a safety net only: too_deep has already refused such a body
+        raise _refuse("$", "nests too deep", "flatten the body") from None
+    return _checked(parsed, "")
 
 
 def float_paths(value: Any, path: str = "") -> Iterator[tuple[str, str]]:

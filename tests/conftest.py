@@ -11,6 +11,7 @@ SQLite): CI runs them once, in the SQLite pass, and the PostgreSQL pass runs the
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -164,3 +165,17 @@ async def store(backend: Backend) -> AsyncIterator[Store]:
         yield opened
     finally:
         await opened.close()
+
+
+@pytest.fixture
+def logs(caplog: pytest.LogCaptureFixture) -> pytest.LogCaptureFixture:
+    """caplog at INFO, where refusals are logged."""
+    caplog.set_level(logging.INFO)
+    return caplog
+
+
+def logged_once_without_traceback(logs: pytest.LogCaptureFixture) -> bool:
+    """One log line of ours (a refusal), and no traceback or error from anyone."""
+    ours = [r for r in logs.records if r.name.startswith("countersign")]
+    clean = all(r.exc_info is None and r.levelno < logging.ERROR for r in logs.records)
+    return len(ours) == 1 and clean

@@ -13,10 +13,11 @@ from typing import Any
 
 from aiohttp import web
 
-from bot.api.auth import ProposerAuth, RateLimiter
-from bot.api.dashboard import Dashboard
-from bot.api.errors import error_response
+from bot.api.auth import ProposerAuth, RateLimiter, peer_key
+from bot.api.dashboard import OPERATION_ID, Dashboard
+from bot.api.errors import error_response, is_dashboard, refuse, wire_log
 from bot.api.health import Health
+from bot.api.hosts import allowed_names, host_allowed
 from bot.api.intake import CapabilitiesUnavailable, Forbidden, build_draft
 from bot.api.metrics import metrics_text
 from bot.config import Config, Proposer
@@ -34,6 +35,7 @@ CONFIG_KEY = web.AppKey("config", Config)
 STORE_KEY = web.AppKey("store", Store)
 AUTH_KEY = web.AppKey("auth", ProposerAuth)
 LIMITER_KEY = web.AppKey("limiter", RateLimiter)
+PEER_LIMITER_KEY = web.AppKey("peer_limiter", RateLimiter)
 HEALTH_KEY = web.AppKey("health", Health)
 ON_PROPOSED_KEY: web.AppKey[Callable[[], None]] = web.AppKey("on_proposed")
 # kind -> a read of its adapter's capabilities (what it could ever execute)
@@ -50,21 +52,63 @@ async def json_errors(request: web.Request, handler: Handler) -> web.StreamRespo
         return await handler(request)
     except web.HTTPRequestEntityTooLarge:
         cap = request.app[CONFIG_KEY].settings.http.max_body_bytes
-        return error_response(
+        return refuse(
+            request,
             413,
             "body_too_large",
             f"the request body exceeds {cap} bytes",
             [FieldProblem("$", "body too large", f"keep requests under {cap} bytes")],
         )
     except web.HTTPNotFound:
-        return error_response(404, "not_found", f"no route {request.method} {request.path}")
+        return refuse(request, 404, "not_found", f"no route {request.method} {request.path}")
     except web.HTTPMethodNotAllowed:
-        return error_response(405, "method_not_allowed", f"{request.method} is not allowed here")
+        return refuse(request, 405, "method_not_allowed", f"{request.method} is not allowed here")
     except web.HTTPException:
         raise
     except Exception:
         log.exception("unhandled error on %s %s", request.method, request.path)
         return error_response(500, "internal", "internal error; the request may be retried")
+
+
+def _undecodable_header(request: web.Request) -> str | None:
+    """The name of the first header whose value is not UTF-8 (aiohttp would hand it to us with
+    surrogate escapes, which no later `.encode()` survives)."""
+    for name, value in request.raw_headers:
+        try:
+            value.decode("utf-8")
+        except UnicodeDecodeError:
+            return name.decode("ascii", "replace")
+    return None
+
+
+@web.middleware
+async def header_bytes(request: web.Request, handler: Handler) -> web.StreamResponse:
+    if (name := _undecodable_header(request)) is not None:
+        return refuse(
+            request,
+            400,
+            "bad_header",
+            f"header {name} is not valid UTF-8; send header values as UTF-8 (or ASCII)",
+        )
+    return await handler(request)
+
+
+HOSTS_KEY = web.AppKey("hosts", frozenset)
+HOST_BOUND_PATHS = ("/readyz", "/metrics")  # and the dashboard; see bot/api/hosts.py
+
+
+@web.middleware
+async def host_names(request: web.Request, handler: Handler) -> web.StreamResponse:
+    bound = is_dashboard(request.path) or request.path in HOST_BOUND_PATHS
+    if bound and not host_allowed(request.headers.get("Host"), request.app[HOSTS_KEY]):
+        return refuse(
+            request,
+            421,
+            "misdirected",
+            "this server does not answer to that Host name (DNS-rebinding protection); "
+            "if it is yours, add it to [http] allowed_hosts",
+        )
+    return await handler(request)
 
 
 @web.middleware
@@ -73,31 +117,43 @@ async def proposer_auth(request: web.Request, handler: Handler) -> web.StreamRes
         return await handler(request)
     proposer = request.app[AUTH_KEY].identify(request.headers.get("Authorization"))
     if proposer is None:
-        return error_response(
+        # Guessing is slowed per peer address; a good token from the same address still works.
+        wait = request.app[PEER_LIMITER_KEY].take(peer_key(request.remote))
+        if wait > 0:
+            return _rate_limited(request, wait, "this address sent too many unknown tokens")
+        return refuse(
+            request,
             401,
             "unauthorized",
             "missing or unknown proposer token",
             headers={"WWW-Authenticate": 'Bearer realm="countersign"'},
         )
-    wait = request.app[LIMITER_KEY].take(proposer.name)
+    # A cancel draws on its own bucket, so a proposer's reads can never starve its cancels.
+    budget = "cancel" if request.match_info.handler is cancel_operation else "requests"
+    wait = request.app[LIMITER_KEY].take(f"{proposer.name}\n{budget}")
     if wait > 0:
-        return error_response(
-            429,
-            "rate_limited",
-            f"proposer {proposer.name!r} is over its request rate; retry later",
-            headers={"Retry-After": str(max(1, math.ceil(wait)))},
-        )
+        return _rate_limited(request, wait, f"proposer {proposer.name!r} is over its {budget} rate")
     request[PROPOSER_KEY] = proposer
     return await handler(request)
+
+
+def _rate_limited(request: web.Request, wait: float, why: str) -> web.Response:
+    return refuse(
+        request,
+        429,
+        "rate_limited",
+        f"{why}; retry later",
+        headers={"Retry-After": str(max(1, math.ceil(wait)))},
+    )
 
 
 def _proposer(request: web.Request) -> Proposer:
     return request[PROPOSER_KEY]
 
 
-def _problems(error: ProblemsFound) -> web.Response:
-    return error_response(
-        422, error.code, "the request is invalid; nothing was stored", error.problems
+def _problems(request: web.Request, error: ProblemsFound) -> web.Response:
+    return refuse(
+        request, 422, error.code, "the request is invalid; nothing was stored", error.problems
     )
 
 
@@ -106,8 +162,11 @@ async def propose(request: web.Request) -> web.Response:
     raw = await request.read()
     try:
         body = loads_strict(raw)
+    except ProblemsFound as error:  # too deep, a key twice, a lone surrogate
+        return _problems(request, error)
     except ValueError as error:
-        return error_response(
+        return refuse(
+            request,
             422,
             "invalid_json",
             f"the body is not valid JSON ({error})",
@@ -118,15 +177,16 @@ async def propose(request: web.Request) -> web.Response:
         capabilities = await _capabilities(request, body)
         draft = build_draft(body, proposer.settings, settings, capabilities)
     except ProblemsFound as error:
-        return _problems(error)
+        return _problems(request, error)
     except Forbidden as error:
-        return error_response(403, error.code, str(error))
+        return refuse(request, 403, error.code, str(error))
     except CapabilitiesUnavailable as error:
-        return error_response(503, "capabilities_unavailable", f"{error}; nothing was stored")
+        return refuse(request, 503, "capabilities_unavailable", f"{error}; nothing was stored")
     try:
         proposed = await request.app[STORE_KEY].propose(draft)
     except RequestConflict as error:
-        return error_response(
+        return refuse(
+            request,
             409,
             "request_id_conflict",
             f"request_id {draft.source.request_id!r} was already used for operation "
@@ -163,7 +223,16 @@ async def _own_operation(request: web.Request) -> Operation | None:
 
 
 def _not_found(request: web.Request) -> web.Response:
-    return error_response(404, "not_found", f"no operation {request.match_info['id']!r}")
+    return refuse(request, 404, "not_found", f"no operation {request.match_info['id']!r}")
+
+
+def whole_number(text: str, low: int, high: int) -> int | None:
+    """`text` as an int in low..high, or None. ASCII digits only: str.isdigit() also takes
+    "٣" and "²" (int() reads the first as 3 and raises on the second)."""
+    if not (text.isascii() and text.isdigit()) or len(text) > len(str(high)):
+        return None
+    value = int(text)
+    return value if low <= value <= high else None
 
 
 MAX_WAIT_S = 60
@@ -176,8 +245,9 @@ async def get_operation(request: web.Request) -> web.Response:
     wait_text = request.query.get("wait_s")
     wait_s = 0
     if wait_text is not None:
-        if not wait_text.isdigit() or int(wait_text) > MAX_WAIT_S:
-            return error_response(
+        if (given := whole_number(wait_text, 0, MAX_WAIT_S)) is None:
+            return refuse(
+                request,
                 422,
                 "invalid_query",
                 "the query is invalid",
@@ -189,7 +259,7 @@ async def get_operation(request: web.Request) -> web.Response:
                     )
                 ],
             )
-        wait_s = int(wait_text)
+        wait_s = given
     op = await _own_operation(request)
     if op is None:
         return _not_found(request)
@@ -221,16 +291,18 @@ async def list_operations(request: web.Request) -> web.Response:
             )
     limit = MAX_PAGE_SIZE
     if limit_text := request.query.get("limit"):
-        if not limit_text.isdigit() or not 1 <= int(limit_text) <= MAX_PAGE_SIZE:
+        if (given := whole_number(limit_text, 1, MAX_PAGE_SIZE)) is None:
             problems.append(
                 FieldProblem(
-                    "limit", f"{limit_text!r} is not 1..{MAX_PAGE_SIZE}", "pick a smaller page"
+                    "limit",
+                    f"{limit_text!r} is not a whole number 1..{MAX_PAGE_SIZE}",
+                    f"send ASCII digits, at most {MAX_PAGE_SIZE}",
                 )
             )
         else:
-            limit = int(limit_text)
+            limit = given
     if problems:
-        return error_response(422, "invalid_query", "the query is invalid", problems)
+        return refuse(request, 422, "invalid_query", "the query is invalid", problems)
     try:
         page = await request.app[STORE_KEY].list_operations(
             state=state,
@@ -239,7 +311,8 @@ async def list_operations(request: web.Request) -> web.Response:
             proposer=_proposer(request).name,
         )
     except InvalidCursor as error:
-        return error_response(
+        return refuse(
+            request,
             422,
             "invalid_query",
             str(error),
@@ -262,7 +335,8 @@ async def cancel_operation(request: web.Request) -> web.Response:
             request.match_info["id"], f"proposer:{_proposer(request).name}"
         )
     except IllegalTransition as error:
-        return error_response(
+        return refuse(
+            request,
             409,
             "not_cancellable",
             f"the operation is {error.current.value}; only unclaimed operations can be cancelled",
@@ -284,6 +358,11 @@ async def metrics(request: web.Request) -> web.Response:
     return web.Response(body=body, content_type="text/plain", charset="utf-8")
 
 
+# How the bot's AppRunner serves the app: no access log; aiohttp's own refusals (requests it
+# cannot parse) logged as one line each.
+RUNNER_OPTIONS: dict[str, Any] = {"access_log": None, "logger": wire_log}
+
+
 def create_app(
     config: Config,
     store: Store,
@@ -294,21 +373,28 @@ def create_app(
 ) -> web.Application:
     http = config.settings.http
     app = web.Application(
-        middlewares=[json_errors, proposer_auth], client_max_size=http.max_body_bytes
+        middlewares=[json_errors, header_bytes, host_names, proposer_auth],
+        client_max_size=http.max_body_bytes,
     )
     app[CONFIG_KEY] = config
     app[STORE_KEY] = store
     app[AUTH_KEY] = ProposerAuth(config.proposers)
     app[LIMITER_KEY] = RateLimiter(http.proposer_rate_per_s, http.proposer_burst)
+    app[PEER_LIMITER_KEY] = RateLimiter(http.unauthenticated_rate_per_s, http.unauthenticated_burst)
+    app[HOSTS_KEY] = allowed_names(http.allowed_hosts, http.host)
     app[HEALTH_KEY] = health or Health(config, store, None, None)
     app[ON_PROPOSED_KEY] = on_proposed
     app[CAPABILITIES_KEY] = capabilities or {}
     app.router.add_post("/api/v1/operations", propose)
     app.router.add_get("/api/v1/operations", list_operations)
-    app.router.add_get("/api/v1/operations/{id}", get_operation)
-    app.router.add_post("/api/v1/operations/{id}/cancel", cancel_operation)
+    app.router.add_get(f"/api/v1/operations/{{id:{OPERATION_ID}}}", get_operation)
+    app.router.add_post(f"/api/v1/operations/{{id:{OPERATION_ID}}}/cancel", cancel_operation)
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/readyz", readyz)
     app.router.add_get("/metrics", metrics)
-    Dashboard(store, config.dashboard_token.get_secret_value() or None).routes(app)
+    Dashboard(
+        store,
+        config.dashboard_token.get_secret_value() or None,
+        trust_loopback_proxy=http.trust_loopback_proxy,
+    ).routes(app)
     return app

@@ -5,7 +5,11 @@ card and the API show, plus the operation's records (confirmations and refusals,
 outcomes, card deliveries, result deliveries). Live refresh is one long poll per open page
 (`/ops/changes`, answered when anything changes or after 25 s), not a polling storm.
 Only GET routes exist: browsing can never change state. Access: loopback clients, or the
-configured dashboard token (`?token=` once; it is then kept in a cookie).
+configured dashboard token (`?token=` once; it is then kept in an HttpOnly, SameSite=Strict
+cookie for /ops, Secure when the page is served over https). A request that came through a
+proxy (X-Forwarded-For, Forwarded, ...) is not a loopback client, even from 127.0.0.1, unless
+`[http] trust_loopback_proxy` says the proxy on this host may be trusted: behind a same-host
+reverse proxy every internet client would otherwise look local.
 """
 
 from __future__ import annotations
@@ -19,16 +23,21 @@ from typing import Any
 from aiohttp import web
 from sqlalchemy import func, select
 
+from bot.api.errors import refuse
+from bot.api.hosts import forwarded_https, proxied
 from cards.conclusion import outcome_parts
 from cards.render import newest_per_stage, outcome_title
 from cards.strings import Lang
-from store.authority import Store
+from store.authority import InvalidCursor, Store
 from store.cards import CardLedger
 from store.deliveries import DeliveryLedger
 from store.execution import ExecutionLedger, views
 from store.lifecycle import State
 from store.models import OperationRow
+from store.problems import FieldProblem
 
+# the shape of an operation id (a ULID, with room); anything else is no route: a 404
+OPERATION_ID = "[0-9A-Za-z_-]{1,64}"
 LONG_POLL_S = 25.0
 POLL_STEP_S = 0.5
 COOKIE = "countersign_dashboard"
@@ -91,13 +100,17 @@ def lang_of(request: web.Request) -> str:
     return "zh" if asked.lower().startswith("zh") else "en"
 
 
-def allowed(request: web.Request, token: str | None) -> bool:
-    remote = request.remote or ""
+def loopback_client(request: web.Request, trust_loopback_proxy: bool = False) -> bool:
     try:
-        if ip_address(remote).is_loopback:
-            return True
+        loopback = ip_address(request.remote or "").is_loopback
     except ValueError:
-        pass
+        return False
+    return loopback and (trust_loopback_proxy or not proxied(request.headers))
+
+
+def allowed(request: web.Request, token: str | None, trust_loopback_proxy: bool = False) -> bool:
+    if loopback_client(request, trust_loopback_proxy):
+        return True
     given = request.query.get("token") or request.cookies.get(COOKIE) or ""
     return bool(token) and hmac.compare_digest(given.encode(), (token or "").encode())
 
@@ -251,32 +264,53 @@ async def change_mark(store: Store) -> str:
 
 
 class Dashboard:
-    def __init__(self, store: Store, token: str | None) -> None:
+    def __init__(self, store: Store, token: str | None, *, trust_loopback_proxy: bool = False):
         self.store = store
         self.token = token
+        self.trust_loopback_proxy = trust_loopback_proxy
 
     def routes(self, app: web.Application) -> None:
         app.router.add_get("/ops", self.list)
         app.router.add_get("/ops/changes", self.changes)
-        app.router.add_get("/ops/{id}", self.detail)
+        app.router.add_get(f"/ops/{{id:{OPERATION_ID}}}", self.detail)
 
-    def _gate(self, request: web.Request) -> None:
-        if not allowed(request, self.token):
-            raise web.HTTPForbidden(text="the dashboard answers loopback clients, or ?token=")
+    def _refusal(self, request: web.Request) -> web.Response | None:
+        if not allowed(request, self.token, self.trust_loopback_proxy):
+            return refuse(
+                request, 403, "forbidden", "the dashboard answers loopback clients, or ?token="
+            )
+        return None
 
     def _keep_token(self, request: web.Request, response: web.Response) -> web.Response:
         if request.query.get("token"):
-            response.set_cookie(COOKIE, request.query["token"], httponly=True, samesite="Strict")
+            response.set_cookie(
+                COOKIE,
+                request.query["token"],
+                path="/ops",
+                secure=request.secure or forwarded_https(request.headers),
+                httponly=True,
+                samesite="Strict",
+            )
         return response
 
     async def list(self, request: web.Request) -> web.Response:
-        self._gate(request)
+        if refusal := self._refusal(request):
+            return refusal
         lang = lang_of(request)
         state_text = request.query.get("state")
         state = State(state_text) if state_text in {s.value for s in State} else None
-        page = await self.store.list_operations(
-            state=state, limit=50, cursor=request.query.get("cursor") or None
-        )
+        try:
+            page = await self.store.list_operations(
+                state=state, limit=50, cursor=request.query.get("cursor") or None
+            )
+        except InvalidCursor as error:
+            return refuse(
+                request,
+                400,
+                "invalid_query",
+                "this page link is not one the dashboard made",
+                [FieldProblem("cursor", str(error), "start over from /ops")],
+            )
         items = await views(self.store, list(page.items))
         html = list_html(
             items,
@@ -288,11 +322,12 @@ class Dashboard:
         return self._keep_token(request, web.Response(text=html, content_type="text/html"))
 
     async def detail(self, request: web.Request) -> web.Response:
-        self._gate(request)
+        if refusal := self._refusal(request):
+            return refusal
         lang = lang_of(request)
         op = await self.store.get(request.match_info["id"])
         if op is None:
-            raise web.HTTPNotFound(text=f"no operation {request.match_info['id']!r}")
+            return refuse(request, 404, "not_found", f"no operation {request.match_info['id']!r}")
         [view] = await views(self.store, [op])
         records = {
             "confirmations": await self.store.confirmations(op.id),
@@ -305,7 +340,8 @@ class Dashboard:
 
     async def changes(self, request: web.Request) -> web.Response:
         """Long poll: answers once anything changed since `since`, or after 25 s."""
-        self._gate(request)
+        if refusal := self._refusal(request):
+            return refusal
         since = request.query.get("since", "")
         loop = asyncio.get_running_loop()
         deadline = loop.time() + LONG_POLL_S

@@ -4,7 +4,9 @@ Our own verification, not the SDK's (its compare is not constant-time and has no
 window), in this order:
 
 1. Fail closed: without an encrypt key AND a verification token every request gets 503.
-2. Body capped at `max_body_bytes` (413).
+2. Body capped at `max_body_bytes` (413), and nesting at 64 levels (400), counted without
+   parsing, before any signature or decryption work; the decrypted envelope is held to the
+   same bound and must be valid Unicode (no lone surrogates), else 400.
 3. Signature: `X-Lark-Signature == hex(sha256(timestamp + nonce + encrypt_key + raw body))`,
    compared with `hmac.compare_digest`; `X-Lark-Request-Timestamp` within +-`window_s` of
    `clock()` (stale and future both refused) -> else 401.
@@ -54,6 +56,7 @@ from bot.lark.ingress_port import (
     event_id,
     is_callback,
 )
+from store.canonical import MAX_JSON_DEPTH, too_deep
 
 log = logging.getLogger("countersign.lark.webhook")
 
@@ -80,7 +83,21 @@ def _unauthorized(message: str) -> _Refused:
 
 
 def expected_signature(timestamp: str, nonce: str, encrypt_key: str, body: bytes) -> str:
-    return hashlib.sha256((timestamp + nonce + encrypt_key).encode("utf-8") + body).hexdigest()
+    # surrogateescape: header bytes that are not UTF-8 give a mismatch, never an exception
+    signed = (timestamp + nonce + encrypt_key).encode("utf-8", "surrogateescape")
+    return hashlib.sha256(signed + body).hexdigest()
+
+
+def _too_deep() -> _Refused:
+    return _Refused(400, "too_deep", f"the JSON nests deeper than {MAX_JSON_DEPTH} levels")
+
+
+def _bounded_json(text: bytes) -> Any:
+    """json.loads, refusing nesting past MAX_JSON_DEPTH before parsing; ValueError if not
+    JSON (or not UTF-8)."""
+    if too_deep(text):
+        raise _too_deep()
+    return json.loads(text)
 
 
 def _ascii(value: str) -> bytes:
@@ -117,7 +134,7 @@ class _Verifier:
     def open(self, body: bytes) -> dict[str, Any]:
         """The decrypted envelope; raises _Refused(400) for anything but a sealed JSON object."""
         try:
-            outer = json.loads(body)
+            outer = _bounded_json(body)
         except ValueError:
             raise _Refused(400, "bad_body", "the body is not JSON") from None
         if not isinstance(outer, dict) or not isinstance(outer.get("encrypt"), str):
@@ -125,11 +142,17 @@ class _Verifier:
         assert self.cipher is not None
         try:
             plaintext = self.cipher.decrypt(base64.b64decode(outer["encrypt"], validate=True))
-            envelope = json.loads(plaintext)
+            envelope = _bounded_json(plaintext)
         except (ValueError, binascii.Error):  # bad base64, padding, UTF-8 or JSON
             raise _Refused(400, "bad_ciphertext", "the body does not decrypt") from None
         if not isinstance(envelope, dict):
             raise _Refused(400, "bad_body", "the decrypted body is not a JSON object")
+        if not isinstance(envelope.get("header", {}), dict):  # consumers read header.<field>
+            raise _Refused(400, "bad_body", "the envelope header is not a JSON object")
+        try:  # json.loads lets "\ud800" through; nothing downstream could store or encode it
+            json.dumps(envelope, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise _Refused(400, "bad_body", "the decrypted body is not valid Unicode") from None
         return envelope
 
     def check_token(self, envelope: dict[str, Any]) -> None:
@@ -183,6 +206,8 @@ def add_webhook_routes(
             )
         try:
             body = await read_body(request)
+            if too_deep(body):  # before any authentication work, signed or not
+                raise _too_deep()
             if not any(name in request.headers for name in _SIGNATURE_HEADERS):
                 return _unsigned_challenge(body)
             verifier.check_signature(request.headers, body)

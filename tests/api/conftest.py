@@ -59,6 +59,11 @@ def make_config(**overrides: Any) -> Config:
     return resolve(parse(settings_data(**overrides)), TOKENS)
 
 
+def resolve_with(dashboard_token: str, **overrides: Any) -> Config:
+    """A config whose environment also holds a dashboard token, in variable DASH."""
+    return resolve(parse(settings_data(**overrides)), {**TOKENS, "DASH": dashboard_token})
+
+
 def auth(token: str = TOKENS["DEV_AGENT_TOKEN"]) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
 

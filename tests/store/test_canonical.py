@@ -10,7 +10,9 @@ from store.canonical import (
     canonical_json,
     float_paths,
     loads_strict,
+    nesting_depth,
 )
+from store.problems import ProblemsFound
 
 
 def test_canonical_json_sorts_keys_drops_whitespace_and_keeps_utf8() -> None:
@@ -45,3 +47,33 @@ def test_strict_loading_names_every_float_nan_and_exponent_by_path() -> None:
         "payload.x": "NaN",
         "inf": "-Infinity",
     }
+
+
+@pytest.mark.parametrize(
+    "text, depth",
+    [
+        ("1", 0),
+        ('{"a": [1, {"b": []}]}', 4),
+        ('["[[[[", "]]"]', 1),  # brackets inside strings are text
+        ('["\\"[[[", {"k\\\\": [[]]}]', 4),  # an escaped quote, an escaped backslash
+        ('["\\\\\\"[[[["]', 1),  # an escaped backslash, then an escaped quote
+        ("[" * 1000 + "]" * 1000, 1000),
+    ],
+)
+def test_nesting_depth_is_counted_without_parsing(text: str, depth: int) -> None:
+    assert nesting_depth(text) == depth
+    assert nesting_depth(text.encode("utf-16")) == depth  # bytes decode as json.loads would
+
+
+def test_strict_loading_refuses_what_it_cannot_keep_exactly() -> None:
+    for text, field in [
+        ("[" * 65 + "]" * 65, "$"),
+        ('{"a": {"b": 1, "b": 2}}', "a.b"),
+        ('{"a": ["ok", "\\udc00"]}', "a[1]"),
+    ]:
+        with pytest.raises(ProblemsFound) as refused:
+            loads_strict(text)
+        assert refused.value.code == "invalid_json"
+        assert [p.field for p in refused.value.problems] == [field]
+    assert loads_strict("[" * 64 + "]" * 64) is not None
+    assert loads_strict('"\\ud83d\\ude00"') == "\U0001f600"
