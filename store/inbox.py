@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -87,6 +88,16 @@ class Received:
     first: bool  # False: this key was seen before (a replay or a re-push)
 
 
+def _row_values(entry: InboxEntry) -> dict[str, Any]:
+    return {
+        "kind": entry.kind,
+        "key": entry.key,
+        "received_at": entry.received_at,
+        "status": entry.status,
+        "tries": entry.tries,
+    }
+
+
 class Inbox:
     def __init__(self, store: Store) -> None:
         self.store = store
@@ -118,6 +129,39 @@ class Inbox:
             return Received(entry, first=False)
         assert entry is not None
         return Received(entry, first=True)
+
+    async def receive_many(
+        self, kind: str, items: Sequence[tuple[str, dict[str, Any]]]
+    ) -> list[Received]:
+        """`receive` for many keys in one transaction (one commit for a burst); in order, a
+        key seen before (stored, or earlier in `items`) comes back with `first` False."""
+        now = self.store.clock()
+        keyed = [(stored_key(key), payload) for key, payload in items]
+        try:
+            async with self.store.write() as conn:
+                rows = (
+                    await conn.execute(
+                        select(InboxRow.__table__).where(
+                            InboxRow.kind == kind, InboxRow.key.in_({key for key, _ in keyed})
+                        )
+                    )
+                ).all()
+                known = {row.key: InboxEntry.from_row(row) for row in rows}
+                results, new = [], []
+                for key, payload in keyed:
+                    if key in known:
+                        results.append(Received(known[key], first=False))
+                        continue
+                    cleaned = without_secrets(payload)
+                    entry = InboxEntry(kind, key, now, cleaned, RECEIVED, 0, None)
+                    known[key] = entry
+                    new.append({**_row_values(entry), "payload": canonical_json(cleaned)})
+                    results.append(Received(entry, first=True))
+                if new:
+                    await conn.execute(insert(InboxRow), new)
+        except IntegrityError:  # another replica took one of them first (PostgreSQL)
+            return [await self.receive(kind, key, payload) for key, payload in items]
+        return results
 
     @staticmethod
     async def _get(conn: Any, kind: str, key: str) -> InboxEntry | None:

@@ -34,6 +34,7 @@ from bot.ingress.provenance import (
     parse_click,
     verify_operation,
 )
+from bot.ingress.receipts import Receipts
 from bot.ingress.stats import ConsumerStats
 from cards.render import render_card
 from cards.strings import LANGS, LARK_LOCALE, REFUSALS, Lang, i18n, text
@@ -106,6 +107,7 @@ class CallbackConsumer:
     ) -> None:
         self.store = store
         self.inbox = Inbox(store)
+        self.receipts = Receipts(self.inbox, INBOX_KIND)
         self.cards = CardLedger(store)
         self.settings = settings
         self.on_card_due = on_card_due
@@ -145,6 +147,7 @@ class CallbackConsumer:
         for task in tasks:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+        await self.receipts.stop()
 
     @property
     def healthy(self) -> bool:
@@ -207,8 +210,7 @@ class CallbackConsumer:
             flight.give(await self._refusal_answer(reason, None, click))
             return
         self.stats.verified()
-        with answering_a_person():
-            received = await self.inbox.receive(INBOX_KIND, click.event_id, envelope)
+        received = await self.receipts.receive(click.event_id, envelope)
         flight.on_record.set()
         if not received.first:
             self.stats.outcomes["replayed"] += 1
