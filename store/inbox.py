@@ -88,16 +88,6 @@ class Received:
     first: bool  # False: this key was seen before (a replay or a re-push)
 
 
-def _row_values(entry: InboxEntry) -> dict[str, Any]:
-    return {
-        "kind": entry.kind,
-        "key": entry.key,
-        "received_at": entry.received_at,
-        "status": entry.status,
-        "tries": entry.tries,
-    }
-
-
 class Inbox:
     def __init__(self, store: Store) -> None:
         self.store = store
@@ -155,7 +145,10 @@ class Inbox:
                     cleaned = without_secrets(payload)
                     entry = InboxEntry(kind, key, now, cleaned, RECEIVED, 0, None)
                     known[key] = entry
-                    new.append({**_row_values(entry), "payload": canonical_json(cleaned)})
+                    new.append(
+                        {"kind": kind, "key": key, "received_at": now, "status": RECEIVED}
+                        | {"tries": 0, "payload": canonical_json(cleaned)}
+                    )
                     results.append(Received(entry, first=True))
                 if new:
                     await conn.execute(insert(InboxRow), new)
