@@ -57,9 +57,8 @@ UNSTORABLE: list[Any] = [
 
 @pytest.mark.parametrize("change", UNSTORABLE)
 async def test_an_unstorable_click_is_refused_as_malformed_and_recorded_bounded(
-    make_stack: StackFactory, change: Change
+    stack: Stack, change: Change
 ) -> None:
-    stack: Stack = await make_stack("ws")
     view, message_id = await stack.offered(order_request())
     envelope = envelope_for(stack, message_id, "ou_alice", button_value(stack, message_id))
     change(envelope)
