@@ -36,6 +36,10 @@ REFUSALS: Mapping[Reason, Mapping[Lang, str]] = {
         "en": "This button is not one this bot made. Use the buttons on the bot's card.",
         "zh": "此按钮不是本机器人生成的。请使用机器人卡片上的按钮。",
     },
+    Reason.MALFORMED_ENVELOPE: {
+        "en": "This click could not be read. Please click again on the card in Lark.",
+        "zh": "无法读取此次点击。请在飞书中的卡片上重新点击。",
+    },
     Reason.DIGEST_MISMATCH: {
         "en": "The terms changed since this card was shown. Review the latest card.",
         "zh": "卡片显示后条款已变更。请查看最新卡片。",
@@ -79,6 +83,10 @@ REFUSALS: Mapping[Reason, Mapping[Lang, str]] = {
     Reason.SUPERSEDED: {
         "en": "A newer draft replaced this one. Review the latest card.",
         "zh": "已有更新的草稿替代此草稿。请查看最新卡片。",
+    },
+    Reason.RECOVERED_UNANSWERED: {
+        "en": "This click was interrupted by a restart and not applied. Please click again.",
+        "zh": "此次点击因重启中断，未被执行。请重新点击。",
     },
 }
 

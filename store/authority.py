@@ -706,6 +706,22 @@ class Store:
             ).all()
         return [Confirmation.from_row(row) for row in rows]
 
+    async def confirmation_of(self, operation_id: str, event_id: str) -> Confirmation | None:
+        """The record of one click (by its stored event id), if there is one."""
+        async with self.read() as conn:
+            row = (
+                await conn.execute(
+                    select(ConfirmationRow.__table__)
+                    .where(
+                        ConfirmationRow.operation_id == operation_id,
+                        ConfirmationRow.event_id == event_id,
+                    )
+                    .order_by(ConfirmationRow.id)
+                    .limit(1)
+                )
+            ).one_or_none()
+        return None if row is None else Confirmation.from_row(row)
+
     async def audit(self, operation_id: str) -> list[AuditEntry]:
         async with self.read() as conn:
             rows = (

@@ -3,11 +3,17 @@
 An entry is written before anything acts on it. A replayed callback gets the first
 answer back; a text message that was received but never answered is found after a
 restart and answered, at most `max_tries` times.
+
+The stored envelope is Lark's, minus its secrets: the verification token (`header.token`,
+or `token` at the top level), the card's update token (`event.token`) and any `encrypt`
+field are dropped before it is written. Keys longer than the column are kept by digest.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -22,6 +28,35 @@ from store.models import InboxRow
 RECEIVED = "received"
 ANSWERED = "answered"
 FAILED = "failed"
+KEY_CHARS = 128  # InboxRow.key
+SECRET_FIELDS = frozenset({"token", "encrypt"})
+# where Lark puts them: the envelope itself (schema 1.0, url_verification), its header
+# (schema 2.0) and the callback's event (the card update token)
+SECRET_PLACES = ((), ("header",), ("event",))
+
+
+def stored_key(key: str) -> str:
+    """A dedupe key that fits its column: short keys as they are, longer ones by digest."""
+    if len(key) <= KEY_CHARS:
+        return key
+    return "sha256:" + hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def without_secrets(envelope: dict[str, Any]) -> dict[str, Any]:
+    """A copy of `envelope` without the tokens and ciphertext Lark sends with it."""
+    cleaned = dict(envelope)
+    for place in SECRET_PLACES:
+        parent = cleaned
+        for step in place:
+            child = parent.get(step)
+            if not isinstance(child, dict):
+                break
+            parent[step] = child = dict(child)
+            parent = child
+        else:
+            for name in SECRET_FIELDS & parent.keys():
+                del parent[name]
+    return cleaned
 
 
 @dataclass(frozen=True)
@@ -58,7 +93,8 @@ class Inbox:
         self.store = store
 
     async def receive(self, kind: str, key: str, payload: dict[str, Any]) -> Received:
-        """Record `key` if new; either way return the entry as stored."""
+        """Record `key` if new; either way return the entry as stored (without secrets)."""
+        key = stored_key(key)
         now = self.store.clock()
         try:
             async with self.store.write() as conn:
@@ -70,7 +106,7 @@ class Inbox:
                         kind=kind,
                         key=key,
                         received_at=now,
-                        payload=canonical_json(payload),
+                        payload=canonical_json(without_secrets(payload)),
                         status=RECEIVED,
                         tries=0,
                     )
@@ -84,6 +120,42 @@ class Inbox:
         assert entry is not None
         return Received(entry, first=True)
 
+    async def receive_many(
+        self, kind: str, items: Sequence[tuple[str, dict[str, Any]]]
+    ) -> list[Received]:
+        """`receive` for many keys in one transaction (one commit for a burst); in order, a
+        key seen before (stored, or earlier in `items`) comes back with `first` False."""
+        now = self.store.clock()
+        keyed = [(stored_key(key), payload) for key, payload in items]
+        try:
+            async with self.store.write() as conn:
+                rows = (
+                    await conn.execute(
+                        select(InboxRow.__table__).where(
+                            InboxRow.kind == kind, InboxRow.key.in_({key for key, _ in keyed})
+                        )
+                    )
+                ).all()
+                known = {row.key: InboxEntry.from_row(row) for row in rows}
+                results, new = [], []
+                for key, payload in keyed:
+                    if key in known:
+                        results.append(Received(known[key], first=False))
+                        continue
+                    cleaned = without_secrets(payload)
+                    entry = InboxEntry(kind, key, now, cleaned, RECEIVED, 0, None)
+                    known[key] = entry
+                    new.append(
+                        {"kind": kind, "key": key, "received_at": now, "status": RECEIVED}
+                        | {"tries": 0, "payload": canonical_json(cleaned)}
+                    )
+                    results.append(Received(entry, first=True))
+                if new:
+                    await conn.execute(insert(InboxRow), new)
+        except IntegrityError:  # another replica took one of them first (PostgreSQL)
+            return [await self.receive(kind, key, payload) for key, payload in items]
+        return results
+
     @staticmethod
     async def _get(conn: Any, kind: str, key: str) -> InboxEntry | None:
         row = (
@@ -95,10 +167,11 @@ class Inbox:
 
     async def get(self, kind: str, key: str) -> InboxEntry | None:
         async with self.store.read() as conn:
-            return await self._get(conn, kind, key)
+            return await self._get(conn, kind, stored_key(key))
 
     async def answered(self, kind: str, key: str, answer: dict[str, Any]) -> bool:
         """Store the answer once; False if another answer was stored first."""
+        key = stored_key(key)
         async with self.store.write() as conn:
             result = await conn.execute(
                 update(InboxRow)
@@ -111,6 +184,7 @@ class Inbox:
 
     async def attempt(self, kind: str, key: str, max_tries: int) -> bool:
         """Count one processing try; False (and marked failed) once `max_tries` are used up."""
+        key = stored_key(key)
         async with self.store.write() as conn:
             result = await conn.execute(
                 update(InboxRow)
@@ -131,16 +205,16 @@ class Inbox:
             )
         return False
 
-    async def unanswered(self, kind: str, limit: int = 100) -> list[InboxEntry]:
+    async def unanswered(
+        self, kind: str, limit: int = 100, *, received_before: datetime | None = None
+    ) -> list[InboxEntry]:
+        """Entries still `received`, oldest first; optionally only those received before a time
+        (a restarted consumer's own live entries are not a previous run's leftovers)."""
+        query = select(InboxRow.__table__).where(InboxRow.kind == kind, InboxRow.status == RECEIVED)
+        if received_before is not None:
+            query = query.where(InboxRow.received_at < received_before)
         async with self.store.read() as conn:
-            rows = (
-                await conn.execute(
-                    select(InboxRow.__table__)
-                    .where(InboxRow.kind == kind, InboxRow.status == RECEIVED)
-                    .order_by(InboxRow.id)
-                    .limit(limit)
-                )
-            ).all()
+            rows = (await conn.execute(query.order_by(InboxRow.id).limit(limit))).all()
         return [InboxEntry.from_row(row) for row in rows]
 
     async def count(self, kind: str, status: str | None = None) -> int:

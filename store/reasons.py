@@ -14,6 +14,7 @@ class Reason(StrEnum):
     OPERATION_UNKNOWN = "operation_unknown"
     ACTION_UNKNOWN = "action_unknown"
     MALFORMED_VALUE = "malformed_value"
+    MALFORMED_ENVELOPE = "malformed_envelope"  # not storable as sent: float, depth, long ids
     DIGEST_MISMATCH = "digest_mismatch"
     CHAT_MISMATCH = "chat_mismatch"
     MESSAGE_MISMATCH = "message_mismatch"
@@ -26,3 +27,5 @@ class Reason(StrEnum):
     ALREADY_REJECTED = "already_rejected"
     CANCELLED = "cancelled"
     SUPERSEDED = "superseded"
+    # a click received before a crash and never decided: recorded on restart, never applied
+    RECOVERED_UNANSWERED = "recovered_unanswered"

@@ -1,10 +1,17 @@
-"""The card.action.trigger consumer: its own queue, workers, supervision and stats.
+"""The card.action.trigger consumer: its own intake, supervision and stats.
 
 A click is answered with the definitive card whenever the decision commits within the
 budget (about 2 s); otherwise with a "processing" toast, and the card worker patches the
 result later. The claim is durable before any success answer leaves; the writes that
 decide it take the store's fast lane. Work that can wait (recording the answer for
 replays, marking the card as shown) happens after the answer.
+
+Every answer but "busy" leaves only once the click is on record: either its inbox entry
+(the envelope, from which a restart re-derives the decision) or, for a click the envelope
+checks refuse (no inbox entry), its refusal itself. So a crash can lose no answered click:
+on start, entries a previous run left `received` are recorded as refused (with the reason
+the checks give now, or `recovered_unanswered`), never applied. "Busy" says the click was
+not taken; it carries no decision and needs no record.
 """
 
 from __future__ import annotations
@@ -14,8 +21,8 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from datetime import UTC, tzinfo
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any
 
 from bot.ingress.provenance import (
@@ -27,18 +34,19 @@ from bot.ingress.provenance import (
     parse_click,
     verify_operation,
 )
+from bot.ingress.receipts import Receipts
 from bot.ingress.stats import ConsumerStats
 from cards.render import render_card
 from cards.strings import LANGS, LARK_LOCALE, REFUSALS, Lang, i18n, text
 from store.authority import Claimed, Decided, Refused, Store
 from store.cards import CardLedger
 from store.execution import view
-from store.inbox import Inbox
+from store.inbox import Inbox, InboxEntry
 from store.lifecycle import State
 from store.logcontext import about
 from store.projection import operation_view
 from store.reasons import Reason
-from store.records import Operation
+from store.records import Confirmation, Operation
 from store.writelane import answering_a_person
 from workers.crash import crash_point
 
@@ -46,7 +54,14 @@ log = logging.getLogger("countersign.callbacks")
 
 INBOX_KIND = "callback"
 ANSWER_BUDGET_S = 2.0
-QUEUE_SIZE = 2000
+# Past the budget, a click whose first write is still in flight gets this much longer
+# (inside the transports' 2.7 s) before it is answered "busy" rather than "processing".
+LATE_RECORD_S = 0.5
+MAX_IN_FLIGHT = 2000
+# On a shared PostgreSQL another replica may still be deciding a click it received just
+# before we started: recovery leaves an entry alone until it is this old.
+RECOVER_AFTER_S = 10.0
+RECOVERY_BATCH = 100
 # Refusals after which the stale card is worth replacing with the current one.
 REFRESH_CARD_ON = frozenset(
     {
@@ -65,11 +80,20 @@ class CallbackSettings:
     tenant_keys: frozenset[str]
     lang: Lang = "en"
     tz: tzinfo = UTC
-    workers: int = 16
     answer_budget_s: float = ANSWER_BUDGET_S
+    recover_after_s: float = RECOVER_AFTER_S
 
 
-Job = tuple[dict[str, Any], str, "asyncio.Future[dict[str, Any]]", float]
+@dataclass(eq=False)
+class Flight:
+    """One click between its arrival and its answer."""
+
+    answer: asyncio.Future[dict[str, Any]]
+    on_record: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def give(self, result: dict[str, Any]) -> None:
+        if not self.answer.done():
+            self.answer.set_result(result)
 
 
 class CallbackConsumer:
@@ -83,15 +107,16 @@ class CallbackConsumer:
     ) -> None:
         self.store = store
         self.inbox = Inbox(store)
+        self.receipts = Receipts(self.inbox, INBOX_KIND)
         self.cards = CardLedger(store)
         self.settings = settings
         self.on_card_due = on_card_due
         self.on_claimed = on_claimed  # the executor has work
         self.stats = ConsumerStats()
-        self.queue: asyncio.Queue[Job] = asyncio.Queue(maxsize=QUEUE_SIZE)
-        self._workers: list[asyncio.Task[None]] = []
+        self._in_flight: set[asyncio.Task[None]] = set()
         self._background: set[asyncio.Task[None]] = set()
-        # event_id -> the first answer, between the answer leaving and its being stored
+        self._recovery: asyncio.Task[None] | None = None
+        # event key -> the first answer, between the answer leaving and its being stored
         self._first_answers: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self._running = False
         self._draining = False
@@ -100,54 +125,33 @@ class CallbackConsumer:
 
     def start(self) -> None:
         self._running = True
-        self._workers = [
-            asyncio.create_task(self._supervised(index), name=f"callback-worker-{index}")
-            for index in range(self.settings.workers)
-        ]
+        # recovery runs once and ends; it is not part of `healthy`
+        self._recovery = asyncio.create_task(
+            self._recover(self.store.clock()), name="callback-recovery"
+        )
 
     async def drain(self, grace_s: float) -> None:
-        """Stop intake (new clicks get "busy") and let queued and in-flight clicks finish."""
+        """Stop intake (new clicks get "busy") and let clicks in flight finish."""
         self._draining = True
         loop = asyncio.get_running_loop()
         deadline = loop.time() + grace_s
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self.queue.join(), grace_s)  # every click taken is done
-        if self._background:
-            await asyncio.wait(self._background, timeout=max(0.0, deadline - loop.time()))
+        for tasks in (self._in_flight, self._background):
+            if tasks:
+                await asyncio.wait(set(tasks), timeout=max(0.0, deadline - loop.time()))
 
     async def stop(self) -> None:
         self._running = False
-        for task in [*self._workers, *self._background]:
+        tasks = [*self._in_flight, *self._background, *([self._recovery] if self._recovery else [])]
+        for task in tasks:
             task.cancel()
-        for task in [*self._workers, *self._background]:
+        for task in tasks:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+        await self.receipts.stop()
 
     @property
     def healthy(self) -> bool:
-        return self._running and all(not task.done() for task in self._workers)
-
-    async def _supervised(self, index: int) -> None:
-        while self._running:
-            try:
-                await self._work()
-            except asyncio.CancelledError:
-                raise
-            except Exception:  # a bug in one click must not stop the consumer
-                log.exception("callback worker %d crashed; restarting", index)
-
-    async def _work(self) -> None:
-        while True:
-            envelope, transport, answer, _queued_at = await self.queue.get()
-            try:
-                result = await self.decide(envelope, transport, answer)
-            except Exception:
-                log.exception("callback failed")
-                result = self._toast("error", "toast.busy")
-            finally:
-                self.queue.task_done()
-            if not answer.done():
-                answer.set_result(result)
+        return self._running
 
     # -- the ack path -------------------------------------------------------------------------
 
@@ -155,70 +159,78 @@ class CallbackConsumer:
         """Called by a transport; returns the answer body within the budget."""
         started = time.perf_counter()
         self.stats.received()
-        if self._draining:  # shutting down: Lark's user is told to click again (another replica)
+        if self._draining or len(self._in_flight) >= MAX_IN_FLIGHT:
+            # shutting down or overloaded: Lark's user is told to click again
             self.stats.observe_ack((time.perf_counter() - started) * 1000, "busy")
             return self._toast("warning", "toast.busy")
-        answer: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        try:
-            self.queue.put_nowait((envelope, transport, answer, started))
-        except asyncio.QueueFull:
-            self.stats.observe_ack((time.perf_counter() - started) * 1000, "busy")
-            return self._toast("warning", "toast.busy")
-        try:
-            result = await asyncio.wait_for(asyncio.shield(answer), self.settings.answer_budget_s)
-            outcome = "answered"
-        except TimeoutError:
-            # Too late for the definitive answer: mark it so the decision, when it commits,
-            # leaves the card to the card worker instead of counting it as shown.
-            answer.cancel()
-            result, outcome = self._toast("info", "toast.processing"), "processing"
+        flight = Flight(asyncio.get_running_loop().create_future())
+        task = asyncio.create_task(self._take(envelope, flight), name="callback")
+        self._in_flight.add(task)
+        task.add_done_callback(self._in_flight.discard)
+        result, outcome = await self._answer(flight)
         self.stats.observe_ack((time.perf_counter() - started) * 1000, outcome)
         return result
 
-    async def decide(
-        self,
-        envelope: dict[str, Any],
-        transport: str,
-        answer: asyncio.Future[dict[str, Any]] | None = None,
-    ) -> dict[str, Any]:
+    async def _answer(self, flight: Flight) -> tuple[dict[str, Any], str]:
+        """The definitive answer within the budget; else "processing", which promises the
+        click is on record, so it waits a little longer for that; else "busy"."""
+        with contextlib.suppress(TimeoutError):
+            budget = self.settings.answer_budget_s
+            return await asyncio.wait_for(asyncio.shield(flight.answer), budget), "answered"
+        if not flight.on_record.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(flight.on_record.wait(), LATE_RECORD_S)
+        if flight.answer.done():
+            return flight.answer.result(), "answered"
+        # Too late for the definitive answer: mark it so the decision, when it commits,
+        # leaves the card to the card worker instead of counting it as shown.
+        flight.answer.cancel()
+        if flight.on_record.is_set():
+            return self._toast("info", "toast.processing"), "processing"
+        return self._toast("warning", "toast.busy"), "busy"
+
+    async def _take(self, envelope: dict[str, Any], flight: Flight) -> None:
+        try:
+            await self.decide(envelope, flight)
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # a bug in one click must not reach the transport
+            log.exception("callback failed")
+            flight.give(self._toast("error", "toast.busy"))
+
+    async def decide(self, envelope: dict[str, Any], flight: Flight) -> None:
         click = parse_click(envelope)
         ctx = Context(self.settings.app_id, self.settings.tenant_keys, self.store.clock())
         if (reason := first_refusal(ENVELOPE_CHECKS, click, ctx)) is not None:
-            result = await self._refusal_answer(reason, None, click)
-            if answer is not None and not answer.done():
-                answer.set_result(result)  # the refusal changes nothing: store it after
-            await self.store.record_refusal(click.as_store_click(), reason)
-            return result
+            # No inbox entry holds this click (it may not even be storable as sent), so
+            # its refusal is stored before the answer: one write, as a receipt would be.
+            with about(click.operation_id or "-"), answering_a_person():
+                await self.store.record_refusal(click.as_store_click(), reason)
+            flight.on_record.set()
+            flight.give(await self._refusal_answer(reason, None, click))
+            return
         self.stats.verified()
-        if click.event_id:
-            with answering_a_person():
-                received = await self.inbox.receive(INBOX_KIND, click.event_id, envelope)
-            if not received.first:
-                self.stats.outcomes["replayed"] += 1
-                return received.entry.answer or await self._first_answer(click.event_id)
-            first_answer = asyncio.get_running_loop().create_future()
-            self._first_answers[click.event_id] = first_answer
+        received = await self.receipts.receive(click.event_id, envelope)
+        flight.on_record.set()
+        if not received.first:
+            self.stats.outcomes["replayed"] += 1
+            flight.give(received.entry.answer or await self._first_answer(click.event_key))
+            return
+        self._first_answers[click.event_key] = asyncio.get_running_loop().create_future()
         try:
-            return await self._decide_first(click, ctx, answer)
+            await self._decide_first(click, ctx, flight)
         finally:
-            if click.event_id:
-                pending = self._first_answers.pop(click.event_id)
-                if not pending.done():
-                    pending.cancel()
+            pending = self._first_answers.pop(click.event_key)
+            if not pending.done():
+                pending.cancel()
 
-    async def _decide_first(
-        self,
-        click: CardClick,
-        ctx: Context,
-        answer: asyncio.Future[dict[str, Any]] | None,
-    ) -> dict[str, Any]:
+    async def _decide_first(self, click: CardClick, ctx: Context, flight: Flight) -> None:
         with about(click.operation_id or "-"), answering_a_person():
             result, decided, unrecorded = await self._decide_click(click, ctx)
-        late = answer is not None and answer.cancelled()
-        if answer is not None and not answer.done():
-            answer.set_result(result)  # answer first; the bookkeeping below can wait
-        if click.event_id:  # a replay arriving before the answer is stored gets it from here
-            self._first_answers[click.event_id].set_result(result)
+        late = flight.answer.cancelled()
+        flight.give(result)  # answer first; the bookkeeping below can wait
+        # a replay arriving before the answer is stored gets it from here
+        self._first_answers[click.event_key].set_result(result)
         if unrecorded is not None:  # a refusal the checks found: stored after the answer
             await self.store.record_refusal(click.as_store_click(), unrecorded)
         if decided is not None:
@@ -226,9 +238,7 @@ class CallbackConsumer:
                 self.on_card_due()  # the "processing" answer showed nothing: patch the card
             else:
                 self._card_answered(decided)
-        if click.event_id:
-            await self.inbox.answered(INBOX_KIND, click.event_id, result)
-        return result
+        await self.inbox.answered(INBOX_KIND, click.event_id, result)
 
     async def _decide_click(
         self, click: CardClick, ctx: Context
@@ -269,7 +279,9 @@ class CallbackConsumer:
         self, reason: Reason, op: Operation | None, click: CardClick
     ) -> dict[str, Any]:
         self.stats.refusals[reason.value] += 1
-        if reason is Reason.TENANT_NOT_ALLOWED:  # a tenant key is no secret, and setup needs it
+        if reason is Reason.MALFORMED_ENVELOPE:  # where, never what: the values are junk
+            log.warning("click refused: %s (%s)", reason.value, click.problem)
+        elif reason is Reason.TENANT_NOT_ALLOWED:  # a tenant key is no secret, and setup needs it
             log.warning(
                 "click refused: %s (tenant_key %r; add it to lark.tenant_keys if it is yours)",
                 reason.value,
@@ -277,14 +289,7 @@ class CallbackConsumer:
             )
         else:
             log.info("click refused: %s", reason.value, extra={"operation_id": click.operation_id})
-        texts = REFUSALS[reason]
-        result: dict[str, Any] = {
-            "toast": {
-                "type": "error",
-                "content": texts[self.settings.lang],
-                "i18n": {LARK_LOCALE[lang]: texts[lang] for lang in LANGS},
-            }
-        }
+        result = self._refusal_toast(reason)
         if op is not None and reason in REFRESH_CARD_ON and click.message_id == op.card_message_id:
             result["card"] = {"type": "raw", "data": await self._card(op)}
         return result
@@ -307,6 +312,55 @@ class CallbackConsumer:
             await asyncio.sleep(0.05)  # another replica holds the click: poll to a deadline
         return self._toast("info", "toast.processing")
 
+    # -- recovery -----------------------------------------------------------------------------
+
+    async def _recover(self, started_at: datetime) -> None:
+        """Put on record each click a previous run received but never settled (it crashed
+        between the inbox entry and the record). Nothing here claims or rejects."""
+        try:
+            while entries := await self.inbox.unanswered(
+                INBOX_KIND, RECOVERY_BATCH, received_before=started_at
+            ):
+                for entry in entries:
+                    due = entry.received_at + timedelta(seconds=self.settings.recover_after_s)
+                    await asyncio.sleep(max(0.0, (due - self.store.clock()).total_seconds()))
+                    await self._settle_leftover(entry)
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # the next start tries again
+            log.exception("recovering unanswered clicks failed")
+
+    async def _settle_leftover(self, entry: InboxEntry) -> None:
+        click = parse_click(entry.payload)
+        stored = click.as_store_click()
+        with about(stored.operation_id):
+            record = await self.store.confirmation_of(stored.operation_id, entry.key)
+            if record is None:  # decided by nobody: refused now, for the reason it has now
+                reason, op = await self._leftover_reason(click)
+                await self.store.record_refusal(stored, reason)
+                answer = await self._refusal_answer(reason, op, click)
+            else:  # claimed, rejected or refused before the crash: on record already
+                answer = self._recorded_answer(record)
+            await self.inbox.answered(INBOX_KIND, entry.key, answer)
+        self.stats.outcomes["recovered"] += 1
+
+    async def _leftover_reason(self, click: CardClick) -> tuple[Reason, Operation | None]:
+        """What the checks say now; a click they would let through is not applied after the
+        fact (nobody is waiting for it, and the operator may have moved on)."""
+        ctx = Context(self.settings.app_id, self.settings.tenant_keys, self.store.clock())
+        for checks in (ENVELOPE_CHECKS, VALUE_CHECKS):
+            if (reason := first_refusal(checks, click, ctx)) is not None:
+                return reason, None
+        op = await self.store.get(click.operation_id)
+        return verify_operation(click, op, ctx) or Reason.RECOVERED_UNANSWERED, op
+
+    def _recorded_answer(self, record: Confirmation) -> dict[str, Any]:
+        """The toast a click on record was (or would have been) answered with, for replays."""
+        if record.accepted:
+            key = "toast.confirmed" if record.action == "confirm" else "toast.rejected"
+            return self._toast("success", key)
+        return self._refusal_toast(Reason(record.reason_code or Reason.MALFORMED_VALUE))
+
     # -- helpers ------------------------------------------------------------------------------
 
     async def _card(self, op: Operation) -> dict[str, Any]:
@@ -317,6 +371,16 @@ class CallbackConsumer:
         return render_card(
             projection, lang=self.settings.lang, now=self.store.clock(), tz=self.settings.tz
         )
+
+    def _refusal_toast(self, reason: Reason) -> dict[str, Any]:
+        texts = REFUSALS[reason]
+        return {
+            "toast": {
+                "type": "error",
+                "content": texts[self.settings.lang],
+                "i18n": {LARK_LOCALE[lang]: texts[lang] for lang in LANGS},
+            }
+        }
 
     def _toast(self, kind: str, key: str) -> dict[str, Any]:
         return {

@@ -9,12 +9,13 @@ loaded because the value is what names the operation.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from store.authority import CLOSED_STATE_REASONS, Click
+from store.inbox import stored_key
 from store.lifecycle import State
 from store.reasons import Reason
 from store.records import Operation
@@ -23,6 +24,22 @@ VALUE_KEYS = frozenset({"op", "action", "digest", "v"})
 OPERATION_ID = re.compile(r"^[0-9A-HJKMNP-TV-Z]{26}$")
 DIGEST = re.compile(r"^[0-9a-f]{64}$")
 ACTIONS = frozenset({"confirm", "reject"})
+PATH_KEY = re.compile(r"^[A-Za-z0-9_]{1,40}$")  # keys named in a problem; others show as "?"
+# Lark's envelopes are a few levels deep and its ids a few dozen characters; anything far
+# beyond is not Lark's, and could not be stored as it is (canonical JSON refuses floats,
+# PostgreSQL refuses NUL and the column lengths below).
+MAX_DEPTH = 32
+MAX_ID_CHARS = 256
+ID_FIELDS = (
+    ("header", "event_id"),
+    ("header", "app_id"),
+    ("header", "tenant_key"),
+    ("event", "operator", "open_id"),
+    ("event", "operator", "tenant_key"),
+    ("event", "context", "open_chat_id"),
+    ("event", "context", "open_message_id"),
+)
+STORED_ID_CHARS = 128  # store/models.py ConfirmationRow's id columns
 
 
 @dataclass(frozen=True)
@@ -35,6 +52,7 @@ class CardClick:
     chat_id: str
     message_id: str
     value: Any
+    problem: str | None = None  # why the envelope cannot be taken as Lark's (None: it can)
 
     @property
     def operation_id(self) -> str:
@@ -48,16 +66,39 @@ class CardClick:
     def digest(self) -> str:
         return str(self.value.get("digest", "")) if isinstance(self.value, dict) else ""
 
+    @property
+    def event_key(self) -> str:
+        """The event id as stored (inbox key, confirmations): itself, or its digest if long."""
+        return stored_key(self.event_id)
+
     def as_store_click(self) -> Click:
+        """The click as the store keeps it: every field bounded to its column and storable."""
         return Click(
-            operation_id=self.operation_id[:64] or "-",
-            action=self.action[:32] or "-",
-            digest=self.digest[:128] or "-",
-            operator_open_id=self.operator_open_id or "-",
-            chat_id=self.chat_id or None,
-            message_id=self.message_id or None,
-            event_id=self.event_id or None,
+            operation_id=storable(self.operation_id, 64) or "-",
+            action=storable(self.action, 32) or "-",
+            digest=storable(self.digest, 128) or "-",
+            operator_open_id=storable(self.operator_open_id, STORED_ID_CHARS) or "-",
+            chat_id=storable(self.chat_id, STORED_ID_CHARS) or None,
+            message_id=storable(self.message_id, STORED_ID_CHARS) or None,
+            event_id=storable(self.event_key, STORED_ID_CHARS) or None,
         )
+
+
+def storable(text: str, limit: int) -> str:
+    """`text` cut to `limit` characters, with what no column can hold (NUL, lone surrogates)
+    replaced, so a refused click's record never fails on the values that made it refused."""
+    cut = text[:limit]
+    if "\x00" in cut or not _utf8(cut):
+        cut = "".join("\ufffd" if ch == "\x00" or "\ud800" <= ch <= "\udfff" else ch for ch in cut)
+    return cut
+
+
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 @dataclass(frozen=True)
@@ -71,6 +112,42 @@ def _text(node: Any, *path: str) -> str:
     for key in path:
         node = node.get(key) if isinstance(node, dict) else None
     return node if isinstance(node, str) else ""
+
+
+def _nodes(envelope: Any) -> Iterator[tuple[Any, int, str]]:
+    """Every value and key in the envelope with its depth and path, walked without recursion
+    (a nesting deep enough to break recursion is exactly what this must survive)."""
+    stack: list[tuple[Any, int, str]] = [(envelope, 0, "$")]
+    while stack:
+        node, depth, path = stack.pop()
+        yield node, depth, path
+        if depth >= MAX_DEPTH:
+            continue  # the depth itself is the problem; nothing deeper is needed
+        if isinstance(node, dict):
+            for key, item in node.items():
+                named = isinstance(key, str) and PATH_KEY.fullmatch(key)
+                step = f"{path}.{key if named else '?'}"[:200]
+                yield key, depth + 1, f"{step} (its key)"
+                stack.append((item, depth + 1, step))
+        elif isinstance(node, list):
+            stack.extend((item, depth + 1, f"{path}[{i}]"[:200]) for i, item in enumerate(node))
+
+
+def envelope_problem(envelope: Any) -> str | None:
+    """Why this envelope cannot be a click from Lark, named by place (never by value)."""
+    for node, depth, path in _nodes(envelope):
+        if depth >= MAX_DEPTH:
+            return f"nested deeper than {MAX_DEPTH} levels at {path}"
+        if isinstance(node, float):
+            return f"a float at {path} (Lark sends none)"
+        if isinstance(node, str) and ("\x00" in node or not _utf8(node)):
+            return f"a NUL or a lone surrogate at {path}"
+    for where in ID_FIELDS:
+        if len(_text(envelope, *where)) > MAX_ID_CHARS:
+            return f"{'.'.join(where)} is longer than {MAX_ID_CHARS} characters"
+    if not _text(envelope, "header", "event_id"):
+        return "header.event_id is missing"
+    return None
 
 
 def parse_click(envelope: dict[str, Any]) -> CardClick:
@@ -87,11 +164,16 @@ def parse_click(envelope: dict[str, Any]) -> CardClick:
         if isinstance(envelope.get("event"), dict)
         and isinstance(envelope["event"].get("action"), dict)
         else None,
+        problem=envelope_problem(envelope),
     )
 
 
 ClickCheck = Callable[[CardClick, Context], Reason | None]
 OperationCheck = Callable[[CardClick, Operation | None, Context], Reason | None]
+
+
+def envelope_well_formed(click: CardClick, _ctx: Context) -> Reason | None:
+    return None if click.problem is None else Reason.MALFORMED_ENVELOPE
 
 
 def app_matches(click: CardClick, ctx: Context) -> Reason | None:
@@ -130,7 +212,8 @@ def action_known(click: CardClick, _ctx: Context) -> Reason | None:
 
 
 # Checked before the replay cache: they need nothing stored and say who may be answered.
-ENVELOPE_CHECKS: Sequence[ClickCheck] = (app_matches, tenant_allowed)
+# A click they refuse has no inbox entry, so its refusal is stored before it is answered.
+ENVELOPE_CHECKS: Sequence[ClickCheck] = (envelope_well_formed, app_matches, tenant_allowed)
 VALUE_CHECKS: Sequence[ClickCheck] = (value_well_formed, action_known)
 
 

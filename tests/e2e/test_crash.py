@@ -29,6 +29,7 @@ from tests.e2e.conftest import DEV_TOKEN, eventually
 from tests.e2e.test_restart import (
     BotProcess,
     Lark,
+    StartBot,
     bot_env,
     bot_processes,
     sandbox_alone,
@@ -93,6 +94,19 @@ async def offer(bot: BotProcess, lark: Lark, store: Store, body: dict[str, Any])
 async def connected(bot: BotProcess) -> bool:
     status, _ = await bot.readyz()
     return status == 200
+
+
+async def first_bot(
+    start: StartBot, lark: Lark, backend: Backend, tmp_path: Path
+) -> tuple[Path, dict[str, str], BotProcess]:
+    """A ws-mode bot process with crash-suite timings, connected: (config, env, process)."""
+    config = write_config(
+        tmp_path / "bot.toml", backend, lark.app, free_port(), "ws", execution=CRASH_EXECUTION
+    )
+    env = bot_env(lark.app)
+    bot = await start(config, env)
+    await eventually(lambda: connected(bot), deadline_s=30)
+    return config, env, bot
 
 
 @pytest.mark.parametrize("point", POINTS)
@@ -164,12 +178,7 @@ async def test_card_patches_refused_across_a_restart_catch_up_without_re_executi
     backend: Backend, store: Store, tmp_path: Path
 ) -> None:
     async with sandbox_alone() as lark, bot_processes() as start:
-        config = write_config(
-            tmp_path / "bot.toml", backend, lark.app, free_port(), "ws", execution=CRASH_EXECUTION
-        )
-        env = bot_env(lark.app)
-        first = await start(config, env)
-        await eventually(lambda: connected(first), deadline_s=30)
+        config, env, first = await first_bot(start, lark, backend, tmp_path)
         body = order_request("patches-refused")
         body["payload"].pop("protective")
         view, message_id = await offer(first, lark, store, body)

@@ -239,6 +239,7 @@ def test_checks_run_in_design_order() -> None:
     # (the value names it) and self-approval after operator membership (STYLE.md).
     names = [check.__name__ for check in (*ENVELOPE_CHECKS, *VALUE_CHECKS, *OPERATION_CHECKS)]
     assert names == [
+        "envelope_well_formed",
         "app_matches",
         "tenant_allowed",
         "value_well_formed",
@@ -573,6 +574,7 @@ Ops = Mapping[str, Operation]
 Mutation = Callable[[Scenario, Ops], Scenario]
 
 MUTATIONS: dict[str, Mutation] = {
+    "float in value": lambda s, ops: dataclasses.replace(s, value_changes={"v": 1.0}),
     "foreign app": lambda s, ops: dataclasses.replace(s, app_id="cli_other"),
     "outsider operator": lambda s, ops: dataclasses.replace(s, operator_tenant=OUTSIDER_TENANT),
     "malformed value": lambda s, ops: dataclasses.replace(s, value_changes={"v": 2}),
@@ -595,6 +597,7 @@ MUTATIONS: dict[str, Mutation] = {
 }
 
 FIRST_REFUSAL: list[Any] = [
+    pytest.param(("float in value", "foreign app", "outsider operator"), Reason.MALFORMED_ENVELOPE),
     pytest.param(
         ("foreign app", "outsider operator", "malformed value", "stale digest"),
         Reason.APP_MISMATCH,
@@ -653,6 +656,7 @@ def test_the_pipeline_returns_the_first_failing_check(
 
 def test_the_first_refusal_table_reaches_every_refusal_the_checks_can_give() -> None:
     reachable = {
+        Reason.MALFORMED_ENVELOPE,
         Reason.APP_MISMATCH,
         Reason.TENANT_NOT_ALLOWED,
         Reason.MALFORMED_VALUE,
@@ -669,11 +673,13 @@ def test_the_first_refusal_table_reaches_every_refusal_the_checks_can_give() -> 
         Reason.CANCELLED,
     }
     assert {param.values[1] for param in FIRST_REFUSAL} - {None} == reachable
-    # the rest come from the transport (before parsing) or only from state_allows
+    # the rest come from the transport (before parsing), only from state_allows, or from
+    # recovery after a crash (a click nobody decided)
     assert set(Reason) - reachable == {
         Reason.TRANSPORT_UNAUTHENTIC,
         Reason.NOT_OFFERED,
         Reason.SUPERSEDED,
+        Reason.RECOVERED_UNANSWERED,
     }
 
 
