@@ -88,6 +88,10 @@ REFUSALS: Mapping[Reason, Mapping[Lang, str]] = {
         "en": "This click was interrupted by a restart and not applied. Please click again.",
         "zh": "此次点击因重启中断，未被执行。请重新点击。",
     },
+    Reason.ANSWERED_BUSY: {
+        "en": "Busy, please click again in a moment",
+        "zh": "系统繁忙，请稍后再点击",
+    },
 }
 
 

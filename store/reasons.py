@@ -29,3 +29,6 @@ class Reason(StrEnum):
     SUPERSEDED = "superseded"
     # a click received before a crash and never decided: recorded on restart, never applied
     RECOVERED_UNANSWERED = "recovered_unanswered"
+    # answered "busy" before it was on record: the operator was told to click again, so it is
+    # recorded, once it can be, and never applied
+    ANSWERED_BUSY = "answered_busy"

@@ -11,7 +11,8 @@ Every answer but "busy" leaves only once the click is on record: either its inbo
 checks refuse (no inbox entry), its refusal itself. So a crash can lose no answered click:
 on start, entries a previous run left `received` are recorded as refused (with the reason
 the checks give now, or `recovered_unanswered`), never applied. "Busy" says the click was
-not taken; it carries no decision and needs no record.
+not taken, and it is not: a click answered "busy" while its inbox entry was still being
+written is recorded as refused (`answered_busy`) once the entry lands, never decided.
 """
 
 from __future__ import annotations
@@ -90,6 +91,9 @@ class Flight:
 
     answer: asyncio.Future[dict[str, Any]]
     on_record: asyncio.Event = field(default_factory=asyncio.Event)
+    # answered "busy" before it was on record: the operator will click again, so this one
+    # must have no effect
+    abandoned: bool = False
 
     def give(self, result: dict[str, Any]) -> None:
         if not self.answer.done():
@@ -187,6 +191,7 @@ class CallbackConsumer:
         flight.answer.cancel()
         if flight.on_record.is_set():
             return self._toast("info", "toast.processing"), "processing"
+        flight.abandoned = True  # no await between the check above and this: no race
         return self._toast("warning", "toast.busy"), "busy"
 
     async def _take(self, envelope: dict[str, Any], flight: Flight) -> None:
@@ -212,6 +217,9 @@ class CallbackConsumer:
         self.stats.verified()
         received = await self.receipts.receive(click.event_id, envelope)
         flight.on_record.set()
+        if flight.abandoned and received.first:
+            await self._record_abandoned(click)
+            return
         if not received.first:
             self.stats.outcomes["replayed"] += 1
             flight.give(received.entry.answer or await self._first_answer(click.event_key))
@@ -223,6 +231,16 @@ class CallbackConsumer:
             pending = self._first_answers.pop(click.event_key)
             if not pending.done():
                 pending.cancel()
+
+    async def _record_abandoned(self, click: CardClick) -> None:
+        """A click answered "busy" whose entry landed after that answer: on record as refused,
+        never decided (the operator was told to click again)."""
+        self.stats.refusals[Reason.ANSWERED_BUSY.value] += 1
+        with about(click.operation_id or "-"):
+            await self.store.record_refusal(click.as_store_click(), Reason.ANSWERED_BUSY)
+            await self.inbox.answered(
+                INBOX_KIND, click.event_id, self._refusal_toast(Reason.ANSWERED_BUSY)
+            )
 
     async def _decide_first(self, click: CardClick, ctx: Context, flight: Flight) -> None:
         with about(click.operation_id or "-"), answering_a_person():

@@ -80,7 +80,9 @@ async def test_patch_failures_are_retried_and_permanent_ones_are_visible(stack: 
     await stack.control("POST", "/faults", {"fail_next_patches": 0})
 
 
-async def test_a_slow_commit_answers_processing_then_patches_the_result(stack: Stack) -> None:
+async def test_a_slow_commit_answers_processing_or_busy_and_busy_is_never_applied(
+    stack: Stack,
+) -> None:
     view, message_id = await stack.offered(order_request("slow-commit"))
     hold = asyncio.Event()
     held = asyncio.Event()
@@ -101,12 +103,24 @@ async def test_a_slow_commit_answers_processing_then_patches_the_result(stack: S
     hold.set()
     await holder
     reply = await click
-    # "Processing" promises the click is on record. PostgreSQL held only the operation's row,
-    # so the click's inbox entry went in; SQLite held the whole store, so nothing did in time,
-    # and the answer says so ("busy"). Either way the decision lands and the card follows.
-    held_everything = stack.store.engine.dialect.name == "sqlite"
-    expected = "Busy, please click again in a moment" if held_everything else "Received, processing"
-    assert reply["toast"]["content"] == expected and reply["card_changed"] is False
+    assert reply["card_changed"] is False
+    if stack.store.engine.dialect.name == "sqlite":
+        # SQLite held the whole store: the click was not on record in time, so it was told
+        # "busy" (click again). Once its entry lands it is recorded as refused, never applied.
+        assert reply["toast"]["content"] == "Busy, please click again in a moment"
+        row = await stack.stored_click(view["id"], None)  # waits for the entry to land
+        assert row.reason_code == "answered_busy" and not row.accepted
+        assert len(await stack.store.confirmations(view["id"])) == 1
+        op = await stack.store.get(view["id"])
+        assert op is not None and op.state.value == "awaiting_confirmation"
+        assert await stack.store.claim_count(op.id) == 0
+        # the operator clicks again, as told, and that click decides
+        again = await stack.click(message_id, "ou_alice")
+        assert again["toast"]["content"].startswith("Confirmed")
+    else:
+        # PostgreSQL held only the operation's row: the click's entry went in, so "processing"
+        # (which promises the click is on record), and the decision lands with the card.
+        assert reply["toast"]["content"] == "Received, processing"
     await until(
         stack.state,
         lambda: "Confirmed by <at id=ou_alice></at>" in content(stack, message_id),
