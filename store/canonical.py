@@ -63,6 +63,10 @@ class NumberLiteral:
 
 
 MAX_JSON_DEPTH = 64
+# An authenticated Lark envelope is parsed up to this depth (well inside Python's recursion
+# limit), so a click nested deeper than consumers store is refused and recorded as malformed
+# rather than dropped by the transport; only deeper still is it unparseable.
+MAX_ENVELOPE_DEPTH = 512
 _OPENERS = {"[": 1, "{": 1, "]": -1, "}": -1}
 _NOT_BRACKETS = re.compile(r"[^\[\]{}]+")
 

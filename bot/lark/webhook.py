@@ -56,7 +56,7 @@ from bot.lark.ingress_port import (
     event_id,
     is_callback,
 )
-from store.canonical import MAX_JSON_DEPTH, too_deep
+from store.canonical import MAX_ENVELOPE_DEPTH, MAX_JSON_DEPTH, too_deep
 
 log = logging.getLogger("countersign.lark.webhook")
 
@@ -88,15 +88,15 @@ def expected_signature(timestamp: str, nonce: str, encrypt_key: str, body: bytes
     return hashlib.sha256(signed + body).hexdigest()
 
 
-def _too_deep() -> _Refused:
-    return _Refused(400, "too_deep", f"the JSON nests deeper than {MAX_JSON_DEPTH} levels")
+def _refuse_deep(text: bytes, limit: int = MAX_JSON_DEPTH) -> None:
+    if too_deep(text, limit):
+        raise _Refused(400, "too_deep", f"the JSON nests deeper than {limit} levels")
 
 
-def _bounded_json(text: bytes) -> Any:
-    """json.loads, refusing nesting past MAX_JSON_DEPTH before parsing; ValueError if not
-    JSON (or not UTF-8)."""
-    if too_deep(text):
-        raise _too_deep()
+def _bounded_json(text: bytes, limit: int = MAX_JSON_DEPTH) -> Any:
+    """json.loads, refusing nesting past `limit` before parsing; ValueError if not JSON (or
+    not UTF-8)."""
+    _refuse_deep(text, limit)
     return json.loads(text)
 
 
@@ -142,7 +142,9 @@ class _Verifier:
         assert self.cipher is not None
         try:
             plaintext = self.cipher.decrypt(base64.b64decode(outer["encrypt"], validate=True))
-            envelope = _bounded_json(plaintext)
+            # authenticated by the signature: parsed deeper, so a deep click reaches the
+            # consumer and is refused and recorded as malformed
+            envelope = _bounded_json(plaintext, MAX_ENVELOPE_DEPTH)
         except (ValueError, binascii.Error):  # bad base64, padding, UTF-8 or JSON
             raise _Refused(400, "bad_ciphertext", "the body does not decrypt") from None
         if not isinstance(envelope, dict):
@@ -206,8 +208,8 @@ def add_webhook_routes(
             )
         try:
             body = await read_body(request)
-            if too_deep(body):  # before any authentication work, signed or not
-                raise _too_deep()
+            # before any authentication work, signed or not: the outer body is {"encrypt": ...}
+            _refuse_deep(body)
             if not any(name in request.headers for name in _SIGNATURE_HEADERS):
                 return _unsigned_challenge(body)
             verifier.check_signature(request.headers, body)

@@ -56,6 +56,7 @@ from bot.lark.ingress_port import (
     event_id,
     is_callback,
 )
+from store.canonical import MAX_ENVELOPE_DEPTH, too_deep
 
 log = logging.getLogger("countersign.lark.ws")
 
@@ -287,7 +288,8 @@ class WsTransport:
 
     async def _ack_for(self, payload: bytes) -> dict[str, Any]:
         try:
-            envelope = json.loads(payload)
+            # deeper than MAX_ENVELOPE_DEPTH could exhaust the recursion of the parser
+            envelope = None if too_deep(payload, MAX_ENVELOPE_DEPTH) else json.loads(payload)
         except ValueError:  # also UnicodeDecodeError
             envelope = None
         if not isinstance(envelope, dict):

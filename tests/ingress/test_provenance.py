@@ -673,13 +673,15 @@ def test_the_first_refusal_table_reaches_every_refusal_the_checks_can_give() -> 
         Reason.CANCELLED,
     }
     assert {param.values[1] for param in FIRST_REFUSAL} - {None} == reachable
-    # the rest come from the transport (before parsing), only from state_allows, or from
-    # recovery after a crash (a click nobody decided)
+    # the rest come from the transport (before parsing), only from state_allows, from
+    # recovery after a crash (a click nobody decided), or from the consumer's answer itself
+    # (a click answered "busy" before it was on record)
     assert set(Reason) - reachable == {
         Reason.TRANSPORT_UNAUTHENTIC,
         Reason.NOT_OFFERED,
         Reason.SUPERSEDED,
         Reason.RECOVERED_UNANSWERED,
+        Reason.ANSWERED_BUSY,
     }
 
 
