@@ -4,14 +4,12 @@ loopback, and the dashboard's token cookie is Secure over https."""
 
 from __future__ import annotations
 
-import shutil
 import ssl
-import subprocess
-from pathlib import Path
 from typing import Any
 
 import aiohttp
 import pytest
+import trustme
 from aiohttp.test_utils import TestClient, TestServer
 
 from bot.api.app import create_app
@@ -120,24 +118,13 @@ async def test_the_token_cookie_is_secure_behind_an_https_proxy_and_never_script
 
 
 @pytest.fixture
-def tls(tmp_path: Path) -> tuple[ssl.SSLContext, ssl.SSLContext]:
-    """A self-signed certificate for 127.0.0.1: (server context, client context)."""
-    openssl = shutil.which("openssl")
-    if openssl is None:
-        pytest.skip("openssl is needed to make a test certificate")
-    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
-    subprocess.run(
-        [
-            *(openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1"),
-            *("-keyout", str(key), "-out", str(cert), "-subj", "/CN=127.0.0.1"),
-            *("-addext", "subjectAltName=IP:127.0.0.1"),
-        ],
-        check=True,
-        capture_output=True,
-    )
+def tls() -> tuple[ssl.SSLContext, ssl.SSLContext]:
+    """A certificate for 127.0.0.1 from a throwaway CA: (server context, client context)."""
+    ca = trustme.CA()
     server = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    server.load_cert_chain(cert, key)
-    client = ssl.create_default_context(cafile=str(cert))
+    ca.issue_cert("127.0.0.1").configure_cert(server)
+    client = ssl.create_default_context()
+    ca.configure_trust(client)
     return server, client
 
 
