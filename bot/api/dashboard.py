@@ -176,6 +176,13 @@ def list_html(
     return _page(word("title", lang), body, lang, since)
 
 
+def _term_value(value: object) -> str:
+    """A term as the card shows it: a list (mentions) as comma-separated items."""
+    if isinstance(value, list):
+        return ", ".join(str(each) for each in value)
+    return str(value)
+
+
 def _rows(cells: list[list[str]], lang: str) -> str:
     if not cells:
         return f"<p>{word('none', lang)}</p>"
@@ -187,7 +194,9 @@ def _rows(cells: list[list[str]], lang: str) -> str:
 
 
 def detail_html(view: dict[str, Any], records: dict[str, Any], lang: str, since: str) -> str:
-    terms = _rows([[t["name"], str(t["value"])] for t in view["terms"].get("terms", [])], lang)
+    terms = _rows(
+        [[t["name"], _term_value(t["value"])] for t in view["terms"].get("terms", [])], lang
+    )
     audience = view["audience"]
     clicks = _rows(
         [

@@ -127,15 +127,21 @@ async def test_structured_mentions_are_listed_on_the_card_and_sent_exactly(
 ) -> None:
     stack: Stack = await make_stack("ws")
     body = message_request()
-    body["payload"].update(text="Please confirm the Friday slot.", mentions=["ou_alice"])
-    _, card_id = await stack.offered(body)
+    body["payload"].update(text="Please confirm the Friday slot.", mentions=["ou_alice", "ou_bob"])
+    view, card_id = await stack.offered(body)
     shown = json.dumps(stack.card(card_id), ensure_ascii=False)
-    assert "This message will mention: ou_alice" in shown
+    assert "This message will mention: ou_alice, ou_bob" in shown
     assert "<at id=ou_alice>" not in shown  # listed, not an @ on the card
+    # the dashboard lists them the way the card does (not as a Python list)
+    async with stack.http.get(f"{stack.bot_url}/ops/{view['id']}") as response:
+        page = await response.text()
+    assert "ou_alice, ou_bob" in page and "[&#x27;ou_alice" not in page and "['ou" not in page
 
     sent = await confirmed_and_sent(stack, card_id)
-    assert re.findall(r"<at\b[^>]*>", sent) == ['<at user_id="ou_alice">']
-    assert sent == '<at user_id="ou_alice"></at> Please confirm the Friday slot.'
+    assert re.findall(r"<at\b[^>]*>", sent) == ['<at user_id="ou_alice">', '<at user_id="ou_bob">']
+    assert sent == (
+        '<at user_id="ou_alice"></at> <at user_id="ou_bob"></at> Please confirm the Friday slot.'
+    )
 
 
 async def test_an_unverified_requester_is_named_in_plain_text_and_the_card_is_offered(
