@@ -55,8 +55,13 @@ class LarkTransport:
 
     def __init__(self, domain: str, *, timeout_s: float) -> None:
         self.config: Any = sdk_config(domain, timeout_s)
-        # the SDK's client defaults otherwise (trust_env: proxies and CA bundle from the env)
-        self.client = httpx.AsyncClient(timeout=timeout_s)
+        # No cap on connections in flight, as with a client per request (a capped pool would add
+        # a wait for a free connection to each call); idle ones are kept for reuse. Otherwise
+        # the SDK's client defaults (trust_env: proxies and CA bundle from the environment).
+        self.client = httpx.AsyncClient(
+            timeout=timeout_s,
+            limits=httpx.Limits(max_connections=None, max_keepalive_connections=20),
+        )
 
     @property
     def domain(self) -> str:
