@@ -15,6 +15,7 @@ import argparse
 import asyncio
 import json
 import os
+import secrets
 import socket
 import subprocess
 import sys
@@ -34,7 +35,7 @@ from lark_oapi.core.model import RequestOption  # type: ignore[import-untyped]
 from bot.lark.api import LarkApi
 from bot.sandbox import state as sandbox_state
 from bot.sandbox.app import SandboxOptions, build_sandbox
-from bot.sandbox.state import default_state
+from bot.sandbox.state import DEFAULT_APP_ID, default_state
 
 CHAT = "oc_ops"
 
@@ -47,11 +48,13 @@ def card(title: str) -> dict[str, Any]:
     }
 
 
-def serve_sandbox(port: int) -> None:
+def serve_sandbox(port: int, app_secret: str) -> None:
     """The child process: the sandbox, its rate limits lifted (many patches are the point)."""
     sandbox_state.CHAT_SEND_LIMIT_PER_S = 1_000_000
     sandbox_state.PATCH_LIMIT_PER_S = 1_000_000
-    web.run_app(build_sandbox(default_state(), SandboxOptions()), host="127.0.0.1", port=port)
+    state = default_state()
+    state.apps[DEFAULT_APP_ID].app_secret = app_secret
+    web.run_app(build_sandbox(state, SandboxOptions()), host="127.0.0.1", port=port)
 
 
 def free_port() -> int:
@@ -83,9 +86,8 @@ async def cpu_ms_per_call(calls: int, call: Callable[[int], Awaitable[None]]) ->
     return (time.process_time() - started) * 1000 / calls
 
 
-async def bench(base_url: str, patches: int) -> tuple[float, float]:
-    app = default_state().apps["cli_sandbox"]
-    api = LarkApi(app.app_id, app.app_secret, base_url)
+async def bench(base_url: str, app_secret: str, patches: int) -> tuple[float, float]:
+    api = LarkApi(DEFAULT_APP_ID, app_secret, base_url)
     try:
         message_id = await api.send_card(CHAT, card("start"), "bench-lark-calls")
         token = await api.tokens.get()
@@ -113,8 +115,9 @@ def main() -> int:
     parser.add_argument("--patches", type=int, default=100)
     parser.add_argument("--serve-sandbox", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    app_secret = os.environ.setdefault("BENCH_SANDBOX_SECRET", secrets.token_hex(8))
     if args.serve_sandbox:
-        serve_sandbox(args.serve_sandbox)
+        serve_sandbox(args.serve_sandbox, app_secret)
         return 0
     port = free_port()
     child = subprocess.Popen(
@@ -125,7 +128,7 @@ def main() -> int:
     base_url = f"http://127.0.0.1:{port}"
     try:
         asyncio.run(wait_for(f"{base_url}/sandbox/"))
-        sdk_ms, api_ms = asyncio.run(bench(base_url, args.patches))
+        sdk_ms, api_ms = asyncio.run(bench(base_url, app_secret, args.patches))
     finally:
         child.terminate()
         child.wait()
