@@ -8,6 +8,7 @@ from typing import Any
 
 from sqlalchemy import event
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 SQLITE_BUSY_TIMEOUT_MS = 10_000
@@ -38,16 +39,33 @@ def create_engine(url: str, *, schema: str | None = None, pool_size: int = 10) -
             if not _SCHEMA_NAME.match(schema):
                 raise ValueError(f"store.schema: {schema!r} is not a plain lower-case identifier")
             connect_args["server_settings"] = {"search_path": schema}
-        return create_async_engine(
+        engine = create_async_engine(
             url,
             pool_size=pool_size,
             max_overflow=pool_size,
-            pool_pre_ping=True,
+            # Last in, first out: the few connections a steady load needs stay hot, with their
+            # prepared statements (asyncpg caches them per connection); the rest idle out.
+            pool_use_lifo=True,
             connect_args=connect_args,
         )
+        event.listen(engine.sync_engine, "checkout", _replace_if_closed)
+        return engine
     raise ValueError(
         f"store.url: unsupported backend {backend!r}; use sqlite+aiosqlite or postgresql+asyncpg"
     )
+
+
+def _replace_if_closed(dbapi_connection: Any, _record: Any, _proxy: Any) -> None:
+    """Hand out no connection the server has closed (a restart, `pg_terminate_backend`).
+
+    Instead of a ping per checkout (a round trip each time): asyncpg has already seen the
+    server's goodbye and EOF on its socket, and `DisconnectionError` makes the pool open a
+    fresh connection in its place. A connection whose death asyncpg has not seen yet (the
+    host vanished without closing) fails its first statement with a disconnect error;
+    SQLAlchemy then invalidates the whole pool, so the next call reconnects.
+    """
+    if dbapi_connection.driver_connection.is_closed():
+        raise DisconnectionError("the server closed this connection")
 
 
 def _sqlite_engine(url: str, pool_size: int) -> AsyncEngine:

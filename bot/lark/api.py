@@ -1,9 +1,10 @@
-"""Lark messaging over the unmodified lark-oapi client, without ever blocking the event loop.
+"""Lark messaging with the unmodified lark-oapi models, without ever blocking the event loop.
 
-Only the SDK's async calls (`acreate`, `areply`, `apatch`, `aget`) are used, each with the
-tenant token from `TenantTokens` passed in its `RequestOption`; the client is built with
-`enable_set_token(True)` and *without* the app credentials, so the SDK's synchronous token fetch
-(lark.md §4.4) cannot run: a call that reached it would fail at once instead of blocking.
+Requests are built by the SDK's builders and sent by `LarkTransport` over one long-lived HTTP
+client (the SDK's async calls would build a client per request), each with the tenant token
+from `TenantTokens` passed in its `RequestOption`; the SDK config has `enable_set_token(True)`
+and *no* app credentials, so the SDK's synchronous token fetch (lark.md §4.4) cannot run: a call
+that reached it would fail at once instead of blocking. The token fetch shares the client.
 
 Errors become `LarkApiError` with a `kind`: "token" errors are retried once inside the call with
 a fresh token; `retrying()` retries "rate_limited" and "transient" ones; "terminal" ones are final.
@@ -21,22 +22,25 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import httpx
-import lark_oapi as lark  # type: ignore[import-untyped]
 from lark_oapi.api.im.v1 import (  # type: ignore[import-untyped]
     CreateMessageRequest,
     CreateMessageRequestBody,
+    CreateMessageResponse,
     GetMessageRequest,
+    GetMessageResponse,
     PatchMessageRequest,
     PatchMessageRequestBody,
+    PatchMessageResponse,
     ReplyMessageRequest,
     ReplyMessageRequestBody,
+    ReplyMessageResponse,
 )
-from lark_oapi.core.log import logger as lark_logger  # type: ignore[import-untyped]
 from lark_oapi.core.model import RequestOption  # type: ignore[import-untyped]
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 from tenacity.wait import wait_exponential_jitter
 
 from bot.lark.tokens import TRANSPORT_ERROR, LarkApiError, TenantTokens, retry_after
+from bot.lark.transport import LarkTransport
 
 __all__ = ["LarkApi", "LarkApiError", "TenantTokens", "retrying"]
 
@@ -76,23 +80,16 @@ class LarkApi:
         timeout_s: float = 10,
         tokens: TenantTokens | None = None,
     ) -> None:
+        self.transport = LarkTransport(domain, timeout_s=timeout_s)
         self._owns_tokens = tokens is None
-        self.tokens = tokens or TenantTokens(app_id, app_secret, domain, timeout_s=timeout_s)
-        # build() sets the SDK's process-global logger level; leave it as others set it.
-        level = lark_logger.level
-        self._client: Any = (
-            lark.Client.builder()
-            .enable_set_token(True)
-            .domain(domain.rstrip("/"))
-            .timeout(timeout_s)
-            .build()
+        self.tokens = tokens or TenantTokens(
+            app_id, app_secret, domain, timeout_s=timeout_s, transport=self.transport
         )
-        lark_logger.setLevel(level)
-        self._im = self._client.im.v1.message
 
     async def close(self) -> None:
         if self._owns_tokens:
             await self.tokens.close()
+        await self.transport.close()
 
     async def _call(self, op: str, invoke: Callable[[Any], Awaitable[Any]]) -> Any:
         """Run one SDK call; on a token error, drop the token and try once more."""
@@ -145,7 +142,7 @@ class LarkApi:
             request = (
                 CreateMessageRequest.builder().receive_id_type(id_type).request_body(body).build()
             )
-            return self._im.acreate(request, option)  # type: ignore[no-any-return]
+            return self.transport.call(request, option, CreateMessageResponse)
 
         response = await self._call(op, invoke)
         message_id: str = response.data.message_id
@@ -166,7 +163,7 @@ class LarkApi:
             request = (
                 ReplyMessageRequest.builder().message_id(message_id).request_body(body).build()
             )
-            return self._im.areply(request, option)  # type: ignore[no-any-return]
+            return self.transport.call(request, option, ReplyMessageResponse)
 
         response = await self._call("reply_text", invoke)
         reply_id: str = response.data.message_id
@@ -180,7 +177,7 @@ class LarkApi:
             request = (
                 PatchMessageRequest.builder().message_id(message_id).request_body(body).build()
             )
-            return self._im.apatch(request, option)  # type: ignore[no-any-return]
+            return self.transport.call(request, option, PatchMessageResponse)
 
         await self._call("patch_card", invoke)
 
@@ -190,7 +187,7 @@ class LarkApi:
 
         def invoke(option: Any) -> Awaitable[Any]:
             request = GetMessageRequest.builder().message_id(message_id).build()
-            return self._im.aget(request, option)  # type: ignore[no-any-return]
+            return self.transport.call(request, option, GetMessageResponse)
 
         response = await self._call("get_message", invoke)
         try:

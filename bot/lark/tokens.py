@@ -1,9 +1,11 @@
-"""The tenant_access_token, fetched with aiohttp so the event loop never blocks.
+"""The tenant_access_token, fetched asynchronously so the event loop never blocks.
 
 lark-oapi's `acreate`/`apatch`/... fetch the token with a synchronous `requests` POST on a cache
-miss (lark.md §4.4). `TenantTokens` owns the token instead: `LarkApi` builds its SDK client with
-`enable_set_token(True)` and hands the token to every call. Lark's token semantics (§4.5): a token
-lives 2 h; when less than 30 min remain the endpoint issues a new one and both stay valid.
+miss (lark.md §4.4). `TenantTokens` owns the token instead: `LarkApi`'s SDK config has
+`enable_set_token(True)` and the token is handed to every call. The fetch is the SDK's own
+request model sent over `LarkApi`'s one HTTP client (`LarkTransport`). Lark's token semantics
+(§4.5): a token lives 2 h; when less than 30 min remain the endpoint issues a new one and both
+stay valid.
 
 `LarkApiError` lives here (not in `api.py`) because both modules raise it; `bot.lark.api`
 re-exports it.
@@ -12,16 +14,25 @@ re-exports it.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
-import aiohttp
+import httpx
+from lark_oapi.api.auth.v3 import (  # type: ignore[import-untyped]
+    InternalTenantAccessTokenRequest,
+    InternalTenantAccessTokenRequestBody,
+)
+from lark_oapi.core.model import RequestOption  # type: ignore[import-untyped]
+from lark_oapi.core.token.access_token_response import (  # type: ignore[import-untyped]
+    AccessTokenResponse,
+)
+
+from bot.lark.transport import LarkTransport
 
 log = logging.getLogger(__name__)
-
-TOKEN_PATH = "/open-apis/auth/v3/tenant_access_token/internal"
 
 ErrorKind = Literal["rate_limited", "token", "terminal", "transient"]
 
@@ -109,11 +120,13 @@ def retry_after(headers: Mapping[str, str] | None) -> float | None:
 
 
 class TenantTokens:
-    """A cached tenant_access_token with single-flight refresh over aiohttp.
+    """A cached tenant_access_token with single-flight refresh.
 
     `get()` returns the cached token until `refresh_margin_s` before it expires (by `clock`,
     counted from when the fetch started), then fetches once for all concurrent callers.
-    `invalidate(token)` drops a token Lark rejected, so the next `get()` fetches.
+    `invalidate(token)` drops a token Lark rejected, so the next `get()` fetches. Fetches go
+    over `transport` (for `domain`), or over one of its own when none is given. A fetch lasts
+    at most `timeout_s` in all.
     """
 
     def __init__(
@@ -122,25 +135,26 @@ class TenantTokens:
         app_secret: str,
         domain: str,
         *,
-        session: aiohttp.ClientSession | None = None,
+        transport: LarkTransport | None = None,
         refresh_margin_s: float = 600,
         clock: Callable[[], float] = time.monotonic,
         timeout_s: float = 10,
     ) -> None:
         self.app_id = app_id
         self._secret = app_secret
-        self._url = domain.rstrip("/") + TOKEN_PATH
-        self._session = session
-        self._owns_session = session is None
+        self._transport = transport or LarkTransport(domain, timeout_s=timeout_s)
+        self._owns_transport = transport is None
+        if self._transport.domain != domain.rstrip("/"):
+            raise ValueError(f"transport is for {self._transport.domain}, not {domain}")
         self._margin = refresh_margin_s
         self._clock = clock
-        self._timeout = aiohttp.ClientTimeout(total=timeout_s)
+        self._timeout_s = timeout_s
         self._token: str | None = None
         self._refresh_at = 0.0
         self._inflight: asyncio.Task[str] | None = None
 
     def __repr__(self) -> str:  # no secret, no token
-        return f"TenantTokens(app_id={self.app_id!r}, url={self._url!r})"
+        return f"TenantTokens(app_id={self.app_id!r}, domain={self._transport.domain!r})"
 
     async def get(self) -> str:
         if self._token is not None and self._clock() < self._refresh_at:
@@ -163,9 +177,8 @@ class TenantTokens:
     async def close(self) -> None:
         if self._inflight is not None:
             self._inflight.cancel()
-        if self._owns_session and self._session is not None:
-            await self._session.close()
-        self._session = None
+        if self._owns_transport:
+            await self._transport.close()
 
     def _fetch_done(self, task: asyncio.Task[str]) -> None:
         if self._inflight is task:
@@ -174,39 +187,44 @@ class TenantTokens:
             task.exception()  # retrieved: a failed fetch nobody awaited anymore is not "lost"
 
     async def _fetch(self) -> str:
-        if self._session is None:
-            self._session = aiohttp.ClientSession()
         started = self._clock()
-        body = {"app_id": self.app_id, "app_secret": self._secret}
+        body = (
+            InternalTenantAccessTokenRequestBody.builder()
+            .app_id(self.app_id)
+            .app_secret(self._secret)
+            .build()
+        )
+        request = InternalTenantAccessTokenRequest.builder().request_body(body).build()
         try:
-            async with self._session.post(self._url, json=body, timeout=self._timeout) as response:
-                status = response.status
-                headers = dict(response.headers)
-                try:
-                    payload: Any = await response.json(content_type=None)
-                except ValueError:
-                    payload = None
-        except (aiohttp.ClientError, TimeoutError) as error:
+            async with asyncio.timeout(self._timeout_s):
+                raw = await self._transport.send(request, RequestOption())
+        except (httpx.HTTPError, TimeoutError) as error:
             raise LarkApiError(
                 TRANSPORT_ERROR,
                 f"tenant token fetch for app {self.app_id} failed: {type(error).__name__} {error}",
             ) from None  # keep the request (its body holds the secret) out of the chain
+        status: int = raw.status_code
+        try:
+            payload: Any = json.loads(raw.content)
+        except ValueError:
+            payload = None
         if not isinstance(payload, dict):
             raise LarkApiError(
                 TRANSPORT_ERROR,
                 f"tenant token endpoint answered HTTP {status} with an unreadable body",
                 http_status=status,
             )
-        code = payload.get("code")
+        answer = AccessTokenResponse(payload)  # the SDK's model of this answer
+        code = answer.code
         if code != 0:
             raise LarkApiError(
                 code if isinstance(code, int) else TRANSPORT_ERROR,
-                f"tenant token fetch for app {self.app_id}: {payload.get('msg', '')}",
+                f"tenant token fetch for app {self.app_id}: {answer.msg or ''}",
                 http_status=status,
-                retry_after_s=retry_after(headers),
+                retry_after_s=retry_after(raw.headers),
             )
-        token = payload.get("tenant_access_token")
-        expire = payload.get("expire")
+        token = answer.tenant_access_token
+        expire = answer.expire
         if not isinstance(token, str) or not token or not isinstance(expire, int | float):
             raise LarkApiError(
                 TRANSPORT_ERROR,

@@ -11,20 +11,23 @@ import json
 import logging
 import traceback
 from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from types import SimpleNamespace
 from typing import Any
 
 import aiohttp
+import httpx
 import pytest
 import requests
 from aiohttp import web
 from aiohttp.test_utils import TestServer
+from aiohttp.typedefs import Middleware
 from lark_oapi.core.http import Transport  # type: ignore[import-untyped]
 from lark_oapi.core.token.manager import TokenManager  # type: ignore[import-untyped]
 
 from bot.lark.api import LarkApi, LarkApiError, retrying
 from bot.lark.tokens import TenantTokens
+from bot.lark.transport import LarkTransport
 from bot.sandbox.app import SandboxOptions, build_sandbox
 from bot.sandbox.control import HUB_KEY
 from bot.sandbox.openapi import Handler
@@ -59,33 +62,29 @@ async def api(sandbox: Sandbox) -> AsyncIterator[LarkApi]:
 
 @pytest.fixture
 def lark_codes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """The `code` of every answer the SDK's async transport received, in order."""
+    """The `code` of every message-call answer (not token fetches) received, in order."""
     codes: list[int] = []
-    original = Transport.aexecute
+    original = LarkTransport.call
 
-    async def spy(conf: Any, req: Any, option: Any = None) -> Any:
-        raw = await original(conf, req, option)
-        codes.append(json.loads(raw.content)["code"])
-        return raw
+    async def spy(self: LarkTransport, request: Any, option: Any, response_type: Any) -> Any:
+        response = await original(self, request, option, response_type)
+        codes.append(response.code)
+        return response
 
-    monkeypatch.setattr(Transport, "aexecute", staticmethod(spy))
+    monkeypatch.setattr(LarkTransport, "call", spy)
     return codes
 
 
-def counting_session() -> tuple[aiohttp.ClientSession, list[str]]:
-    """An aiohttp session that records the URL of every request it starts."""
+def counting_transport(sandbox: Sandbox) -> tuple[LarkTransport, list[str]]:
+    """A transport to the sandbox that records the URL of every request it starts."""
     urls: list[str] = []
 
-    async def on_start(
-        _session: aiohttp.ClientSession,
-        _ctx: SimpleNamespace,
-        params: aiohttp.TraceRequestStartParams,
-    ) -> None:
-        urls.append(str(params.url))
+    async def on_request(request: httpx.Request) -> None:
+        urls.append(str(request.url))
 
-    trace = aiohttp.TraceConfig()
-    trace.on_request_start.append(on_start)
-    return aiohttp.ClientSession(trace_configs=[trace]), urls
+    transport = LarkTransport(sandbox.base_url, timeout_s=10)
+    transport.client.event_hooks = {"request": [on_request]}
+    return transport, urls
 
 
 class Sleeps:
@@ -145,20 +144,21 @@ async def test_send_patch_reply_and_read_back(sandbox: Sandbox, api: LarkApi) ->
 async def test_calls_never_take_the_sdks_blocking_paths(sandbox: Sandbox) -> None:
     # `no_sync_http` turns any blocking request into an AssertionError; 20 calls, 19 of them
     # concurrent, share one token fetched over aiohttp.
-    session, urls = counting_session()
+    transport, urls = counting_transport(sandbox)
     tokens = TenantTokens(
-        sandbox.app.app_id, sandbox.app.app_secret, sandbox.base_url, session=session
+        sandbox.app.app_id, sandbox.app.app_secret, sandbox.base_url, transport=transport
     )
     api = LarkApi("ignored", "ignored", sandbox.base_url, tokens=tokens)
     try:
         message_id = await api.send_card("oc_ops", v2_card(), "op-2-card")
         items = await asyncio.gather(*(api.get_message(message_id) for _ in range(19)))
     finally:
-        await session.close()
+        await api.close()
+        await transport.close()
     assert {item["message_id"] for item in items} == {message_id}
     assert [url.rsplit("/", 1)[-1] for url in urls] == ["internal"]
-    # and the SDK client holds no credentials, so its own fetch could not even start
-    assert api._client._config.app_secret is None
+    # and the SDK config holds no credentials, so its own fetch could not even start
+    assert api.transport.config.app_secret is None
 
 
 @dataclass
@@ -166,6 +166,19 @@ class LostAnswers:
     """How long the sandbox holds each message-create answer *after* the message exists."""
 
     delay_s: float = 0.0
+
+
+@asynccontextmanager
+async def sandbox_with(middleware: Middleware) -> AsyncIterator[Sandbox]:
+    """The real sandbox with one more middleware in front (it cannot be added once started)."""
+    state = default_state()
+    app = build_sandbox(state, SandboxOptions(callback_timeout_s=1.0))
+    app.middlewares.append(middleware)
+    server = TestServer(app, host="127.0.0.1")
+    await server.start_server()
+    async with aiohttp.ClientSession() as http:
+        yield Sandbox(f"http://127.0.0.1:{server.port}", state, app[HUB_KEY], http)
+    await server.close()
 
 
 @pytest.fixture
@@ -186,14 +199,8 @@ async def slow_answer_sandbox() -> AsyncIterator[tuple[Sandbox, LostAnswers]]:
             await asyncio.sleep(lost.delay_s)
         return response
 
-    state = default_state()
-    app = build_sandbox(state, SandboxOptions(callback_timeout_s=1.0))
-    app.middlewares.append(hold_answer)
-    server = TestServer(app, host="127.0.0.1")
-    await server.start_server()
-    async with aiohttp.ClientSession() as http:
-        yield Sandbox(f"http://127.0.0.1:{server.port}", state, app[HUB_KEY], http), lost
-    await server.close()
+    async with sandbox_with(hold_answer) as sandbox:
+        yield sandbox, lost
 
 
 async def test_uuid_makes_a_retried_send_post_once(
@@ -225,15 +232,57 @@ async def test_uuid_makes_a_retried_send_post_once(
     assert chat_messages(sandbox) == [message_id]  # ... and the retry did not post another
 
 
+# -- one HTTP client -------------------------------------------------------------------------
+
+
+async def test_one_connection_serves_every_call_of_an_api() -> None:
+    """Token, send, patch, reply and reads, one after another, all reach Lark over one TCP
+    connection: one long-lived client with keep-alive, not a client (and a TLS context) built
+    per request as the SDK's async transport does."""
+    seen: list[tuple[str, str, object]] = []  # (method, path, client address and port)
+
+    @web.middleware
+    async def note_connection(request: web.Request, handler: Handler) -> web.StreamResponse:
+        if request.path.startswith("/open-apis/"):
+            peer = request.transport.get_extra_info("peername") if request.transport else None
+            seen.append((request.method, request.path, peer))
+        return await handler(request)
+
+    async with sandbox_with(note_connection) as sandbox:
+        api = LarkApi(sandbox.app.app_id, sandbox.app.app_secret, sandbox.base_url, timeout_s=5)
+        try:
+            message_id = await api.send_card("oc_ops", v2_card(), "op-12-card")
+            await api.patch_card(message_id, v2_card("Confirmed", buttons=False))
+            reply_id = await api.reply_text(message_id, "done", "op-12-reply")
+            for read in (message_id, reply_id, message_id):
+                await api.get_message(read)
+        finally:
+            await api.close()
+    paths = [
+        (method, path.rsplit("/", 1)[-1] if "/messages/" in path else path)
+        for method, path, _peer in seen
+    ]
+    assert paths == [
+        ("POST", "/open-apis/auth/v3/tenant_access_token/internal"),
+        ("POST", "/open-apis/im/v1/messages"),
+        ("PATCH", message_id),
+        ("POST", "reply"),
+        ("GET", message_id),
+        ("GET", reply_id),
+        ("GET", message_id),
+    ]
+    assert len({peer for _method, _path, peer in seen}) == 1, seen
+
+
 # -- tokens -----------------------------------------------------------------------------------
 
 
 async def test_an_expired_token_is_dropped_and_refetched_once(
     sandbox: Sandbox, lark_codes: list[int]
 ) -> None:
-    session, urls = counting_session()
+    transport, urls = counting_transport(sandbox)
     tokens = TenantTokens(
-        sandbox.app.app_id, sandbox.app.app_secret, sandbox.base_url, session=session
+        sandbox.app.app_id, sandbox.app.app_secret, sandbox.base_url, transport=transport
     )
     api = LarkApi("ignored", "ignored", sandbox.base_url, tokens=tokens)
     try:
@@ -243,19 +292,20 @@ async def test_an_expired_token_is_dropped_and_refetched_once(
         await api.patch_card(message_id, v2_card("again"))
         second = await tokens.get()
     finally:
-        await session.close()
+        await api.close()
+        await transport.close()
     assert lark_codes == [0, 99991663, 0]
     assert len(urls) == 2 and first != second
 
 
 async def test_token_is_reused_until_the_refresh_margin(sandbox: Sandbox) -> None:
     now = [1000.0]
-    session, urls = counting_session()
+    transport, urls = counting_transport(sandbox)
     tokens = TenantTokens(
         sandbox.app.app_id,
         sandbox.app.app_secret,
         sandbox.base_url,
-        session=session,
+        transport=transport,
         refresh_margin_s=600,
         clock=lambda: now[0],
     )
@@ -272,15 +322,15 @@ async def test_token_is_reused_until_the_refresh_margin(sandbox: Sandbox) -> Non
         tokens.invalidate(first)  # stale news: the newer token stays
         assert await tokens.get() == second and len(urls) == 2
     finally:
-        await session.close()
+        await transport.close()
 
 
 async def test_concurrent_gets_share_one_fetch_and_a_caller_may_give_up(
     sandbox: Sandbox,
 ) -> None:
-    session, urls = counting_session()
+    transport, urls = counting_transport(sandbox)
     tokens = TenantTokens(
-        sandbox.app.app_id, sandbox.app.app_secret, sandbox.base_url, session=session
+        sandbox.app.app_id, sandbox.app.app_secret, sandbox.base_url, transport=transport
     )
     try:
         quitter = asyncio.create_task(tokens.get())
@@ -289,7 +339,7 @@ async def test_concurrent_gets_share_one_fetch_and_a_caller_may_give_up(
         quitter.cancel()
         got = await asyncio.gather(*waiters)
     finally:
-        await session.close()
+        await transport.close()
     assert len(set(got)) == 1 and got[0].startswith("t-")
     assert len(urls) == 1 and quitter.cancelled()
 
