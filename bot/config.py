@@ -88,11 +88,18 @@ class LarkSettings(Section):
     watchdog_grace_s: float = Field(default=10.0, gt=0, le=600)
     exit_after_s: float = Field(default=120.0, gt=0, le=86400)
     webhook_window_s: int = Field(default=300, ge=10, le=3600)
+    # how long a click waits for its decision before it is answered "processing" (the card
+    # then follows as a patch); with the 0.5 s grace for its record it stays inside the
+    # transports' 2.7 s
+    answer_budget_s: float = Field(default=2.0, gt=0, le=2.2)
 
 
 class CardSettings(Section):
     lang: Literal["en", "zh"] = "en"
     timezone: str = "UTC"
+    # how often the card worker looks for due cards when nothing woke it (a failed send or
+    # patch is retried on this look)
+    poll_s: float = Field(default=1.0, gt=0, le=3600)
 
 
 class AudienceSettings(Section):

@@ -110,7 +110,13 @@ async def serve(
     if api is not None and cards_worker is not None:
         callbacks = CallbackConsumer(
             store,
-            CallbackSettings(lark.app_id, frozenset(lark.tenant_keys), settings.cards.lang, tz),
+            CallbackSettings(
+                lark.app_id,
+                frozenset(lark.tenant_keys),
+                settings.cards.lang,
+                tz,
+                answer_budget_s=lark.answer_budget_s,
+            ),
             on_card_due=cards_worker.kick,
             on_claimed=force.executor.kick,
         )

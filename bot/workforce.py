@@ -125,6 +125,7 @@ async def build_workforce(
             lark,
             lang=settings.cards.lang,
             tz=tz or zone(settings.cards.timezone),
+            poll_s=settings.cards.poll_s,
         )
     runners: dict[str, Runner] = {}
     # The venue opens even with finance disabled: its claimed orders are still reconciled.

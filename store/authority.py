@@ -35,7 +35,8 @@ from store.writelane import WriterQueue
 MAX_PAGE_SIZE = 50
 EXPIRE_BATCH = 500
 # After a click the callback answer itself carries the new card; the card worker only
-# patches if that has not been recorded within this grace (e.g. a "processing" answer).
+# patches if that has not been recorded within this grace. A click answered "processing"
+# showed no card: the consumer makes it due at once when the decision commits.
 DECISION_CARD_GRACE_S = 3
 
 

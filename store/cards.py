@@ -68,6 +68,22 @@ class CardLedger:
             )
             await self._log(conn, operation_id, version, action, True, None, None, now)
 
+    async def due_now(self, op: Operation) -> bool:
+        """A decision's card is due at once (its answer showed nothing, e.g. "processing").
+
+        Only while its due time is still the one the decision set: a worker that leased it,
+        a patch that showed it, or a newer change that made it due has moved that time on,
+        and then that is left alone (a lease is never cut short)."""
+        if op.card_due_at is None:
+            return False
+        async with self.store.write() as conn:
+            moved = await conn.execute(
+                update(OperationRow)
+                .where(OperationRow.id == op.id, OperationRow.card_due_at == op.card_due_at)
+                .values(card_due_at=self.store.clock())
+            )
+        return bool(moved.rowcount == 1)
+
     async def failed(
         self,
         operation_id: str,

@@ -27,6 +27,8 @@ class Operation:
     card_error: str | None = None
     card_attempts: int = 0
     exec_tries: int = 0
+    # when the card worker is next to send or patch (None: the card is current, or failed)
+    card_due_at: datetime | None = None
 
     @property
     def id(self) -> str:
@@ -92,6 +94,7 @@ class Operation:
             card_error=row.card_error,
             card_attempts=row.card_attempts,
             exec_tries=row.exec_tries,
+            card_due_at=row.card_due_at,
         )
 
 

@@ -2,7 +2,7 @@
 
 A click is answered with the definitive card whenever the decision commits within the
 budget (about 2 s); otherwise with a "processing" toast, and the card worker patches the
-result later. The claim is durable before any success answer leaves; the writes that
+result as soon as the decision commits. The claim is durable before any success answer leaves; the writes that
 decide it take the store's fast lane. Work that can wait (recording the answer for
 replays, marking the card as shown) happens after the answer.
 
@@ -252,10 +252,7 @@ class CallbackConsumer:
         if unrecorded is not None:  # a refusal the checks found: stored after the answer
             await self.store.record_refusal(click.as_store_click(), unrecorded)
         if decided is not None:
-            if late:
-                self.on_card_due()  # the "processing" answer showed nothing: patch the card
-            else:
-                self._card_answered(decided)
+            self._card_after_answer(decided, carried=not late)
         await self.inbox.answered(INBOX_KIND, click.event_id, result)
 
     async def _decide_click(
@@ -405,15 +402,21 @@ class CallbackConsumer:
             "toast": {"type": kind, "content": text(key, self.settings.lang), "i18n": i18n(key)}
         }
 
-    def _card_answered(self, op: Operation) -> None:
-        """The answer carried the new card; record it off the ack path."""
+    def _card_after_answer(self, op: Operation, *, carried: bool) -> None:
+        """Off the ack path, once the answer has left. If it carried the decision's card,
+        that card is recorded as shown: the card worker leaves it alone (the decision made
+        it due only after a grace, so no patch races this answer). If it did not (a
+        "processing" answer), the card is made due now and the worker woken to patch it."""
 
         async def record() -> None:
             try:
-                await self.cards.shown(op.id, op.version, "callback")
+                if carried:
+                    await self.cards.shown(op.id, op.version, "callback")
+                    return
+                await self.cards.due_now(op)
             except Exception:
-                log.exception("could not record the card shown for %s", op.id)
-                self.on_card_due()
+                log.exception("could not record the card of %s after its answer", op.id)
+            self.on_card_due()
 
         task = asyncio.create_task(record())
         self._background.add(task)

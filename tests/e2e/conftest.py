@@ -71,6 +71,7 @@ def bot_config(
     sim_faults: str = "",
     audiences: list[dict[str, Any]] | None = None,
     deliveries: dict[str, Any] | None = None,
+    cards: dict[str, Any] | None = None,
     **lark: Any,
 ) -> Config:
     settings = parse(
@@ -85,6 +86,7 @@ def bot_config(
                 **lark,
             },
             "audiences": audiences or [OPS_AUDIENCE],
+            "cards": cards or {},
             "proposers": [
                 {
                     "name": "dev-agent",
@@ -245,6 +247,7 @@ async def make_stack(backend: Backend, store: Store, tmp_path: Path) -> AsyncIte
         sim_faults: str = "",
         audiences: list[dict[str, Any]] | None = None,
         deliveries: dict[str, Any] | None = None,
+        cards: dict[str, Any] | None = None,
         **lark: Any,
     ) -> Stack:
         state = default_state()
@@ -275,6 +278,7 @@ async def make_stack(backend: Backend, store: Store, tmp_path: Path) -> AsyncIte
             sim_faults=sim_faults,
             audiences=audiences,
             deliveries=deliveries,
+            cards=cards,
             **lark,
         )
         clock = ShiftableClock()

@@ -6,10 +6,12 @@ import asyncio
 import json
 from datetime import timedelta
 
+import pytest
 from sqlalchemy import text
 
 from store.cards import CardLedger
-from tests.e2e.conftest import CLAIMED_OR_AFTER, Stack, eventually
+from store.lifecycle import State
+from tests.e2e.conftest import CLAIMED_OR_AFTER, Stack, StackFactory, eventually
 from tests.factories import order_request
 from tests.sandbox.conftest import until
 
@@ -132,6 +134,76 @@ async def test_a_slow_commit_answers_processing_or_busy_and_busy_is_never_applie
         and op.state in CLAIMED_OR_AFTER
         and await stack.store.claim_count(op.id) == 1
     )
+
+
+# The card worker's safety-net look is an hour away, so within a test only a wake-up (a kick)
+# makes it send or patch anything; no patch here fails (a retry would wait for that look).
+ONLY_WOKEN = {"poll_s": 3600}
+
+
+def revisions(stack: Stack, message_id: str) -> list[str]:
+    """How the sandbox's message came to be: created, then each patch or callback answer."""
+    return [revision.source for revision in stack.state.messages[message_id].history]
+
+
+async def shown_trail(stack: Stack, operation_id: str, last: str) -> list[tuple[str, int]]:
+    """(action, version) of each card delivery, once the last one is `last`."""
+    trail: list[tuple[str, int]] = []
+
+    async def recorded() -> bool:
+        history = await CardLedger(stack.store).history(operation_id)
+        trail[:] = [(entry.action, entry.version) for entry in history if entry.ok]
+        return bool(trail) and trail[-1][0] == last
+
+    await eventually(recorded, deadline_s=20)
+    return trail
+
+
+@pytest.mark.parametrize("mode", ["ws", "webhook"])
+async def test_a_click_answered_processing_has_its_card_patched_when_the_decision_commits(
+    make_stack: StackFactory, mode: str
+) -> None:
+    # an answer budget nothing can meet: every click is answered "processing" once it is on
+    # record, and its decision commits after that answer left
+    stack: Stack = await make_stack(mode, cards=ONLY_WOKEN, answer_budget_s=0.001)
+    view, message_id = await stack.offered(order_request("late-answer"))
+    reply = await stack.click(message_id, "ou_alice", "reject")
+    assert reply["toast"]["content"] == "Received, processing"
+    assert reply["card_changed"] is False  # the answer showed nothing: the patch must
+    # the decision's own wake-up patches the card (no look is due for an hour)
+    await until(
+        stack.state,
+        lambda: "Rejected by <at id=ou_alice></at>" in content(stack, message_id),
+        deadline_s=20,
+    )
+    op = await stack.store.get(view["id"])
+    assert op is not None and op.state is State.REJECTED
+    assert await shown_trail(stack, op.id, "patch") == [
+        ("send", view["version"]),
+        ("patch", op.version),
+    ]
+    assert revisions(stack, message_id) == ["create", "patch"]
+    assert '"tag": "button"' not in json.dumps(stack.card(message_id))
+
+
+async def test_a_click_answered_with_its_card_is_not_patched_again(
+    make_stack: StackFactory,
+) -> None:
+    stack: Stack = await make_stack("ws", cards=ONLY_WOKEN)
+    view, message_id = await stack.offered(order_request("answered-in-time"))
+    reply = await stack.click(message_id, "ou_alice", "reject")
+    assert reply["toast"]["content"].startswith("Rejected") and reply["card_changed"] is True
+    op = await stack.store.get(view["id"])
+    assert op is not None
+    assert await shown_trail(stack, op.id, "callback") == [
+        ("send", view["version"]),
+        ("callback", op.version),
+    ]
+    # wake the card worker: the pass that sends the next card has looked at this one too
+    await stack.offered(order_request("next-card"))
+    history = await CardLedger(stack.store).history(op.id)
+    assert [entry.action for entry in history] == ["send", "callback"]
+    assert revisions(stack, message_id) == ["create", "callback"]
 
 
 async def test_readiness_moves_from_unverified_to_verified_with_the_first_click(
