@@ -55,9 +55,10 @@ log = logging.getLogger("countersign.callbacks")
 
 INBOX_KIND = "callback"
 ANSWER_BUDGET_S = 2.0
-# Past the budget, a click whose first write is still in flight gets this much longer
-# (inside the transports' 2.7 s) before it is answered "busy" rather than "processing".
-LATE_RECORD_S = 0.5
+# A click not yet on record when its decision misses the budget may still be answered
+# "processing" once its first write lands, until this long after it arrived (inside the
+# transports' 2.7 s); only then is it answered "busy". A shorter budget leaves more room.
+RECORD_DEADLINE_S = 2.5
 MAX_IN_FLIGHT = 2000
 # On a shared PostgreSQL another replica may still be deciding a click it received just
 # before we started: recovery leaves an entry alone until it is this old.
@@ -171,19 +172,20 @@ class CallbackConsumer:
         task = asyncio.create_task(self._take(envelope, flight), name="callback")
         self._in_flight.add(task)
         task.add_done_callback(self._in_flight.discard)
-        result, outcome = await self._answer(flight)
+        result, outcome = await self._answer(flight, started)
         self.stats.observe_ack((time.perf_counter() - started) * 1000, outcome)
         return result
 
-    async def _answer(self, flight: Flight) -> tuple[dict[str, Any], str]:
+    async def _answer(self, flight: Flight, started: float) -> tuple[dict[str, Any], str]:
         """The definitive answer within the budget; else "processing", which promises the
-        click is on record, so it waits a little longer for that; else "busy"."""
+        click is on record, so it waits for that up to RECORD_DEADLINE_S; else "busy"."""
         with contextlib.suppress(TimeoutError):
             budget = self.settings.answer_budget_s
             return await asyncio.wait_for(asyncio.shield(flight.answer), budget), "answered"
         if not flight.on_record.is_set():
+            left = RECORD_DEADLINE_S - (time.perf_counter() - started)
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(flight.on_record.wait(), LATE_RECORD_S)
+                await asyncio.wait_for(flight.on_record.wait(), max(0.0, left))
         if flight.answer.done():
             return flight.answer.result(), "answered"
         # Too late for the definitive answer: mark it so the decision, when it commits,
