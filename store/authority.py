@@ -25,7 +25,7 @@ from store.canonical import canonical_json
 from store.conclusions import enqueue_closing
 from store.engine import SQLITE_IMMEDIATE
 from store.envelope import Audience, Envelope, Source, confirm_digest
-from store.lifecycle import Event, IllegalTransition, State, next_state, sources_for
+from store.lifecycle import Event, Execution, IllegalTransition, State, next_state, sources_for
 from store.models import AuditRow, ClaimRow, ConfirmationRow, OperationRow
 from store.reasons import Reason
 from store.records import AuditEntry, Confirmation, Operation
@@ -471,7 +471,7 @@ class Store:
                         state=next_state(State.AWAITING_CONFIRMATION, Event.CONFIRMED).value,
                         version=OperationRow.version + 1,
                         updated_at=now,
-                        execution_state="queued",
+                        execution_state=Execution.QUEUED.value,
                         exec_due_at=now,
                         decided_by=click.operator_open_id,
                         decided_at=now,
