@@ -30,6 +30,7 @@ from store.models import AuditRow, ClaimRow, ConfirmationRow, OperationRow
 from store.reasons import Reason
 from store.records import AuditEntry, Confirmation, Operation
 from store.timeutil import Clock, iso_utc, parse_iso_utc, utc_now
+from store.vocabulary import ClickAction
 from store.writelane import WriterQueue
 
 MAX_PAGE_SIZE = 50
@@ -453,7 +454,7 @@ class Store:
 
     async def confirm_and_claim(self, click: Click) -> Claimed | Refused:
         """One transaction: the confirmation, the claim and the state change, or a refusal."""
-        if click.action != "confirm":
+        if click.action != ClickAction.CONFIRM:
             return await self._refuse(click, Reason.ACTION_UNKNOWN)
         now = self.clock()
         claim_id = str(ULID.from_datetime(now))
@@ -506,7 +507,7 @@ class Store:
         return await self._refuse_as_found(click, now)
 
     async def reject(self, click: Click) -> Decided | Refused:
-        if click.action != "reject":
+        if click.action != ClickAction.REJECT:
             return await self._refuse(click, Reason.ACTION_UNKNOWN)
         now = self.clock()
         async with self.write() as conn:

@@ -102,6 +102,14 @@ class CardAction(StrEnum):
     NONE = "none"  # closed before any card went out: nothing to show
 
 
+class ClickAction(StrEnum):
+    """A card button. Not checked in confirmations.action: a refused click is recorded with
+    whatever action it carried (truncated), that is the record of it."""
+
+    CONFIRM = "confirm"
+    REJECT = "reject"
+
+
 # (table, column) -> its vocabulary; NULL stays allowed where the column is nullable
 CHECKED: dict[tuple[str, str], type[StrEnum]] = {
     ("operations", "state"): State,
