@@ -25,11 +25,12 @@ from store.canonical import canonical_json
 from store.conclusions import enqueue_closing
 from store.engine import SQLITE_IMMEDIATE
 from store.envelope import Audience, Envelope, Source, confirm_digest
-from store.lifecycle import Event, IllegalTransition, State, next_state, sources_for
+from store.lifecycle import Event, Execution, IllegalTransition, State, next_state, sources_for
 from store.models import AuditRow, ClaimRow, ConfirmationRow, OperationRow
 from store.reasons import Reason
 from store.records import AuditEntry, Confirmation, Operation
 from store.timeutil import Clock, iso_utc, parse_iso_utc, utc_now
+from store.vocabulary import ClickAction
 from store.writelane import WriterQueue
 
 MAX_PAGE_SIZE = 50
@@ -454,7 +455,7 @@ class Store:
 
     async def confirm_and_claim(self, click: Click) -> Claimed | Refused:
         """One transaction: the confirmation, the claim and the state change, or a refusal."""
-        if click.action != "confirm":
+        if click.action != ClickAction.CONFIRM:
             return await self._refuse(click, Reason.ACTION_UNKNOWN)
         now = self.clock()
         claim_id = str(ULID.from_datetime(now))
@@ -472,7 +473,7 @@ class Store:
                         state=next_state(State.AWAITING_CONFIRMATION, Event.CONFIRMED).value,
                         version=OperationRow.version + 1,
                         updated_at=now,
-                        execution_state="queued",
+                        execution_state=Execution.QUEUED.value,
                         exec_due_at=now,
                         decided_by=click.operator_open_id,
                         decided_at=now,
@@ -507,7 +508,7 @@ class Store:
         return await self._refuse_as_found(click, now)
 
     async def reject(self, click: Click) -> Decided | Refused:
-        if click.action != "reject":
+        if click.action != ClickAction.REJECT:
             return await self._refuse(click, Reason.ACTION_UNKNOWN)
         now = self.clock()
         async with self.write() as conn:

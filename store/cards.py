@@ -16,6 +16,7 @@ from store.authority import Store
 from store.leases import lease_due
 from store.models import CardDeliveryRow, OperationRow
 from store.records import Operation
+from store.vocabulary import CardAction
 
 LEASE_S = 30
 DETAIL_MAX = 300
@@ -122,7 +123,7 @@ class CardLedger:
             insert(CardDeliveryRow).values(
                 operation_id=operation_id,
                 version=version,
-                action=action,
+                action=CardAction(action).value,  # our own words only; the database checks too
                 at=at,
                 ok=ok,
                 code=code,

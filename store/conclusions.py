@@ -13,33 +13,30 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import insert, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 from ulid import ULID
 
 from store.canonical import canonical_digest
 from store.lifecycle import State
 from store.models import DeliveryRow
+from store.once import insert_once
 from store.records import Operation
 from store.timeutil import iso_utc
+from store.vocabulary import Channel, DeliveryState, Stage
 
-# delivery states
-PENDING = "pending"
-DELIVERED = "delivered"
-FAILED = "failed"
-
-INITIAL = "initial"
+# how an operation that closed without running concludes (the store's own words; what an
+# execution's outcome is called, and whether it concludes, is the domain's to say)
 DECLINED = "declined"  # an operator pressed Reject
 EXPIRED = "expired"  # nobody decided before the operation's expiry
 
 
 def outcome_digest(
-    operation_id: str, stage: str, status: str, detail: dict[str, Any], reconciles: str | None
+    operation_id: str, stage: Stage, status: str, detail: dict[str, Any], reconciles: str | None
 ) -> str:
     return canonical_digest(
         {
             "operation": operation_id,
-            "stage": stage,
+            "stage": stage.value,
             "status": status,
             "detail": detail,
             "reconciles": reconciles,
@@ -57,32 +54,15 @@ def closing_outcome(op: Operation) -> dict[str, Any] | None:
     else:
         return None
     return {
-        "stage": INITIAL,
+        "stage": Stage.INITIAL.value,
         "status": status,
         "detail": detail,
-        "outcome_digest": outcome_digest(op.id, INITIAL, status, detail, None),
+        "outcome_digest": outcome_digest(op.id, Stage.INITIAL, status, detail, None),
         "reconciles_digest": None,
     }
 
 
-# Outcomes that conclude a stage: terminal ones, an unknown people must hear about, and
-# the two ways an operation closes unexecuted without its proposer's doing.
-CONCLUSIVE = frozenset(
-    {
-        DECLINED,
-        EXPIRED,
-        "filled",
-        "rejected",
-        "cancelled",
-        "preflight_rejected",
-        "reservation_refused",
-        "sent",
-        "not_submitted",
-        "unknown",
-        "unresolved",
-    }
-)
-CHANNELS = {"conversation": "reply", "callback": "webhook"}
+CHANNELS = {"conversation": Channel.REPLY, "callback": Channel.WEBHOOK}
 
 
 async def enqueue_conclusions(
@@ -90,46 +70,38 @@ async def enqueue_conclusions(
     *,
     operation_id: str,
     routes: Mapping[str, Any] | None,
-    stage: str,
-    status: str,
+    stage: Stage,
+    concludes: bool,
     outcome_digest: str,
     reconciles: str | None,
     now: datetime,
 ) -> int:
     """Inside the outcome's (or the closing's) transaction: one conclusion per route if this
-    settles the stage."""
-    if not routes or status not in CONCLUSIVE:
+    settles the stage (`concludes`, the domain's say). A stage concludes once per channel:
+    the unique index refuses a second one, and later progress is never re-announced."""
+    if not routes or not concludes:
         return 0
     added = 0
     for route, channel in CHANNELS.items():
         if route not in routes:
             continue
-        concluded = (
-            await conn.execute(
-                select(DeliveryRow.id).where(
-                    DeliveryRow.operation_id == operation_id,
-                    DeliveryRow.channel == channel,
-                    DeliveryRow.stage == stage,
-                )
-            )
-        ).first()
-        if concluded is not None:
-            continue  # a stage concludes once: later progress is never re-announced
-        await conn.execute(
-            insert(DeliveryRow).values(
+        inserted = await conn.execute(
+            insert_once(conn, DeliveryRow)
+            .values(
                 id=str(ULID.from_datetime(now)),
                 operation_id=operation_id,
-                channel=channel,
-                stage=stage,
+                channel=channel.value,
+                stage=stage.value,
                 outcome_digest=outcome_digest,
                 reconciles_digest=reconciles,
-                state=PENDING,
+                state=DeliveryState.PENDING.value,
                 attempts=0,
                 due_at=now,
                 created_at=now,
             )
+            .returning(DeliveryRow.id)
         )
-        added += 1
+        added += inserted.first() is not None
     return added
 
 
@@ -142,8 +114,8 @@ async def enqueue_closing(conn: AsyncConnection, op: Operation, now: datetime) -
         conn,
         operation_id=op.id,
         routes=op.envelope.source.routes(),
-        stage=INITIAL,
-        status=closing["status"],
+        stage=Stage.INITIAL,
+        concludes=True,
         outcome_digest=closing["outcome_digest"],
         reconciles=None,
         now=now,

@@ -16,9 +16,9 @@ from sqlalchemy import func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from store.authority import Store
-from store.conclusions import DELIVERED, FAILED, PENDING
 from store.leases import lease_rows
 from store.models import DeliveryAttemptRow, DeliveryRow
+from store.vocabulary import DeliveryState
 
 DETAIL_MAX = 300
 
@@ -92,7 +92,7 @@ class DeliveryLedger:
                 update(DeliveryRow)
                 .where(DeliveryRow.id == delivery_id)
                 .values(
-                    state=DELIVERED,
+                    state=DeliveryState.DELIVERED.value,
                     due_at=None,
                     delivered_at=now,
                     result=result[:128],
@@ -112,7 +112,7 @@ class DeliveryLedger:
             "last_error": detail[:DETAIL_MAX],
         }
         if retry_in_s is None:
-            values.update(state=FAILED, due_at=None)
+            values.update(state=DeliveryState.FAILED.value, due_at=None)
         else:
             values.update(due_at=now + timedelta(seconds=retry_in_s))
         async with self.store.write() as conn:
@@ -126,8 +126,10 @@ class DeliveryLedger:
         async with self.store.write() as conn:
             result = await conn.execute(
                 update(DeliveryRow)
-                .where(DeliveryRow.id == delivery_id, DeliveryRow.state == FAILED)
-                .values(state=PENDING, due_at=self.store.clock(), attempts=0)
+                .where(
+                    DeliveryRow.id == delivery_id, DeliveryRow.state == DeliveryState.FAILED.value
+                )
+                .values(state=DeliveryState.PENDING.value, due_at=self.store.clock(), attempts=0)
             )
             if result.rowcount != 1:
                 return None

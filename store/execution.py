@@ -33,12 +33,11 @@ from store.lifecycle import (
     next_state,
 )
 from store.models import AccountRow, AttemptRow, AuditRow, OperationRow, OutcomeRow, ReservationRow
+from store.once import insert_once
 from store.records import Operation
+from store.vocabulary import AttemptState, ReservationState, Stage
 
 RESERVE_RETRIES = 20
-ACTIVE = "active"
-RELEASED = "released"  # nothing came of it: the order never worked or never reached the venue
-CONVERTED = "converted"  # the venue has the order: its exposure shows in fresh observations
 EXEC_LEASE_S = 60
 
 
@@ -205,25 +204,21 @@ class ExecutionLedger:
     # -- the attempt --------------------------------------------------------------------------
 
     async def record_attempt(self, operation_id: str, client_id: str) -> Attempt:
-        """Record the one attempt before anything is sent; a second call returns the first."""
-        try:
-            async with self.store.write() as conn:
-                existing = await self._attempt(conn, operation_id)
-                if existing is not None:
-                    return existing
-                await conn.execute(
-                    insert(AttemptRow).values(
-                        id=str(ULID.from_datetime(self.store.clock())),
-                        operation_id=operation_id,
-                        client_id=client_id,
-                        state="recorded",
-                        recorded_at=self.store.clock(),
-                    )
+        """Record the one attempt before anything is sent; a second call returns the first.
+
+        The unique operation id decides (insert, or nothing on conflict), not a read before."""
+        now = self.store.clock()
+        async with self.store.write() as conn:
+            await conn.execute(
+                insert_once(conn, AttemptRow).values(
+                    id=str(ULID.from_datetime(now)),
+                    operation_id=operation_id,
+                    client_id=client_id,
+                    state=AttemptState.RECORDED.value,
+                    recorded_at=now,
                 )
-                attempt = await self._attempt(conn, operation_id)
-        except IntegrityError:  # a concurrent executor recorded it first
-            async with self.store.read() as conn:
-                attempt = await self._attempt(conn, operation_id)
+            )
+            attempt = await self._attempt(conn, operation_id)
         assert attempt is not None
         return attempt
 
@@ -240,12 +235,17 @@ class ExecutionLedger:
         async with self.store.read() as conn:
             return await self._attempt(conn, operation_id)
 
-    async def mark_attempt(self, operation_id: str, state: str, error: str | None = None) -> None:
+    async def mark_attempt(
+        self, operation_id: str, state: AttemptState, error: str | None = None
+    ) -> None:
         now = self.store.clock()
-        values: dict[str, Any] = {"state": state, "last_error": error[:300] if error else None}
-        if state == "dispatched":
+        values: dict[str, Any] = {
+            "state": AttemptState(state).value,
+            "last_error": error[:300] if error else None,
+        }
+        if state is AttemptState.DISPATCHED:
             values["dispatched_at"] = now
-        if state in ("resolved", "unknown"):
+        if state in (AttemptState.RESOLVED, AttemptState.UNKNOWN):
             values["resolved_at"] = now
         async with self.store.write() as conn:
             await conn.execute(
@@ -304,12 +304,12 @@ class ExecutionLedger:
                 if version is None:
                     await conn.execute(insert(AccountRow).values(account=account, version=0))
                     version = 0
-                holding = ReservationRow.state == ACTIVE
+                holding = ReservationRow.state == ReservationState.ACTIVE.value
                 if observed_at is not None:
                     holding = or_(
                         holding,
                         and_(
-                            ReservationRow.state == CONVERTED,
+                            ReservationRow.state == ReservationState.CONVERTED.value,
                             ReservationRow.released_at >= observed_at,
                         ),
                     )
@@ -321,7 +321,10 @@ class ExecutionLedger:
                     )
                 ).all()
                 held = sum((Decimal(row.amount) for row in rows), Decimal(0))
-                if any(row.operation_id == operation_id and row.state == ACTIVE for row in rows):
+                if any(
+                    row.operation_id == operation_id and row.state == ReservationState.ACTIVE.value
+                    for row in rows
+                ):
                     return Reserved(account, amount, held)  # taken before a restart
                 if observed + held + amount > budget:
                     return ReservationRefused(account, amount, budget, observed, held)
@@ -337,7 +340,7 @@ class ExecutionLedger:
                         operation_id=operation_id,
                         account=account,
                         amount=format(amount, "f"),
-                        state=ACTIVE,
+                        state=ReservationState.ACTIVE.value,
                         created_at=self.store.clock(),
                     )
                 )
@@ -354,8 +357,16 @@ class ExecutionLedger:
         async with self.store.write() as conn:
             result = await conn.execute(
                 update(ReservationRow)
-                .where(ReservationRow.operation_id == operation_id, ReservationRow.state == ACTIVE)
-                .values(state=CONVERTED if converted else RELEASED, released_at=self.store.clock())
+                .where(
+                    ReservationRow.operation_id == operation_id,
+                    ReservationRow.state == ReservationState.ACTIVE.value,
+                )
+                .values(
+                    state=ReservationState.CONVERTED.value
+                    if converted
+                    else ReservationState.RELEASED.value,
+                    released_at=self.store.clock(),
+                )
             )
         return result.rowcount == 1
 
@@ -373,7 +384,8 @@ class ExecutionLedger:
             amounts = (
                 await conn.execute(
                     select(ReservationRow.amount).where(
-                        ReservationRow.account == account, ReservationRow.state == ACTIVE
+                        ReservationRow.account == account,
+                        ReservationRow.state == ReservationState.ACTIVE.value,
                     )
                 )
             ).scalars()
@@ -385,13 +397,18 @@ class ExecutionLedger:
         self,
         operation_id: str,
         *,
-        stage: str,
+        stage: Stage,
         status: str,
+        concludes: bool,
         detail: dict[str, Any],
         execution: Execution,
         reconciles: str | None = None,
     ) -> Outcome:
-        """Append an outcome; the envelope shows it (outcome_observed) and the card is due."""
+        """Append an outcome; the envelope shows it (outcome_observed) and the card is due.
+
+        `status` is the domain's word for it; `concludes` (the domain's say too) whether it
+        settles `stage` for the proposer, who then hears of it once."""
+        stage = Stage(stage)
         digest = outcome_digest(operation_id, stage, status, detail, reconciles)
         now = self.store.clock()
         async with self.store.write() as conn:
@@ -414,7 +431,7 @@ class ExecutionLedger:
                 operation_id=operation_id,
                 routes=json.loads(current.source_routes) if current.source_routes else None,
                 stage=stage,
-                status=status,
+                concludes=concludes,
                 outcome_digest=digest,
                 reconciles=reconciles,
                 now=now,
@@ -422,7 +439,7 @@ class ExecutionLedger:
             await conn.execute(
                 insert(OutcomeRow).values(
                     operation_id=operation_id,
-                    stage=stage,
+                    stage=stage.value,
                     status=status,
                     detail=canonical_json(detail),
                     outcome_digest=digest,
@@ -442,7 +459,7 @@ class ExecutionLedger:
                 )
             )
             await self._audit(conn, operation_id, "system:executor", f"outcome:{status}")
-        return Outcome(operation_id, stage, status, detail, digest, reconciles)
+        return Outcome(operation_id, stage.value, status, detail, digest, reconciles)
 
     async def outcomes_for(self, operation_ids: Sequence[str]) -> dict[str, list[Outcome]]:
         """Outcomes of many operations in one query (oldest first per operation)."""

@@ -24,10 +24,11 @@ from sqlalchemy.exc import IntegrityError
 from store.authority import Store
 from store.canonical import canonical_json
 from store.models import InboxRow
+from store.vocabulary import InboxStatus
 
-RECEIVED = "received"
-ANSWERED = "answered"
-FAILED = "failed"
+RECEIVED = InboxStatus.RECEIVED.value
+ANSWERED = InboxStatus.ANSWERED.value
+FAILED = InboxStatus.FAILED.value
 KEY_CHARS = 128  # InboxRow.key
 SECRET_FIELDS = frozenset({"token", "encrypt"})
 # where Lark puts them: the envelope itself (schema 1.0, url_verification), its header

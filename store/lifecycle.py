@@ -3,29 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from enum import StrEnum
 
-
-class State(StrEnum):
-    PREPARED = "prepared"
-    AWAITING_CONFIRMATION = "awaiting_confirmation"
-    CLAIMED = "claimed"
-    OUTCOME_OBSERVED = "outcome_observed"
-    REJECTED = "rejected"
-    CANCELLED = "cancelled"
-    EXPIRED = "expired"
-    SUPERSEDED = "superseded"
-
-
-class Event(StrEnum):
-    CARD_SENT = "card_sent"
-    CONFIRMED = "confirmed"
-    REJECTED = "rejected"
-    CANCELLED = "cancelled"
-    EXPIRED = "expired"
-    SUPERSEDED = "superseded"
-    OUTCOME = "outcome"
-
+from store.vocabulary import Event as Event
+from store.vocabulary import Execution as Execution
+from store.vocabulary import State as State
 
 TRANSITIONS: Mapping[tuple[State, Event], State] = {
     (State.PREPARED, Event.CARD_SENT): State.AWAITING_CONFIRMATION,
@@ -74,19 +55,6 @@ def sources_for(event: Event) -> tuple[State, ...]:
 # Tracked apart from the envelope state: a claimed operation moves through these while the
 # executor and the reconciler work; the envelope goes to outcome_observed with the first
 # outcome.
-
-
-class Execution(StrEnum):
-    QUEUED = "queued"
-    PREFLIGHT = "preflight"
-    RESERVED = "reserved"
-    DISPATCHING = "dispatching"
-    SUBMITTED = "submitted"
-    SUBMISSION_UNKNOWN = "submission_unknown"
-    COMPLETED = "completed"  # a terminal outcome is recorded (filled, rejected, sent, ...)
-    RECONCILED = "reconciled"  # an unknown resolved by looking it up, never by resubmitting
-    PREFLIGHT_REJECTED = "preflight_rejected"
-    RESERVATION_REFUSED = "reservation_refused"
 
 
 EXECUTION_TRANSITIONS: Mapping[Execution, frozenset[Execution]] = {

@@ -47,8 +47,39 @@ async def upgrade(
         command.upgrade(config, revision)
 
     async with engine.connect() as connection:
+        sqlite = connection.dialect.name == "sqlite"
         connection = await connection.execution_options(**{SQLITE_IMMEDIATE: True})
-        async with connection.begin():
-            if schema and connection.dialect.name == "postgresql":
-                await connection.exec_driver_sql(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
-            await connection.run_sync(_upgrade)
+        if sqlite:
+            # SQLite changes a table's constraints by rebuilding it (copy, drop, rename); with
+            # foreign keys on, dropping a referenced table fails. SQLite's own procedure: keys
+            # off outside the transaction, `foreign_key_check` before the commit, keys on.
+            await connection.run_sync(_foreign_keys, False)
+        try:
+            async with connection.begin():
+                if schema and not sqlite:
+                    await connection.exec_driver_sql(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
+                await connection.run_sync(_upgrade)
+                if sqlite:
+                    await connection.run_sync(_check_foreign_keys)
+        finally:
+            if sqlite:
+                await connection.run_sync(_foreign_keys, True)
+
+
+def _foreign_keys(connection: Connection, on: bool) -> None:
+    """PRAGMA foreign_keys on the DBAPI connection: a no-op inside a transaction, so it is
+    issued before `begin` and after the commit."""
+    cursor = connection.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+    try:
+        cursor.execute(f"PRAGMA foreign_keys={'ON' if on else 'OFF'}")
+    finally:
+        cursor.close()
+
+
+def _check_foreign_keys(connection: Connection) -> None:
+    broken = connection.exec_driver_sql("PRAGMA foreign_key_check").all()
+    if broken:
+        raise RuntimeError(
+            f"migration left {len(broken)} row(s) with a dangling foreign key "
+            f"(first: {tuple(broken[0])}); nothing was committed"
+        )

@@ -8,6 +8,7 @@ from typing import Any
 from sqlalchemy import (
     BigInteger,
     Boolean,
+    CheckConstraint,
     DateTime,
     Dialect,
     ForeignKey,
@@ -21,11 +22,14 @@ from sqlalchemy import (
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.types import TypeDecorator
 
+from store.vocabulary import CHECKED, check_sql
+
 NAMING = {
     "ix": "ix_%(table_name)s_%(column_0_N_name)s",
     "uq": "uq_%(table_name)s_%(column_0_N_name)s",
     "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
     "pk": "pk_%(table_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
 }
 
 # SQLite only autoincrements INTEGER PRIMARY KEY.
@@ -55,6 +59,16 @@ class UTCDateTime(TypeDecorator[datetime]):
 
 class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING)
+
+
+def vocabulary_checks(table: str) -> tuple[CheckConstraint, ...]:
+    """`CHECK (column IN (...))` for every column of `table` with a vocabulary (named
+    `ck_<table>_<column>`, as migration 0006 creates them)."""
+    return tuple(
+        CheckConstraint(check_sql(column, vocabulary), name=column)
+        for (name, column), vocabulary in CHECKED.items()
+        if name == table
+    )
 
 
 class OperationRow(Base):
@@ -110,6 +124,7 @@ class OperationRow(Base):
         Index("ix_operations_state_expires_at", "state", "expires_at"),
         Index("ix_operations_card_due_at", "card_due_at"),
         Index("ix_operations_exec_due_at", "exec_due_at"),
+        *vocabulary_checks("operations"),
     )
 
 
@@ -178,6 +193,7 @@ class InboxRow(Base):
     __table_args__ = (
         UniqueConstraint("kind", "key"),
         Index("ix_inbox_kind_status", "kind", "status"),
+        *vocabulary_checks("inbox"),
     )
 
 
@@ -197,6 +213,8 @@ class CardDeliveryRow(Base):
     code: Mapped[int | None] = mapped_column(Integer)
     detail: Mapped[str | None] = mapped_column(String(300))
 
+    __table_args__ = vocabulary_checks("card_deliveries")
+
 
 class AttemptRow(Base):
     """The one submission of an operation, recorded (with its stable client id) before dispatch."""
@@ -214,6 +232,8 @@ class AttemptRow(Base):
     resolved_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     last_error: Mapped[str | None] = mapped_column(String(300))
 
+    __table_args__ = vocabulary_checks("attempts")
+
 
 class OutcomeRow(Base):
     """Append-only: a reconciliation adds a row naming the digest of the outcome it reconciles."""
@@ -230,6 +250,8 @@ class OutcomeRow(Base):
     outcome_digest: Mapped[str] = mapped_column(String(64), nullable=False, unique=True)
     reconciles_digest: Mapped[str | None] = mapped_column(String(64))
     observed_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
+
+    __table_args__ = vocabulary_checks("outcomes")
 
 
 class AccountRow(Base):
@@ -257,7 +279,10 @@ class ReservationRow(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
     released_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
-    __table_args__ = (Index("ix_reservations_account_state", "account", "state"),)
+    __table_args__ = (
+        Index("ix_reservations_account_state", "account", "state"),
+        *vocabulary_checks("reservations"),
+    )
 
 
 class DeliveryRow(Base):
@@ -271,11 +296,11 @@ class DeliveryRow(Base):
 
     id: Mapped[str] = mapped_column(String(26), primary_key=True)
     operation_id: Mapped[str] = mapped_column(ForeignKey("operations.id"), nullable=False)
-    channel: Mapped[str] = mapped_column(String(16), nullable=False)  # reply | webhook
+    channel: Mapped[str] = mapped_column(String(16), nullable=False)
     stage: Mapped[str] = mapped_column(String(16), nullable=False)
     outcome_digest: Mapped[str] = mapped_column(String(64), nullable=False)
     reconciles_digest: Mapped[str | None] = mapped_column(String(64))
-    state: Mapped[str] = mapped_column(String(16), nullable=False)  # pending|delivered|failed
+    state: Mapped[str] = mapped_column(String(16), nullable=False)
     attempts: Mapped[int] = mapped_column(Integer, nullable=False, server_default="0")
     due_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
@@ -285,8 +310,11 @@ class DeliveryRow(Base):
 
     __table_args__ = (
         UniqueConstraint("operation_id", "channel", "outcome_digest"),
+        # a stage concludes once per channel: the database refuses a second conclusion
+        UniqueConstraint("operation_id", "channel", "stage"),
         Index("ix_deliveries_due_at", "due_at"),
         Index("ix_deliveries_state", "state"),
+        *vocabulary_checks("deliveries"),
     )
 
 

@@ -9,8 +9,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from store.execution import Outcome
+from store.lifecycle import State
 from store.records import Operation
 from store.timeutil import iso_utc
+from store.vocabulary import ClickAction
 
 PROJECTION_VERSION = 1
 
@@ -50,7 +52,9 @@ def operation_view(op: Operation, outcomes: Sequence[Outcome] = ()) -> dict[str,
         "source": envelope.source.as_json(),
         "decision": (
             {
-                "action": "reject" if op.state.value == "rejected" else "confirm",
+                "action": (
+                    ClickAction.REJECT if op.state is State.REJECTED else ClickAction.CONFIRM
+                ).value,
                 "by": op.decided_by,
                 "at": iso_utc(op.decided_at) if op.decided_at else None,
             }

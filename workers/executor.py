@@ -30,6 +30,7 @@ from store.execution import ExecutionLedger, Outcome, ReservationRefused
 from store.lifecycle import Execution
 from store.logcontext import about
 from store.records import Operation
+from store.vocabulary import AttemptState, Stage
 from workers.crash import crash_point
 from workers.domains.execution import (
     Hold,
@@ -44,8 +45,8 @@ from workers.loop import drain_loop
 
 log = logging.getLogger("countersign.executor")
 
-INITIAL = "initial"
-RECONCILED = "reconciled"
+INITIAL = Stage.INITIAL
+RECONCILED = Stage.RECONCILED
 UNKNOWN = "unknown"
 FIRST_LOOK_S = 0.5
 
@@ -213,20 +214,20 @@ class ExecutionWorker:
         await self.ledger.record_attempt(op.id, client_id)
         crash_point("after_attempt")
         await self.ledger.step(op.id, Execution.DISPATCHING)
-        await self.ledger.mark_attempt(op.id, "dispatched")
+        await self.ledger.mark_attempt(op.id, AttemptState.DISPATCHED)
         try:
             found = await asyncio.wait_for(runner.submit(op, client_id), self.submit_timeout_s)
         except (SubmissionUnknown, TimeoutError, OSError) as error:
             reason = str(error) or type(error).__name__
             log.warning("%s: submission unknown (%s); reconciling", op.id, reason)
-            await self.ledger.mark_attempt(op.id, "unknown", reason)
+            await self.ledger.mark_attempt(op.id, AttemptState.UNKNOWN, reason)
             await self._record(
                 op, INITIAL, Observed(UNKNOWN, {"reason": reason}), Execution.SUBMISSION_UNKNOWN
             )
             await self.ledger.schedule(op.id, FIRST_LOOK_S)
             return
         crash_point("after_response")
-        await self.ledger.mark_attempt(op.id, "resolved")
+        await self.ledger.mark_attempt(op.id, AttemptState.RESOLVED)
         execution = Execution.SUBMITTED if found.working else Execution.COMPLETED
         await self._observed(op, INITIAL, found, execution)
 
@@ -248,7 +249,7 @@ class ExecutionWorker:
                 Execution.RECONCILED,
                 reconciles,
             )
-            await self.ledger.mark_attempt(op.id, "unknown", str(error))
+            await self.ledger.mark_attempt(op.id, AttemptState.UNKNOWN, str(error))
             await self.ledger.schedule(op.id, None)  # held reservation stays: people decide
             return
         except (SubmissionUnknown, TimeoutError, OSError) as error:
@@ -264,7 +265,7 @@ class ExecutionWorker:
                 "not_submitted",
                 {"client_id": client_id, "reason": "the venue never received this client id"},
             )
-        await self.ledger.mark_attempt(op.id, "resolved")
+        await self.ledger.mark_attempt(op.id, AttemptState.RESOLVED)
         await self._observed(op, RECONCILED, found, Execution.RECONCILED, reconciles)
 
     async def _track(self, op: Operation, runner: Runner, state: Execution) -> None:
@@ -287,12 +288,12 @@ class ExecutionWorker:
         execution = state
         if state is Execution.SUBMITTED and not found.working:
             execution = Execution.COMPLETED
-        await self._observed(op, last.stage, found, execution, last.reconciles_digest)
+        await self._observed(op, Stage(last.stage), found, execution, last.reconciles_digest)
 
     async def _observed(
         self,
         op: Operation,
-        stage: str,
+        stage: Stage,
         found: Observed,
         execution: Execution,
         reconciles: str | None = None,
@@ -310,7 +311,7 @@ class ExecutionWorker:
     async def _record(
         self,
         op: Operation,
-        stage: str,
+        stage: Stage,
         found: Observed,
         execution: Execution,
         reconciles: str | None = None,
@@ -319,6 +320,7 @@ class ExecutionWorker:
             op.id,
             stage=stage,
             status=found.status,
+            concludes=found.concludes,
             detail=found.detail,
             execution=execution,
             reconciles=reconciles,

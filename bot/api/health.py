@@ -17,11 +17,11 @@ from bot.config import Config, redacted
 from bot.ingress.stats import ConsumerStats
 from store.authority import Store
 from store.cards import CardLedger
-from store.conclusions import DELIVERED, FAILED, PENDING
 from store.deliveries import DeliveryLedger
 from store.lifecycle import Execution
 from store.models import OperationRow
 from store.timeutil import iso_utc, utc_now
+from store.vocabulary import DeliveryState
 
 
 class Consumer(Protocol):
@@ -140,11 +140,11 @@ class Health:
     async def _deliveries(self) -> dict[str, Any]:
         """Result return: a failed conclusion needs an operator (`countersign deliveries`)."""
         counts = await DeliveryLedger(self.store).counts()
-        failed = counts.get(FAILED, 0)
+        failed = counts.get(DeliveryState.FAILED, 0)
         return {
             "state": "delivery_failed" if failed else "ok",
-            "pending": counts.get(PENDING, 0),
-            "delivered": counts.get(DELIVERED, 0),
+            "pending": counts.get(DeliveryState.PENDING, 0),
+            "delivered": counts.get(DeliveryState.DELIVERED, 0),
             "failed": failed,
         }
 

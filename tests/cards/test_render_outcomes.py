@@ -39,6 +39,7 @@ async def test_an_unknown_then_reconciled_fill_shows_both_stages(store: Store) -
         op.id,
         stage="initial",
         status="unknown",
+        concludes=True,
         detail={"reason": "response lost"},
         execution=Execution.SUBMISSION_UNKNOWN,
     )
@@ -46,6 +47,7 @@ async def test_an_unknown_then_reconciled_fill_shows_both_stages(store: Store) -
         op.id,
         stage="reconciled",
         status="filled",
+        concludes=True,
         detail={"filled_qty": "0.010", "avg_price": "60000", "fees": None},
         execution=Execution.RECONCILED,
         reconciles=unknown.outcome_digest,
@@ -76,6 +78,7 @@ async def test_a_preflight_refusal_is_red_with_its_reason(store: Store) -> None:
         op.id,
         stage="initial",
         status="preflight_rejected",
+        concludes=True,
         detail={"reason": "price 60000.25 is off the 0.5 tick"},
         execution=Execution.PREFLIGHT_REJECTED,
     )

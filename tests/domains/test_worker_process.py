@@ -168,7 +168,12 @@ async def test_countersign_deliveries_lists_failed_ones_and_replays_them(
     for step in (Execution.PREFLIGHT, Execution.RESERVED, Execution.DISPATCHING):
         await ledger.step(op.id, step)
     await ledger.record_outcome(
-        op.id, stage="initial", status="filled", detail={}, execution=Execution.COMPLETED
+        op.id,
+        stage="initial",
+        status="filled",
+        concludes=True,
+        detail={},
+        execution=Execution.COMPLETED,
     )
     deliveries = DeliveryLedger(store)
     [pending] = await deliveries.find(operation_id=op.id)

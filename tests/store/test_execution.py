@@ -152,6 +152,7 @@ async def test_outcomes_append_and_a_reconciliation_names_what_it_reconciles(sto
         op.id,
         stage="initial",
         status="unknown",
+        concludes=True,
         detail={"why": "response lost"},
         execution=Execution.SUBMISSION_UNKNOWN,
     )
@@ -162,6 +163,7 @@ async def test_outcomes_append_and_a_reconciliation_names_what_it_reconciles(sto
         op.id,
         stage="reconciled",
         status="filled",
+        concludes=True,
         detail={"filled_qty": "0.010", "avg_price": "60000"},
         execution=Execution.RECONCILED,
         reconciles=unknown.outcome_digest,
@@ -175,7 +177,12 @@ async def test_outcomes_append_and_a_reconciliation_names_what_it_reconciles(sto
     assert outcomes[1].detail == {"filled_qty": "0.010", "avg_price": "60000"}
     with pytest.raises(IllegalExecutionStep):
         await ledger.record_outcome(
-            op.id, stage="initial", status="filled", detail={}, execution=Execution.SUBMITTED
+            op.id,
+            stage="initial",
+            status="filled",
+            concludes=True,
+            detail={},
+            execution=Execution.SUBMITTED,
         )
 
 

@@ -61,6 +61,10 @@ class Observed:
     detail: dict[str, Any] = field(default_factory=dict)
     working: bool = False  # something still works on the venue: keep looking
     holds_exposure: bool = False  # it filled or works: the reservation turns into it
+    # it settles its stage, so the proposer hears of it (once per stage): a terminal status,
+    # or an unknown people must know of; not while the order itself still works (a filled
+    # order whose protective children still work has concluded)
+    concludes: bool = True
 
 
 class SubmissionUnknown(Exception):

@@ -71,6 +71,7 @@ def observed(state: VenueOrderState) -> Observed:
         detail=detail,
         working=working,
         holds_exposure=state.filled_qty > 0 or state.status not in TERMINAL,
+        concludes=state.status in TERMINAL,
     )
 
 

@@ -1,0 +1,135 @@
+"""Every state and status the store keeps, in one place; the database enforces them.
+
+Each enum below is the whole vocabulary of a column: `CHECKED` names the columns, the
+models and migration 0006 turn it into `CHECK (column IN (...))`, so a value outside it is
+refused by the database whoever writes it. Adding a value takes a migration that widens the
+constraint (tests/store/test_vocabulary.py writes every value and fails until it does).
+
+Outcome statuses are not here: they are the domain's own words, and
+whether one concludes a stage is the domain's to say (`workers.domains.execution`).
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class State(StrEnum):
+    """operations.state: the envelope's lifecycle (`store.lifecycle` has the transitions)."""
+
+    PREPARED = "prepared"
+    AWAITING_CONFIRMATION = "awaiting_confirmation"
+    CLAIMED = "claimed"
+    OUTCOME_OBSERVED = "outcome_observed"
+    REJECTED = "rejected"
+    CANCELLED = "cancelled"
+    EXPIRED = "expired"
+    SUPERSEDED = "superseded"
+
+
+class Event(StrEnum):
+    CARD_SENT = "card_sent"
+    CONFIRMED = "confirmed"
+    REJECTED = "rejected"
+    CANCELLED = "cancelled"
+    EXPIRED = "expired"
+    SUPERSEDED = "superseded"
+    OUTCOME = "outcome"
+
+
+class Execution(StrEnum):
+    """operations.execution_state: where a claimed operation's executor is."""
+
+    QUEUED = "queued"
+    PREFLIGHT = "preflight"
+    RESERVED = "reserved"
+    DISPATCHING = "dispatching"
+    SUBMITTED = "submitted"
+    SUBMISSION_UNKNOWN = "submission_unknown"
+    COMPLETED = "completed"  # a terminal outcome is recorded
+    RECONCILED = "reconciled"  # an unknown resolved by looking it up, never by resubmitting
+    PREFLIGHT_REJECTED = "preflight_rejected"
+    RESERVATION_REFUSED = "reservation_refused"
+
+
+class AttemptState(StrEnum):
+    """attempts.state: the one submission, from recorded to what the venue said."""
+
+    RECORDED = "recorded"
+    DISPATCHED = "dispatched"
+    UNKNOWN = "unknown"
+    RESOLVED = "resolved"
+
+
+class ReservationState(StrEnum):
+    ACTIVE = "active"
+    RELEASED = "released"  # nothing came of it: the order never worked or never reached the venue
+    CONVERTED = "converted"  # the venue has the order: its exposure shows in fresh observations
+
+
+class Stage(StrEnum):
+    """outcomes.stage and deliveries.stage: each stage concludes once for its proposer."""
+
+    INITIAL = "initial"
+    RECONCILED = "reconciled"
+
+
+class DeliveryState(StrEnum):
+    PENDING = "pending"
+    DELIVERED = "delivered"
+    FAILED = "failed"
+
+
+class Channel(StrEnum):
+    """deliveries.channel: how a conclusion goes back to its proposer."""
+
+    REPLY = "reply"
+    WEBHOOK = "webhook"
+
+
+class InboxStatus(StrEnum):
+    RECEIVED = "received"
+    ANSWERED = "answered"
+    FAILED = "failed"
+
+
+class CardAction(StrEnum):
+    """card_deliveries.action: how the card came to show a version."""
+
+    SEND = "send"
+    PATCH = "patch"
+    CALLBACK = "callback"  # answered in the click's own callback response
+    NONE = "none"  # closed before any card went out: nothing to show
+
+
+class ClickAction(StrEnum):
+    """A card button. Not checked in confirmations.action: a refused click is recorded with
+    whatever action it carried (truncated), that is the record of it."""
+
+    CONFIRM = "confirm"
+    REJECT = "reject"
+
+
+# (table, column) -> its vocabulary; NULL stays allowed where the column is nullable
+CHECKED: dict[tuple[str, str], type[StrEnum]] = {
+    ("operations", "state"): State,
+    ("operations", "execution_state"): Execution,
+    ("attempts", "state"): AttemptState,
+    ("reservations", "state"): ReservationState,
+    ("outcomes", "stage"): Stage,
+    ("deliveries", "stage"): Stage,
+    ("deliveries", "state"): DeliveryState,
+    ("deliveries", "channel"): Channel,
+    ("inbox", "status"): InboxStatus,
+    ("card_deliveries", "action"): CardAction,
+}
+
+
+def allowed_sql(column: str, values: tuple[str, ...]) -> str:
+    """The CHECK expression: `column IN ('a', 'b')` (values are our own identifiers)."""
+    assert all(value.replace("_", "").isalnum() for value in values), values
+    return f"{column} IN ({', '.join(repr(value) for value in values)})"
+
+
+def check_sql(column: str, vocabulary: type[StrEnum]) -> str:
+    return allowed_sql(column, tuple(member.value for member in vocabulary))
