@@ -38,7 +38,7 @@ import sys
 import tempfile
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, closing
 from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
@@ -262,8 +262,9 @@ class Row:
 
 
 async def duplicates(store: Store, venue: Path, ids: Sequence[str]) -> tuple[int, int, int]:
-    """(operations with > 1 claim, client ids submitted > 1 time, operations of `ids` without
-    exactly one venue order) over the whole schema / venue, resp. the level."""
+    """(operations with more than one claim, venue client ids submitted more than once) over
+    the whole schema and venue, and how many operations of `ids` the venue has no order for
+    (an attempt's client id is unique, so an operation reaches the venue at most once)."""
     async with store.read() as conn:
         claims = (
             await conn.execute(
@@ -277,7 +278,7 @@ async def duplicates(store: Store, venue: Path, ids: Sequence[str]) -> tuple[int
             row.operation_id: row.client_id
             for row in await conn.execute(text("SELECT operation_id, client_id FROM attempts"))
         }
-    with sqlite3.connect(venue) as db:
+    with closing(sqlite3.connect(venue)) as db:
         resubmitted = db.execute("SELECT count(*) FROM orders WHERE submit_count > 1").fetchone()[0]
         orders = {
             client_id
