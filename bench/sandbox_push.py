@@ -48,7 +48,7 @@ class Result:
 
 
 def start_sdk_client(
-    app: App, domain: str, answer: dict[str, Any] | None = None
+    app_id: str, app_secret: str, domain: str, answer: dict[str, Any] | None = None
 ) -> threading.Thread:
     """A bare SDK client in its own thread and loop, answering every callback with `answer`.
 
@@ -69,8 +69,8 @@ def start_sdk_client(
             .build()
         )
         client = lark.ws.Client(
-            app.app_id,
-            app.app_secret,
+            app_id,
+            app_secret,
             event_handler=handler,
             domain=domain,
             log_level=lark.LogLevel.WARNING,
@@ -152,7 +152,7 @@ async def main(total: int, levels: Sequence[int]) -> int:
     await site.start()
     port = runner.addresses[0][1]
 
-    start_sdk_client(app, f"http://127.0.0.1:{port}")
+    start_sdk_client(app.app_id, app.app_secret, f"http://127.0.0.1:{port}")
     deadline = time.monotonic() + 30
     while hub.connected(app.app_id) == 0:
         if time.monotonic() > deadline:

@@ -10,6 +10,13 @@ For each backend and each number of concurrent claimers (1, 10, 50):
   from the results and from the claim rows); the others get a refusal, which the store
   also writes down, so every click is a write transaction.
 
+* floor (distinct only): the same claims written by the bare driver, in the same run, right
+  after the store's level at the same concurrency: raw sqlite3, one durable commit per
+  claim, C threads with a connection each; raw asyncpg, the claim as one statement, C
+  connections (see bench/claim_floor.py for exactly what they write and why that way).
+  The last table is store/floor per level, next to the issue's targets: SQLite >= 1.5x raw
+  sqlite3 and PostgreSQL >= 1.0x raw asyncpg, both at 50 claimers.
+
 claims/s = clicks / wall time of the timed phase; p50/p99 are per-click latencies.
 
 PostgreSQL runs in a throwaway schema (`cs_bench_<pid>_<hex>`) that is dropped at the end;
@@ -29,24 +36,36 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
-from sqlalchemy import text
+from sqlalchemy import func, select, text
 
 from store.authority import Claimed, Click, Draft, Refused, Store
 from store.engine import create_engine
 from store.envelope import Audience, Source
 from store.lifecycle import State
 from store.migrate import upgrade
+from store.models import ClaimRow
 from store.opening import open_store
 from store.reasons import Reason
 from store.records import Operation
+
+sys.path.insert(0, str(Path(__file__).parent))  # run as a script: its sibling module
+from claim_floor import FloorRun, Target, asyncpg_floor, sqlite_floor
 
 DEFAULT_PG_URL = "postgresql+asyncpg://postgres@127.0.0.1:5432/test"
 CONCURRENCY: tuple[int, ...] = (1, 10, 50)
 OPERATOR = "ou_alice"
 PREPARE_PARALLELISM = 10
+# The issue's targets: store claims/s over the bare driver's, at 50 concurrent claimers.
+TARGETS: dict[str, tuple[str, float]] = {"sqlite": ("sqlite3", 1.5), "postgresql": ("asyncpg", 1.0)}
+TARGET_CLAIMERS = 50
+
+# Runs the floor on prepared operations with C claimers.
+Floor = Callable[[list[Target], int], Awaitable[FloorRun]]
 
 HEADER = (
     f"{'backend':<11} {'mode':<9} {'claimers':>8} {'claims':>7} {'claims/s':>9} "
@@ -64,13 +83,17 @@ class Result:
     latencies_ms: list[float]
     winners: str
 
+    @property
+    def rate(self) -> float:
+        return self.clicks / self.wall_s if self.wall_s > 0 else math.inf
+
+    def p(self, q: float) -> float:
+        return percentile(sorted(self.latencies_ms), q)
+
     def line(self) -> str:
-        ordered = sorted(self.latencies_ms)
-        rate = self.clicks / self.wall_s if self.wall_s > 0 else math.inf
         return (
             f"{self.backend:<11} {self.mode:<9} {self.claimers:>8} {self.clicks:>7} "
-            f"{rate:>9.1f} {percentile(ordered, 50):>8.2f} {percentile(ordered, 99):>8.2f}  "
-            f"{self.winners:<7}"
+            f"{self.rate:>9.1f} {self.p(50):>8.2f} {self.p(99):>8.2f}  {self.winners:<7}"
         )
 
 
@@ -223,15 +246,46 @@ async def run_same_op(
     return Result(backend, "same-op", claimers, rounds * claimers, wall, latencies, "1")
 
 
-async def bench_store(store: Store, backend: str, ops: int, rounds: int) -> list[Result]:
+async def run_floor(
+    store: Store, preparer: Preparer, floor: Floor, backend: str, claimers: int, ops: int
+) -> Result:
+    """The same distinct claims by the bare driver, on operations the store prepared."""
+    prepared = await preparer.many(ops)
+    targets = [Target(op.id, op.confirm_digest, OPERATOR) for op in prepared]
+    # The store's pooled connections close first: the floor opens its own C, and PostgreSQL
+    # allows 100 in all. The store's next level warms its pool again.
+    await store.engine.dispose()
+    run = await floor(targets, claimers)
+    async with store.engine.connect() as conn:
+        claims = (
+            await conn.execute(
+                select(func.count())
+                .select_from(ClaimRow)
+                .where(ClaimRow.operation_id.in_([op.id for op in prepared]))
+            )
+        ).scalar_one()
+    assert claims == ops and len(run.latencies_ms) == ops, (claims, len(run.latencies_ms))
+    return Result(backend, TARGETS[backend][0], claimers, ops, run.wall_s, run.latencies_ms, "-")
+
+
+async def bench_store(
+    store: Store, backend: str, ops: int, rounds: int, floor: Floor
+) -> list[Result]:
+    """Per concurrency: the store's distinct claims, then the floor's right after (the
+    machine is shared and noisy; neighbours in time see the same noise)."""
     preparer = Preparer(store, f"{os.getpid()}-{uuid.uuid4().hex[:8]}")
-    await warm_pool(store, max(CONCURRENCY))
     await run_distinct(store, preparer, backend, 1, min(ops, 20))  # warm-up, not reported
+    await run_floor(store, preparer, floor, backend, 1, min(ops, 20))  # warm-up, not reported
     results: list[Result] = []
     for claimers in CONCURRENCY:
+        await warm_pool(store, claimers)
         result = await run_distinct(store, preparer, backend, claimers, ops)
         print(result.line(), flush=True)
         results.append(result)
+        result = await run_floor(store, preparer, floor, backend, claimers, ops)
+        print(result.line(), flush=True)
+        results.append(result)
+    await warm_pool(store, max(CONCURRENCY))
     for claimers in CONCURRENCY:
         if claimers < 2:
             continue
@@ -243,31 +297,30 @@ async def bench_store(store: Store, backend: str, ops: int, rounds: int) -> list
 
 async def bench_sqlite(ops: int, rounds: int) -> list[Result]:
     with tempfile.TemporaryDirectory(prefix="cs-bench-") as directory:
-        url = f"sqlite+aiosqlite:///{os.path.join(directory, 'store.db')}"
-        store = await open_store(url, pool_size=max(CONCURRENCY) + 5)
+        path = os.path.join(directory, "store.db")
+        store = await open_store(f"sqlite+aiosqlite:///{path}", pool_size=max(CONCURRENCY) + 5)
+
+        async def floor(targets: list[Target], claimers: int) -> FloorRun:
+            return await asyncio.to_thread(sqlite_floor, path, targets, claimers)
+
         try:
-            return await bench_store(store, "sqlite", ops, rounds)
+            return await bench_store(store, "sqlite", ops, rounds, floor)
         finally:
             await store.close()
 
 
-async def bench_postgresql(url: str, ops: int, rounds: int) -> list[Result]:
+@asynccontextmanager
+async def private_schema(url: str) -> AsyncIterator[str]:
+    """A fresh PostgreSQL schema at the head migration, dropped on the way out."""
     schema = f"cs_bench_{os.getpid()}_{uuid.uuid4().hex[:8]}"
     admin = create_engine(url)
     try:
-        async with admin.connect() as conn:
-            version = (await conn.execute(text("SHOW server_version"))).scalar_one()
-        print(f"# postgresql {version}, schema {schema}", flush=True)
         migrator = create_engine(url, schema=schema)
         try:
             await upgrade(migrator, schema=schema)
         finally:
             await migrator.dispose()
-        store = await open_store(url, schema=schema, pool_size=max(CONCURRENCY) + 5)
-        try:
-            return await bench_store(store, "postgresql", ops, rounds)
-        finally:
-            await store.close()
+        yield schema
     finally:
         try:
             async with admin.begin() as conn:
@@ -275,6 +328,51 @@ async def bench_postgresql(url: str, ops: int, rounds: int) -> list[Result]:
             print(f"# dropped schema {schema}", flush=True)
         finally:
             await admin.dispose()
+
+
+async def bench_postgresql(url: str, ops: int, rounds: int) -> list[Result]:
+    async with private_schema(url) as schema:
+        store = await open_store(url, schema=schema, pool_size=max(CONCURRENCY) + 5)
+
+        async def floor(targets: list[Target], claimers: int) -> FloorRun:
+            return await asyncpg_floor(url, schema, targets, claimers)
+
+        try:
+            async with store.engine.connect() as conn:
+                version = (await conn.execute(text("SHOW server_version"))).scalar_one()
+                commit = (await conn.execute(text("SHOW synchronous_commit"))).scalar_one()
+            print(
+                f"# postgresql {version}, synchronous_commit {commit}, schema {schema}", flush=True
+            )
+            return await bench_store(store, "postgresql", ops, rounds, floor)
+        finally:
+            await store.close()
+
+
+def ratio_table(results: Sequence[Result]) -> str:
+    """store/floor per backend and concurrency, with the issue's target beside it."""
+    lines = [
+        "# store/floor, distinct claims (> 1 is the store faster); the issue's target is "
+        f"claims/s at {TARGET_CLAIMERS} claimers",
+        f"{'backend':<11} {'floor':<9} {'claimers':>8} {'store/s':>9} {'floor/s':>9} "
+        f"{'ratio':>6} {'p50 s/f':>8} {'p99 s/f':>8}  target",
+    ]
+    found = {(r.backend, r.mode, r.claimers): r for r in results}
+    for (backend, mode, claimers), store in found.items():
+        if mode != "distinct":
+            continue
+        floor_name, target = TARGETS[backend]
+        floor = found[(backend, floor_name, claimers)]
+        ratio = store.rate / floor.rate
+        verdict = ""
+        if claimers == TARGET_CLAIMERS:
+            verdict = f">= {target:.1f}x {'met' if ratio >= target else 'MISSED'}"
+        lines.append(
+            f"{backend:<11} {floor_name:<9} {claimers:>8} {store.rate:>9.1f} {floor.rate:>9.1f} "
+            f"{ratio:>5.2f}x {store.p(50) / floor.p(50):>8.2f} "
+            f"{store.p(99) / floor.p(99):>8.2f}  {verdict}"
+        )
+    return "\n".join(lines)
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -306,17 +404,20 @@ async def main(argv: Sequence[str] | None = None) -> int:
     )
     print(HEADER, flush=True)
     started = time.perf_counter()
+    results: list[Result] = []
     for backend in backends:
         if backend == "sqlite":
-            await bench_sqlite(args.ops, args.rounds)
+            results += await bench_sqlite(args.ops, args.rounds)
         else:
-            await bench_postgresql(args.pg_url, args.ops, args.rounds)
+            results += await bench_postgresql(args.pg_url, args.ops, args.rounds)
     print(
         "# distinct: each claimer claims the next of N waiting operations; "
         "same-op: C claimers click one operation at once, per round, "
-        "exactly one wins (asserted); claims counts clicks",
+        "exactly one wins (asserted); claims counts clicks; "
+        "sqlite3/asyncpg: the floor, the same distinct claims by the bare driver",
         flush=True,
     )
+    print(ratio_table(results), flush=True)
     print(f"# total {time.perf_counter() - started:.1f}s", flush=True)
     return 0
 
