@@ -306,6 +306,7 @@ class Dashboard:
         if refusal := self._refusal(request):
             return refusal
         lang = lang_of(request)
+        mark = await change_mark(self.store)  # before the reads: a change after them moves it
         state_text = request.query.get("state")
         state = State(state_text) if state_text in {s.value for s in State} else None
         try:
@@ -326,7 +327,7 @@ class Dashboard:
             state.value if state else None,
             page.next_cursor if page.has_more else None,
             lang,
-            await change_mark(self.store),
+            mark,
         )
         return self._keep_token(request, web.Response(text=html, content_type="text/html"))
 
@@ -334,6 +335,10 @@ class Dashboard:
         if refusal := self._refusal(request):
             return refusal
         lang = lang_of(request)
+        # Read before the operation: a change made while this page is built then moves the
+        # mark past the page's, and the page's long poll reloads it (read after, the page
+        # could show the old state under the new mark and never reload).
+        mark = await change_mark(self.store)
         op = await self.store.get(request.match_info["id"])
         if op is None:
             return refuse(request, 404, "not_found", f"no operation {request.match_info['id']!r}")
@@ -344,7 +349,7 @@ class Dashboard:
             "card": await CardLedger(self.store).history(op.id),
             "deliveries": await DeliveryLedger(self.store).find(operation_id=op.id),
         }
-        html = detail_html(view, records, lang, await change_mark(self.store))
+        html = detail_html(view, records, lang, mark)
         return self._keep_token(request, web.Response(text=html, content_type="text/html"))
 
     async def changes(self, request: web.Request) -> web.Response:
