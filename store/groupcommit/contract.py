@@ -106,7 +106,10 @@ def settle(pending: Pending, outcome: Results | BaseException) -> None:
         else:
             pending.future.set_result(outcome)
 
-    pending.loop.call_soon_threadsafe(resolve)
+    try:
+        pending.loop.call_soon_threadsafe(resolve)
+    except RuntimeError:
+        pass  # the waiter's loop is closed: nobody is left to tell
 
 
 class GroupWriter(ABC):

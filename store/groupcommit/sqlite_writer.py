@@ -68,7 +68,11 @@ class SqliteGroupWriter(GroupWriter):
         self.path = path
         self._before_commit = before_commit
         self._work = threading.Condition(self._lock)
-        self._thread = threading.Thread(target=self._run, name="countersign-group-commit")
+        # a daemon: a process that exits without close() is not held up by it (whatever it
+        # had not committed was never acknowledged either)
+        self._thread = threading.Thread(
+            target=self._run, name="countersign-group-commit", daemon=True
+        )
         self._stopped: asyncio.Future[None] | None = None
         self._conn: sqlite3.Connection | None = None
 
