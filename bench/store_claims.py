@@ -248,7 +248,6 @@ async def run_distinct(
     wall = time.perf_counter() - started
 
     assert len(claimed_ids) == ops and set(claimed_ids) == {op.id for op in prepared}
-    assert await preparer.store.count(State.CLAIMED) >= ops
     return Result(backend, mode, claimers, ops, wall, latencies, "-")
 
 
