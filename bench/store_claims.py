@@ -418,7 +418,8 @@ async def bench_postgresql(url: str, ops: int, rounds: int, group_commit: bool) 
 def ratio_table(results: Sequence[Result]) -> str:
     """store/floor per backend and concurrency, with the issue's target beside it."""
     lines = [
-        "# store/floor, distinct claims (> 1 is the store faster); the issue's target is "
+        "# store/floor, distinct claims (> 1 is the store faster; with --writer groupcommit "
+        "'store' is the group-commit writer); the issue's target is "
         f"claims/s at {TARGET_CLAIMERS} claimers",
         f"{'backend':<11} {'floor':<9} {'claimers':>8} {'store/s':>9} {'floor/s':>9} "
         f"{'ratio':>6} {'p50 s/f':>8} {'p99 s/f':>8}  target",
