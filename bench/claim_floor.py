@@ -27,19 +27,21 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
+from typing import Any
 
 import asyncpg  # type: ignore[import-untyped]
-from sqlalchemy.engine import make_url
 from ulid import ULID
 
-from store.authority import DECISION_CARD_GRACE_S
-from store.lifecycle import Event, State, next_state
-
-FROM_STATE = State.AWAITING_CONFIRMATION.value
-TO_STATE = next_state(State.AWAITING_CONFIRMATION, Event.CONFIRMED).value
-CONFIRMED = Event.CONFIRMED.value
-GRACE = timedelta(seconds=DECISION_CARD_GRACE_S)
+from store.claim_sql import (
+    PG_CLAIM,
+    SQLITE_AUDIT,
+    SQLITE_CLAIM,
+    SQLITE_CONFIRMATION,
+    SQLITE_UPDATE,
+    claim_params,
+)
+from store.groupcommit.pg_writer import asyncpg_dsn, positional
 
 
 @dataclass(frozen=True)
@@ -50,6 +52,18 @@ class Target:
     digest: str
     operator: str
 
+    def claim_values(self, *, sqlite: bool) -> dict[str, Any]:
+        """The claim's parameters, timed now, with a fresh claim id."""
+        now = datetime.now(UTC)
+        return claim_params(
+            operation_id=self.operation_id,
+            digest=self.digest,
+            operator=self.operator,
+            claim_id=str(ULID.from_datetime(now)),
+            now=now,
+            sqlite=sqlite,
+        )
+
 
 @dataclass(frozen=True)
 class FloorRun:
@@ -58,32 +72,6 @@ class FloorRun:
 
 
 # -- raw sqlite3 -------------------------------------------------------------------------------
-
-SQLITE_UPDATE = """
-UPDATE operations
-   SET state = :to_state, version = version + 1, updated_at = :at, execution_state = 'queued',
-       exec_due_at = :at, decided_by = :operator, decided_at = :at, card_due_at = :due
- WHERE id = :operation_id AND state = :from_state AND confirm_digest = :digest
-   AND expires_at > :at
-RETURNING version
-"""
-SQLITE_CONFIRMATION = """
-INSERT INTO confirmations (operation_id, at, action, operator_open_id, digest, accepted)
-VALUES (:operation_id, :at, 'confirm', :operator, :digest, 1)
-"""
-SQLITE_CLAIM = """
-INSERT INTO claims (id, operation_id, confirmation_id, operator_open_id, claimed_at)
-VALUES (:claim_id, :operation_id, :confirmation_id, :operator, :at)
-"""
-SQLITE_AUDIT = """
-INSERT INTO audit (operation_id, at, actor, event, from_state, to_state)
-VALUES (:operation_id, :at, 'operator:' || :operator, :event, :from_state, :to_state)
-"""
-
-
-def sqlite_time(moment: datetime) -> str:
-    """The text SQLAlchemy stores for a naive UTC DateTime on SQLite (so `>` compares alike)."""
-    return moment.astimezone(UTC).replace(tzinfo=None).strftime("%Y-%m-%d %H:%M:%S.%f")
 
 
 def sqlite_connect(path: str) -> sqlite3.Connection:
@@ -95,25 +83,14 @@ def sqlite_connect(path: str) -> sqlite3.Connection:
 
 
 def sqlite_claim(conn: sqlite3.Connection, target: Target) -> None:
-    now = datetime.now(UTC)
-    values: dict[str, object] = {
-        "operation_id": target.operation_id,
-        "digest": target.digest,
-        "operator": target.operator,
-        "at": sqlite_time(now),
-        "due": sqlite_time(now + GRACE),
-        "from_state": FROM_STATE,
-        "to_state": TO_STATE,
-        "event": CONFIRMED,
-        "claim_id": str(ULID.from_datetime(now)),
-    }
+    values = target.claim_values(sqlite=True)
     conn.execute("BEGIN IMMEDIATE")
     try:
         # drained with fetchall, so the statement is done before COMMIT
         if not conn.execute(SQLITE_UPDATE, values).fetchall():
             raise AssertionError(f"{target.operation_id}: the floor's claim found nothing to claim")
-        values["confirmation_id"] = conn.execute(SQLITE_CONFIRMATION, values).lastrowid
-        conn.execute(SQLITE_CLAIM, values)
+        conn.execute(SQLITE_CONFIRMATION, values)
+        conn.execute(SQLITE_CLAIM, values)  # its confirmation id: last_insert_rowid()
         conn.execute(SQLITE_AUDIT, values)
         conn.execute("COMMIT")
     except BaseException:
@@ -162,36 +139,6 @@ def sqlite_floor(path: str, targets: Sequence[Target], claimers: int) -> FloorRu
 
 # -- raw asyncpg -------------------------------------------------------------------------------
 
-PG_CLAIM = """
-WITH claimed AS (
-    UPDATE operations
-       SET state = $1::text, version = version + 1, updated_at = $2::timestamptz,
-           execution_state = 'queued', exec_due_at = $2::timestamptz, decided_by = $3::text,
-           decided_at = $2::timestamptz, card_due_at = $4::timestamptz
-     WHERE id = $5::text AND state = $6::text AND confirm_digest = $7::text
-       AND expires_at > $2::timestamptz
-    RETURNING id, version
-), confirmation AS (
-    INSERT INTO confirmations (operation_id, at, action, operator_open_id, digest, accepted)
-    SELECT id, $2::timestamptz, 'confirm', $3::text, $7::text, true FROM claimed
-    RETURNING id, operation_id
-), claim AS (
-    INSERT INTO claims (id, operation_id, confirmation_id, operator_open_id, claimed_at)
-    SELECT $8::text, operation_id, id, $3::text, $2::timestamptz FROM confirmation
-    RETURNING operation_id
-), audit_row AS (
-    INSERT INTO audit (operation_id, at, actor, event, from_state, to_state)
-    SELECT operation_id, $2::timestamptz, 'operator:' || $3::text, $9::text, $6::text, $1::text
-      FROM claim
-)
-SELECT version FROM claimed
-"""
-
-
-def asyncpg_dsn(sqlalchemy_url: str) -> str:
-    """postgresql+asyncpg://... -> the postgresql://... asyncpg takes."""
-    return make_url(sqlalchemy_url).set(drivername="postgresql").render_as_string(False)
-
 
 async def asyncpg_floor(
     sqlalchemy_url: str, schema: str, targets: Sequence[Target], claimers: int
@@ -202,7 +149,8 @@ async def asyncpg_floor(
         await asyncpg.connect(dsn, server_settings={"search_path": schema}) for _ in range(claimers)
     ]
     try:
-        statements = [await conn.prepare(PG_CLAIM) for conn in conns]
+        sql, names = positional(PG_CLAIM)  # the same text the group-commit writer sends
+        statements = [await conn.prepare(sql) for conn in conns]
         pending = collections.deque(targets)
         latencies: list[float] = []
 
@@ -210,18 +158,8 @@ async def asyncpg_floor(
             while pending:
                 target = pending.popleft()
                 started = time.perf_counter()
-                now = datetime.now(UTC)
-                row = await statement.fetchrow(
-                    TO_STATE,
-                    now,
-                    target.operator,
-                    now + GRACE,
-                    target.operation_id,
-                    FROM_STATE,
-                    target.digest,
-                    str(ULID.from_datetime(now)),
-                    CONFIRMED,
-                )
+                values = target.claim_values(sqlite=False)
+                row = await statement.fetchrow(*(values[name] for name in names))
                 if row is None:
                     raise AssertionError(
                         f"{target.operation_id}: the floor's claim found nothing to claim"

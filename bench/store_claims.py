@@ -22,7 +22,12 @@ claims/s = clicks / wall time of the timed phase; p50/p99 are per-click latencie
 PostgreSQL runs in a throwaway schema (`cs_bench_<pid>_<hex>`) that is dropped at the end;
 SQLite runs on a fresh file in a temporary directory.
 
+* groupcommit (`--writer groupcommit`): instead of the store, the floor's own hand-written
+  claim (store.claim_sql) as intents through the group-commit writer (store.groupcommit), C
+  asyncio claimers on one writer; same-op is skipped (it measures the store's refusals).
+
     .venv/bin/python bench/store_claims.py [--backend sqlite|postgresql|both] [--ops N]
+        [--writer store|groupcommit]
 """
 
 from __future__ import annotations
@@ -39,13 +44,17 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 from sqlalchemy import func, select, text
+from ulid import ULID
 
 from store.authority import Claimed, Click, Draft, Refused, Store
+from store.claim_sql import claim_intent
 from store.engine import create_engine
 from store.envelope import Audience, Source
+from store.groupcommit import GroupWriter, open_writer
 from store.lifecycle import State
 from store.migrate import upgrade
 from store.models import ClaimRow
@@ -63,6 +72,7 @@ PREPARE_PARALLELISM = 10
 # The issue's targets: store claims/s over the bare driver's, at 50 concurrent claimers.
 TARGETS: dict[str, tuple[str, float]] = {"sqlite": ("sqlite3", 1.5), "postgresql": ("asyncpg", 1.0)}
 TARGET_CLAIMERS = 50
+GROUP_COMMIT = "groupcommit"  # --writer and the mode of its rows
 
 # Runs the floor on prepared operations with C claimers.
 Floor = Callable[[list[Target], int], Awaitable[FloorRun]]
@@ -179,8 +189,41 @@ async def warm_pool(store: Store, connections: int) -> None:
     await asyncio.gather(*(hold_one() for _ in range(connections)))
 
 
+# Claims one prepared operation, raising if it was not claimed.
+ClaimOne = Callable[[Operation], Awaitable[None]]
+
+
+def store_claim(store: Store) -> ClaimOne:
+    async def claim(op: Operation) -> None:
+        outcome = await store.confirm_and_claim(click_for(op))
+        if not isinstance(outcome, Claimed):
+            raise AssertionError(f"{op.id}: expected a claim, got {outcome!r}")
+
+    return claim
+
+
+def group_commit_claim(writer: GroupWriter, sqlite: bool) -> ClaimOne:
+    """The floor's hand-written claim (store.claim_sql) as an intent on the people lane."""
+
+    async def claim(op: Operation) -> None:
+        now = datetime.now(UTC)
+        intent = claim_intent(
+            operation_id=op.id,
+            digest=op.confirm_digest,
+            operator=OPERATOR,
+            claim_id=str(ULID.from_datetime(now)),
+            now=now,
+            sqlite=sqlite,
+        )
+        rows = (await writer.submit(intent))[0]
+        if [row["id"] for row in rows] != [op.id]:
+            raise AssertionError(f"{op.id}: the writer answered another claim's rows {rows!r}")
+
+    return claim
+
+
 async def run_distinct(
-    store: Store, preparer: Preparer, backend: str, claimers: int, ops: int
+    preparer: Preparer, claim: ClaimOne, backend: str, mode: str, claimers: int, ops: int
 ) -> Result:
     prepared = await preparer.many(ops)
     queue: asyncio.Queue[Operation] = asyncio.Queue()
@@ -196,18 +239,16 @@ async def run_distinct(
             except asyncio.QueueEmpty:
                 return
             started = time.perf_counter()
-            outcome = await store.confirm_and_claim(click_for(op))
+            await claim(op)
             latencies.append((time.perf_counter() - started) * 1000)
-            if not isinstance(outcome, Claimed):
-                raise AssertionError(f"{op.id}: expected a claim, got {outcome!r}")
-            claimed_ids.append(outcome.operation.id)
+            claimed_ids.append(op.id)
 
     started = time.perf_counter()
     await asyncio.gather(*(worker() for _ in range(claimers)))
     wall = time.perf_counter() - started
 
     assert len(claimed_ids) == ops and set(claimed_ids) == {op.id for op in prepared}
-    return Result(backend, "distinct", claimers, ops, wall, latencies, "-")
+    return Result(backend, mode, claimers, ops, wall, latencies, "-")
 
 
 async def run_same_op(
@@ -269,22 +310,30 @@ async def run_floor(
 
 
 async def bench_store(
-    store: Store, backend: str, ops: int, rounds: int, floor: Floor
+    store: Store, backend: str, ops: int, rounds: int, floor: Floor, writer: GroupWriter | None
 ) -> list[Result]:
-    """Per concurrency: the store's distinct claims, then the floor's right after (the
-    machine is shared and noisy; neighbours in time see the same noise)."""
+    """Per concurrency: the store's distinct claims (or the group-commit writer's, with
+    `--writer groupcommit`), then the floor's right after (the machine is shared and noisy;
+    neighbours in time see the same noise)."""
     preparer = Preparer(store, f"{os.getpid()}-{uuid.uuid4().hex[:8]}")
-    await run_distinct(store, preparer, backend, 1, min(ops, 20))  # warm-up, not reported
+    if writer is None:
+        claim, mode = store_claim(store), "distinct"
+    else:
+        claim, mode = group_commit_claim(writer, backend == "sqlite"), GROUP_COMMIT
+    await run_distinct(preparer, claim, backend, mode, 1, min(ops, 20))  # warm-up, not reported
     await run_floor(store, preparer, floor, backend, 1, min(ops, 20))  # warm-up, not reported
     results: list[Result] = []
     for claimers in CONCURRENCY:
         await warm_pool(store, claimers)
-        result = await run_distinct(store, preparer, backend, claimers, ops)
+        result = await run_distinct(preparer, claim, backend, mode, claimers, ops)
         print(result.line(), flush=True)
         results.append(result)
         result = await run_floor(store, preparer, floor, backend, claimers, ops)
         print(result.line(), flush=True)
         results.append(result)
+    if writer is not None:
+        print(f"# group commit: {writer.stats}", flush=True)
+        return results  # same-op measures the store's refusals, which the writer does not write
     await warm_pool(store, max(CONCURRENCY))
     for claimers in CONCURRENCY:
         if claimers < 2:
@@ -295,16 +344,32 @@ async def bench_store(
     return results
 
 
-async def bench_sqlite(ops: int, rounds: int) -> list[Result]:
+@asynccontextmanager
+async def maybe_writer(
+    use: bool, url: str, schema: str | None
+) -> AsyncIterator[GroupWriter | None]:
+    if not use:
+        yield None
+        return
+    writer = await open_writer(url, schema=schema)
+    try:
+        yield writer
+    finally:
+        await writer.close()
+
+
+async def bench_sqlite(ops: int, rounds: int, group_commit: bool) -> list[Result]:
     with tempfile.TemporaryDirectory(prefix="cs-bench-") as directory:
         path = os.path.join(directory, "store.db")
-        store = await open_store(f"sqlite+aiosqlite:///{path}", pool_size=max(CONCURRENCY) + 5)
+        url = f"sqlite+aiosqlite:///{path}"
+        store = await open_store(url, pool_size=max(CONCURRENCY) + 5)
 
         async def floor(targets: list[Target], claimers: int) -> FloorRun:
             return await asyncio.to_thread(sqlite_floor, path, targets, claimers)
 
         try:
-            return await bench_store(store, "sqlite", ops, rounds, floor)
+            async with maybe_writer(group_commit, url, None) as writer:
+                return await bench_store(store, "sqlite", ops, rounds, floor, writer)
         finally:
             await store.close()
 
@@ -330,7 +395,7 @@ async def private_schema(url: str) -> AsyncIterator[str]:
             await admin.dispose()
 
 
-async def bench_postgresql(url: str, ops: int, rounds: int) -> list[Result]:
+async def bench_postgresql(url: str, ops: int, rounds: int, group_commit: bool) -> list[Result]:
     async with private_schema(url) as schema:
         store = await open_store(url, schema=schema, pool_size=max(CONCURRENCY) + 5)
 
@@ -344,7 +409,8 @@ async def bench_postgresql(url: str, ops: int, rounds: int) -> list[Result]:
             print(
                 f"# postgresql {version}, synchronous_commit {commit}, schema {schema}", flush=True
             )
-            return await bench_store(store, "postgresql", ops, rounds, floor)
+            async with maybe_writer(group_commit, url, schema) as writer:
+                return await bench_store(store, "postgresql", ops, rounds, floor, writer)
         finally:
             await store.close()
 
@@ -352,14 +418,15 @@ async def bench_postgresql(url: str, ops: int, rounds: int) -> list[Result]:
 def ratio_table(results: Sequence[Result]) -> str:
     """store/floor per backend and concurrency, with the issue's target beside it."""
     lines = [
-        "# store/floor, distinct claims (> 1 is the store faster); the issue's target is "
+        "# store/floor, distinct claims (> 1 is the store faster; with --writer groupcommit "
+        "'store' is the group-commit writer); the issue's target is "
         f"claims/s at {TARGET_CLAIMERS} claimers",
         f"{'backend':<11} {'floor':<9} {'claimers':>8} {'store/s':>9} {'floor/s':>9} "
         f"{'ratio':>6} {'p50 s/f':>8} {'p99 s/f':>8}  target",
     ]
     found = {(r.backend, r.mode, r.claimers): r for r in results}
     for (backend, mode, claimers), store in found.items():
-        if mode != "distinct":
+        if mode not in ("distinct", GROUP_COMMIT):
             continue
         floor_name, target = TARGETS[backend]
         floor = found[(backend, floor_name, claimers)]
@@ -388,6 +455,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="operations contended for per same-op run (default 10)",
     )
     parser.add_argument("--pg-url", default=DEFAULT_PG_URL, help="postgresql+asyncpg:// URL")
+    parser.add_argument(
+        "--writer",
+        choices=("store", GROUP_COMMIT),
+        default="store",
+        help="claim through Store.confirm_and_claim (default) or the floor's hand-written "
+        "claim through the group-commit writer (store.groupcommit)",
+    )
     args = parser.parse_args(argv)
     if args.ops < 1 or args.rounds < 1:
         parser.error("--ops and --rounds must be at least 1")
@@ -403,13 +477,14 @@ async def main(argv: Sequence[str] | None = None) -> int:
         flush=True,
     )
     print(HEADER, flush=True)
+    group_commit = args.writer == GROUP_COMMIT
     started = time.perf_counter()
     results: list[Result] = []
     for backend in backends:
         if backend == "sqlite":
-            results += await bench_sqlite(args.ops, args.rounds)
+            results += await bench_sqlite(args.ops, args.rounds, group_commit)
         else:
-            results += await bench_postgresql(args.pg_url, args.ops, args.rounds)
+            results += await bench_postgresql(args.pg_url, args.ops, args.rounds, group_commit)
     print(
         "# distinct: each claimer claims the next of N waiting operations; "
         "same-op: C claimers click one operation at once, per round, "

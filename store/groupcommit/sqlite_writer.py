@@ -1,0 +1,163 @@
+"""The SQLite writer: one thread, one stdlib connection, one transaction (one fsync) per batch."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from sqlalchemy.engine import make_url
+
+from store.engine import SQLITE_BUSY_TIMEOUT_MS
+from store.groupcommit.contract import (
+    DEFAULT_BATCH_LIMIT,
+    ConditionNotMet,
+    GroupWriter,
+    Intent,
+    Pending,
+    Results,
+    Row,
+)
+
+# Called on the writer thread with the batch size, after the intents ran and before COMMIT.
+# Tests hold it to prove no waiter is resolved before the commit.
+BeforeCommit = Callable[[int], None]
+
+
+def connect(path: str) -> sqlite3.Connection:
+    """The writer's own connection, opened as the store opens its engine's (store.engine)."""
+    conn = sqlite3.connect(
+        path, isolation_level=None, timeout=SQLITE_BUSY_TIMEOUT_MS / 1000, check_same_thread=False
+    )
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=FULL")
+    conn.execute("PRAGMA foreign_keys=ON")
+    conn.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+    return conn
+
+
+def run_intent(conn: sqlite3.Connection, intent: Intent) -> Results:
+    """The intent's statements in order, each drained (so none is still open at COMMIT)."""
+    results: list[list[Row]] = []
+    for index, statement in enumerate(intent.statements):
+        cursor = conn.execute(statement.sql, dict(statement.params))
+        rows = cursor.fetchall()
+        names = [column[0] for column in cursor.description or ()]
+        if statement.require_row and not rows:
+            raise ConditionNotMet(index)
+        results.append([dict(zip(names, row, strict=True)) for row in rows])
+    return tuple(results)
+
+
+def _finish(stopped: asyncio.Future[None]) -> None:
+    if not stopped.done():
+        stopped.set_result(None)
+
+
+class SqliteGroupWriter(GroupWriter):
+    def __init__(
+        self,
+        path: str,
+        *,
+        batch_limit: int = DEFAULT_BATCH_LIMIT,
+        before_commit: BeforeCommit | None = None,
+    ) -> None:
+        super().__init__(batch_limit)
+        self.path = path
+        self._before_commit = before_commit
+        self._work = threading.Condition(self._lock)
+        # a daemon: a process that exits without close() is not held up by it (whatever it
+        # had not committed was never acknowledged either)
+        self._thread = threading.Thread(
+            target=self._run, name="countersign-group-commit", daemon=True
+        )
+        self._stopped: asyncio.Future[None] | None = None
+        self._conn: sqlite3.Connection | None = None
+
+    @classmethod
+    def for_url(
+        cls,
+        url: str,
+        *,
+        batch_limit: int = DEFAULT_BATCH_LIMIT,
+        before_commit: BeforeCommit | None = None,
+    ) -> SqliteGroupWriter:
+        database = make_url(url).database
+        if not database or database == ":memory:":
+            raise ValueError(
+                "store.url: group commit needs a SQLite file (its own connection cannot see "
+                "another connection's :memory: database)"
+            )
+        return cls(str(Path(database)), batch_limit=batch_limit, before_commit=before_commit)
+
+    async def start(self) -> None:
+        # opened here, not on the thread, so a bad path raises to whoever starts the writer
+        self._conn = await asyncio.to_thread(connect, self.path)
+        loop = asyncio.get_running_loop()
+        self._stopped = loop.create_future()
+        self._loop = loop
+        self._thread.start()
+
+    async def close(self) -> None:
+        self._stop_accepting()
+        if self._stopped is not None:
+            await self._stopped
+
+    def _wake(self) -> None:
+        with self._work:
+            self._work.notify()
+
+    def _run(self) -> None:
+        assert self._conn is not None
+        conn = self._conn
+        try:
+            while True:
+                with self._work:
+                    self._work.wait_for(lambda: self._closing or any(self._lanes))
+                batch = self._take()
+                if batch:
+                    self._commit(conn, batch)
+                elif self._drained:
+                    return
+        finally:
+            conn.close()
+            stopped = self._stopped
+            assert stopped is not None
+            self._loop.call_soon_threadsafe(_finish, stopped)
+
+    def _commit(self, conn: sqlite3.Connection, batch: list[Pending]) -> None:
+        outcomes: list[Results | BaseException] = []
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            for pending in batch:
+                outcomes.append(self._in_savepoint(conn, pending.intent))
+            if self._before_commit is not None:
+                self._before_commit(len(batch))
+            conn.execute("COMMIT")
+        except BaseException as error:
+            self._rollback(conn)
+            self._fail_all(batch, error)
+            return
+        self._committed(batch, outcomes)
+
+    @staticmethod
+    def _rollback(conn: sqlite3.Connection) -> None:
+        try:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+        except sqlite3.Error:
+            pass  # SQLite already rolled back (e.g. a failed COMMIT on I/O error)
+
+    @staticmethod
+    def _in_savepoint(conn: sqlite3.Connection, intent: Intent) -> Results | BaseException:
+        conn.execute("SAVEPOINT intent")
+        try:
+            results = run_intent(conn, intent)
+        except Exception as error:  # the intent's own failure: undo it, the batch goes on
+            conn.execute("ROLLBACK TO intent")
+            conn.execute("RELEASE intent")
+            return error
+        conn.execute("RELEASE intent")
+        return results

@@ -1,0 +1,419 @@
+"""Group commit (issue 11 item 1): one writer, one transaction per batch, waiters after COMMIT.
+
+Real SQLite and PostgreSQL, the store's own schema, a real subprocess killed with SIGKILL.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+from collections import deque
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import asyncpg  # type: ignore[import-untyped]
+import pytest
+from sqlalchemy import text
+from ulid import ULID
+
+from store.authority import Store
+from store.claim_sql import claim_intent
+from store.groupcommit import (
+    BatchNotCommitted,
+    ConditionNotMet,
+    GroupWriter,
+    Intent,
+    Lane,
+    PgGroupWriter,
+    SqliteGroupWriter,
+    Statement,
+    WriterClosed,
+    take_batch,
+)
+from store.groupcommit.contract import Pending
+from store.records import Operation
+from store.timeutil import utc_now
+from tests.conftest import Backend
+from tests.factories import offered
+
+ROOT = Path(__file__).resolve().parents[2]
+WAIT_S = 30.0
+
+# an audit row labelled by `actor`; its id shows the order intents ran in
+AUDIT = Statement(
+    "INSERT INTO audit (operation_id, at, actor, event) "
+    "VALUES ('op-test', CURRENT_TIMESTAMP, :actor, 'test') RETURNING id, actor",
+)
+# a claim for an operation that does not exist: a foreign-key violation on both backends
+ORPHAN_CLAIM = (
+    "INSERT INTO claims (id, operation_id, confirmation_id, operator_open_id, claimed_at) "
+    "VALUES ('orphan', 'no-such-operation', -1, 'ou_x', CURRENT_TIMESTAMP)"
+)
+
+
+async def offered_many(store: Store, count: int) -> list[Operation]:
+    """`count` operations awaiting confirmation, a few at a time (PostgreSQL is shared)."""
+    gate = asyncio.Semaphore(8)
+
+    async def one() -> Operation:
+        async with gate:
+            return await offered(store)
+
+    return list(await asyncio.gather(*(one() for _ in range(count))))
+
+
+def audit(actor: str) -> Statement:
+    return Statement(AUDIT.sql, {"actor": actor})
+
+
+class CommitGate:
+    """A before-commit hook that holds every batch until released, and counts batch sizes."""
+
+    def __init__(self) -> None:
+        self.sizes: list[int] = []
+        self._held = threading.Event()
+        self._open = threading.Event()
+
+    def hold(self, size: int) -> None:  # SQLite: runs on the writer thread
+        self.sizes.append(size)
+        self._held.set()
+        if not self._open.wait(WAIT_S):
+            raise TimeoutError("the test never released the commit")
+
+    async def hold_async(self, size: int) -> None:  # PostgreSQL: runs in the writer task
+        await asyncio.to_thread(self.hold, size)
+
+    async def held(self) -> None:
+        assert await asyncio.to_thread(self._held.wait, WAIT_S), "no batch reached its COMMIT"
+
+    def release(self) -> None:
+        self._open.set()
+
+
+WriterFactory = Callable[..., Any]
+
+
+@pytest.fixture
+async def make_writer(backend: Backend, store: Store) -> AsyncIterator[WriterFactory]:
+    """Started writers on the test's database (the store fixture migrated and emptied it)."""
+    writers: list[GroupWriter] = []
+
+    async def make(
+        gate: CommitGate | None = None,
+        batch_limit: int = 256,
+        before_commit: Callable[[int], None] | None = None,
+    ) -> GroupWriter:
+        hook = before_commit or (gate.hold if gate else None)
+        writer: GroupWriter
+        if backend.name == "sqlite":
+            writer = SqliteGroupWriter.for_url(
+                backend.url, batch_limit=batch_limit, before_commit=hook
+            )
+        else:
+
+            async def async_hook(size: int) -> None:
+                assert hook is not None
+                await asyncio.to_thread(hook, size)
+
+            writer = PgGroupWriter.for_url(
+                backend.url,
+                backend.schema,
+                batch_limit=batch_limit,
+                before_commit=async_hook if hook else None,
+            )
+        await writer.start()
+        writers.append(writer)
+        return writer
+
+    yield make
+    for writer in writers:
+        await writer.close()
+
+
+def claim(op: Operation, sqlite: bool, claim_id: str | None = None) -> Intent:
+    now = utc_now()
+    return claim_intent(
+        operation_id=op.id,
+        digest=op.confirm_digest,
+        operator="ou_alice",
+        claim_id=claim_id or str(ULID.from_datetime(now)),
+        now=now,
+        sqlite=sqlite,
+    )
+
+
+async def scalar(store: Store, sql: str, **params: Any) -> Any:
+    """Read through the store's own engine: a connection other than the writer's."""
+    async with store.engine.connect() as conn:
+        return (await conn.execute(text(sql), params)).scalar_one()
+
+
+async def until_queued(writer: GroupWriter, count: int) -> None:
+    deadline = asyncio.get_running_loop().time() + WAIT_S
+    while writer.waiting < count:
+        assert asyncio.get_running_loop().time() < deadline, f"{writer.waiting} queued"
+        await asyncio.sleep(0.005)
+
+
+async def test_a_failing_intent_is_rolled_back_alone_and_raises_to_its_caller_only(
+    store: Store, backend: Backend, make_writer: WriterFactory
+) -> None:
+    sqlite = backend.name == "sqlite"
+    first, second = await offered(store), await offered(store)
+    gate = CommitGate()
+    writer = await make_writer(gate)
+    blocker = asyncio.create_task(writer.submit(Intent((audit("blocker"),))))
+    await gate.held()  # batch 1 is held at its COMMIT: the next three queue up as one batch
+    good_one = asyncio.create_task(writer.submit(claim(first, sqlite)))
+    doomed = asyncio.create_task(
+        writer.submit(Intent((audit("doomed"), Statement(ORPHAN_CLAIM)), Lane.PEOPLE))
+    )
+    good_two = asyncio.create_task(writer.submit(claim(second, sqlite)))
+    await until_queued(writer, 3)
+    gate.release()
+
+    assert (await good_one)[0] == [{"id": first.id, "version": first.version + 1}]
+    assert (await good_two)[0] == [{"id": second.id, "version": second.version + 1}]
+    with pytest.raises((sqlite3.IntegrityError, asyncpg.IntegrityConstraintViolationError)):
+        await doomed
+    await blocker
+    assert gate.sizes == [1, 3], "the three intents shared one batch"
+    # the good claims are written whole; nothing of the doomed intent is, not even its
+    # first (successful) statement: it was rolled back to its savepoint
+    claimed = await scalar(
+        store,
+        "SELECT count(*) FROM claims WHERE operation_id IN (:a, :b)",
+        a=first.id,
+        b=second.id,
+    )
+    assert claimed == 2
+    assert await scalar(store, "SELECT count(*) FROM claims WHERE id = 'orphan'") == 0
+    assert await scalar(store, "SELECT count(*) FROM audit WHERE actor = 'doomed'") == 0
+    assert (await store.get(first.id)).state.value == "claimed"  # type: ignore[union-attr]
+
+
+async def test_a_condition_that_matches_nothing_writes_nothing(
+    store: Store, backend: Backend, make_writer: WriterFactory
+) -> None:
+    sqlite = backend.name == "sqlite"
+    op = await offered(store)
+    writer = await make_writer()
+    await writer.submit(claim(op, sqlite))
+    with pytest.raises(ConditionNotMet):
+        await writer.submit(claim(op, sqlite, claim_id="second-claim"))
+    assert await scalar(store, "SELECT count(*) FROM claims WHERE operation_id = :o", o=op.id) == 1
+    confirmations = "SELECT count(*) FROM confirmations WHERE operation_id = :o"
+    assert await scalar(store, confirmations, o=op.id) == 1
+
+
+async def test_no_waiter_is_resolved_before_the_batch_commits(
+    store: Store, backend: Backend, make_writer: WriterFactory
+) -> None:
+    sqlite = backend.name == "sqlite"
+    ops = [await offered(store), await offered(store)]
+    gate = CommitGate()
+    writer = await make_writer(gate)
+    claims = [asyncio.create_task(writer.submit(claim(op, sqlite))) for op in ops]
+    failing = asyncio.create_task(writer.submit(Intent((Statement(ORPHAN_CLAIM),))))
+    await gate.held()
+    # every intent of the batch has run; the COMMIT is held: another connection sees nothing,
+    # and no waiter, not even the failed one, has been told anything
+    claimed_sql = "SELECT count(*) FROM claims WHERE operation_id IN (:a, :b)"
+    assert await scalar(store, claimed_sql, a=ops[0].id, b=ops[1].id) == 0
+    for _ in range(20):
+        await asyncio.sleep(0)  # give any early resolution every chance to land
+    assert not any(task.done() for task in [*claims, failing])
+
+    seen_on_ack: list[int] = []
+
+    async def acknowledged_then_read(task: asyncio.Task[Any], op: Operation) -> None:
+        await task
+        seen_on_ack.append(
+            await scalar(store, "SELECT count(*) FROM claims WHERE operation_id = :o", o=op.id)
+        )
+
+    gate.release()
+    await asyncio.gather(
+        *(acknowledged_then_read(t, op) for t, op in zip(claims, ops, strict=True))
+    )
+    assert seen_on_ack == [1, 1], "an acknowledged claim is visible to every other connection"
+    with pytest.raises((sqlite3.IntegrityError, asyncpg.IntegrityConstraintViolationError)):
+        await failing
+
+
+async def test_a_failed_commit_fails_every_intent_and_writes_nothing(
+    store: Store, backend: Backend, make_writer: WriterFactory
+) -> None:
+    sqlite = backend.name == "sqlite"
+    op = await offered(store)
+    commits = 0
+
+    def fail_first_commit(_size: int) -> None:
+        nonlocal commits
+        commits += 1
+        if commits == 1:
+            raise OSError("disk gone")
+
+    writer = await make_writer(before_commit=fail_first_commit)
+    with pytest.raises(BatchNotCommitted):
+        await writer.submit(claim(op, sqlite))
+    assert await scalar(store, "SELECT count(*) FROM claims WHERE operation_id = :o", o=op.id) == 0
+    # the writer carries on: the next batch commits
+    assert (await writer.submit(claim(op, sqlite)))[0][0]["id"] == op.id
+
+
+async def test_concurrent_intents_are_batched_and_each_gets_its_own_result(
+    store: Store, backend: Backend, make_writer: WriterFactory
+) -> None:
+    sqlite = backend.name == "sqlite"
+    ops = await offered_many(store, 60)
+    writer = await make_writer()
+
+    async def claim_and_label(i: int, op: Operation) -> None:
+        lane = Lane.PEOPLE if i % 2 else Lane.BACKGROUND
+        claim_rows = (await writer.submit(claim(op, sqlite)))[0]
+        assert claim_rows == [{"id": op.id, "version": op.version + 1}]
+        (label_rows,) = await writer.submit(Intent((audit(f"task-{i}"),), lane))
+        assert [row["actor"] for row in label_rows] == [f"task-{i}"]
+
+    await asyncio.gather(*(claim_and_label(i, op) for i, op in enumerate(ops)))
+    assert writer.stats.intents == 120
+    assert writer.stats.batches < writer.stats.intents, writer.stats
+    assert writer.stats.largest_batch > 1
+    assert await scalar(store, "SELECT count(*) FROM claims") == 60
+
+
+async def test_people_go_first_and_background_is_not_starved(
+    store: Store, make_writer: WriterFactory
+) -> None:
+    gate = CommitGate()
+    writer = await make_writer(gate, batch_limit=4)
+    blocker = asyncio.create_task(writer.submit(Intent((audit("blocker"),))))
+    await gate.held()
+    # while batch 1 is held, five background intents queue up, THEN five people intents
+    tasks = [
+        asyncio.create_task(writer.submit(Intent((audit(f"b{i}"),), Lane.BACKGROUND)))
+        for i in range(1, 6)
+    ]
+    await until_queued(writer, 5)
+    tasks += [
+        asyncio.create_task(writer.submit(Intent((audit(f"p{i}"),), Lane.PEOPLE)))
+        for i in range(1, 6)
+    ]
+    await until_queued(writer, 10)
+    gate.release()
+    await asyncio.gather(blocker, *tasks)
+
+    async with store.engine.connect() as conn:
+        order = (
+            (await conn.execute(text("SELECT actor FROM audit WHERE event = 'test' ORDER BY id")))
+            .scalars()
+            .all()
+        )
+    # batches of 4: people first, but one slot each batch for the oldest background intent
+    assert order == ["blocker", "p1", "p2", "p3", "b1", "p4", "p5", "b2", "b3", "b4", "b5"]
+    assert gate.sizes == [1, 4, 4, 2]
+
+
+def test_take_batch_keeps_one_slot_for_background() -> None:
+    loop = asyncio.new_event_loop()
+    try:
+
+        def pending(lane: Lane) -> Pending:
+            return Pending(Intent((audit("x"),), lane), loop, loop.create_future())
+
+        people = deque(pending(Lane.PEOPLE) for _ in range(10))
+        background = deque(pending(Lane.BACKGROUND) for _ in range(10))
+        lanes = [p.intent.lane for p in take_batch(people, background, 4)]
+        assert lanes == [Lane.PEOPLE] * 3 + [Lane.BACKGROUND]
+        only_background = take_batch(deque(), background, 4)
+        assert [p.intent.lane for p in only_background] == [Lane.BACKGROUND] * 4
+        assert len(take_batch(people, deque(), 4)) == 4  # no background waiting: all people
+    finally:
+        loop.close()
+
+
+async def test_close_drains_what_is_queued_and_then_refuses(
+    store: Store, make_writer: WriterFactory
+) -> None:
+    gate = CommitGate()
+    writer = await make_writer(gate)
+    first = asyncio.create_task(writer.submit(Intent((audit("first"),))))
+    await gate.held()
+    queued = [asyncio.create_task(writer.submit(Intent((audit(f"q{i}"),)))) for i in range(3)]
+    await until_queued(writer, 3)
+    closing = asyncio.create_task(writer.close())
+    await asyncio.sleep(0)
+    with pytest.raises(WriterClosed):
+        await writer.submit(Intent((audit("late"),)))
+    gate.release()
+    await closing
+    assert [(await task)[0][0]["actor"] for task in [first, *queued]] == ["first", "q0", "q1", "q2"]
+    assert await scalar(store, "SELECT count(*) FROM audit WHERE actor = 'late'") == 0
+
+
+def parse_acks(output: bytes) -> dict[str, str]:
+    """operation id -> claim id, for every whole `acked` line the claimer printed."""
+    acks: dict[str, str] = {}
+    for line in output.decode().splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[0] == "acked":
+            acks[parts[1]] = parts[2]
+    return acks
+
+
+@pytest.mark.parametrize("round_", range(5))
+async def test_sigkill_mid_stream_loses_no_acknowledged_claim_and_acks_nothing_uncommitted(
+    store: Store, backend: Backend, round_: int
+) -> None:
+    ops = await offered_many(store, 200)
+    # plain Popen, read in threads: under load asyncio's child watcher lost a SIGKILLed
+    # child's status here ("Unknown child process ... returncode 255")
+    proc = subprocess.Popen(  # noqa: ASYNC220
+        [sys.executable, "-m", "tests.groupcommit_claimer", "4"],
+        cwd=ROOT,
+        env={**os.environ, **backend.env()},
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        proc.stdin.write(json.dumps([[op.id, op.confirm_digest] for op in ops]).encode() + b"\n")
+        proc.stdin.flush()
+        output = b""
+        while len(parse_acks(output)) < 20 + 5 * round_:  # kill at a different point each round
+            line = await asyncio.wait_for(asyncio.to_thread(proc.stdout.readline), WAIT_S)
+            assert line, f"the claimer ended early: {output.decode()[-500:]}"
+            output += line
+        proc.send_signal(signal.SIGKILL)
+        output += await asyncio.to_thread(proc.stdout.read)  # what it printed before it died
+    finally:
+        proc.kill()
+        await asyncio.to_thread(proc.wait, WAIT_S)
+    assert proc.returncode == -signal.SIGKILL
+    assert b"done" not in output, "the claimer finished before the kill: nothing was tested"
+
+    acked = parse_acks(output)
+    async with store.engine.connect() as conn:
+        stored = dict((await conn.execute(text("SELECT operation_id, id FROM claims"))).all())
+        claimed_ops = set(
+            (await conn.execute(text("SELECT id FROM operations WHERE state = 'claimed'")))
+            .scalars()
+            .all()
+        )
+        confirmations = (
+            await conn.execute(text("SELECT count(*) FROM confirmations WHERE accepted"))
+        ).scalar_one()
+    # every acknowledged claim is there, with the id the process printed
+    assert {op: stored.get(op) for op in acked} == acked
+    # nothing there the process did not submit; each claim whole (state, confirmation, claim)
+    assert set(stored) <= {op.id for op in ops}
+    assert claimed_ops == set(stored)
+    assert confirmations == len(stored)
