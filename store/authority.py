@@ -165,7 +165,8 @@ def decode_cursor(cursor: str) -> tuple[datetime, str]:
         if not _ISSUED_ID.fullmatch(operation_id):  # e.g. a NUL, which PostgreSQL refuses
             raise ValueError(operation_id)
         return parse_iso_utc(stamp), operation_id
-    except (ValueError, binascii.Error, UnicodeDecodeError):
+    except (ValueError, OverflowError, binascii.Error, UnicodeDecodeError):
+        # OverflowError: a timestamp at the edge of the calendar moved into UTC
         raise InvalidCursor(
             "cursor is not one this API issued; pass next_cursor verbatim"
         ) from None

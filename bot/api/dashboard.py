@@ -109,10 +109,13 @@ def loopback_client(request: web.Request, trust_loopback_proxy: bool = False) ->
 
 
 def allowed(request: web.Request, token: str | None, trust_loopback_proxy: bool = False) -> bool:
-    if loopback_client(request, trust_loopback_proxy):
-        return True
+    """With a token configured, every client shows it (a same-host proxy that adds no
+    forwarding header makes the internet look like loopback); without one, only loopback
+    clients may browse."""
+    if not token:
+        return loopback_client(request, trust_loopback_proxy)
     given = request.query.get("token") or request.cookies.get(COOKIE) or ""
-    return bool(token) and hmac.compare_digest(given.encode(), (token or "").encode())
+    return hmac.compare_digest(given.encode(), token.encode())
 
 
 def outcome_text(view: dict[str, Any], lang: str = "en") -> str:

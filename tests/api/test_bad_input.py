@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 from datetime import UTC, datetime
 from typing import Any
@@ -20,6 +21,12 @@ from tests.factories import draft, message_request, order_request
 Client = TestClient[Any, Any]
 # a cursor naming an id with a NUL byte, which PostgreSQL text cannot hold
 NUL_ID_CURSOR = encode_cursor(datetime(2026, 1, 1, tzinfo=UTC), "01AB\x00")
+# a timestamp that cannot be moved into UTC (OverflowError, a 500 before)
+EDGE_OF_TIME_CURSOR = (
+    base64.urlsafe_b64encode(b"9999-12-31T23:59:59-14:00|01HZZZZZZZZZZZZZZZZZZZZZZZ")
+    .decode()
+    .rstrip("=")
+)
 
 
 def assert_one_line(logs: pytest.LogCaptureFixture) -> None:
@@ -221,7 +228,8 @@ async def test_non_ascii_digits_in_limit_are_a_422(
 
 
 @pytest.mark.parametrize(
-    "cursor", ["garbage!!", "%ff%fe", "\u0663", "AAAA", "x" * 5000, NUL_ID_CURSOR]
+    "cursor",
+    ["garbage!!", "%ff%fe", "\u0663", "AAAA", "x" * 5000, NUL_ID_CURSOR, EDGE_OF_TIME_CURSOR],
 )
 async def test_an_invalid_cursor_is_a_422_on_the_api(
     api: Client, logs: pytest.LogCaptureFixture, cursor: str
@@ -232,7 +240,16 @@ async def test_an_invalid_cursor_is_a_422_on_the_api(
 
 
 @pytest.mark.parametrize(
-    "cursor", ["garbage!!", "%ff%fe", "\u0663", "AAAA", "<script>x</script>", NUL_ID_CURSOR]
+    "cursor",
+    [
+        "garbage!!",
+        "%ff%fe",
+        "\u0663",
+        "AAAA",
+        "<script>x</script>",
+        NUL_ID_CURSOR,
+        EDGE_OF_TIME_CURSOR,
+    ],
 )
 async def test_an_invalid_dashboard_cursor_is_an_html_400(
     api: Client, store: Store, logs: pytest.LogCaptureFixture, cursor: str

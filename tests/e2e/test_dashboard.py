@@ -80,6 +80,10 @@ def test_only_loopback_or_the_token_may_browse() -> None:
     assert not allowed(request("10.1.2.3", "?token=guess"), "the-dashboard-token")
     assert allowed(request("10.1.2.3", "?token=the-dashboard-token"), "the-dashboard-token")
     assert allowed(request("10.1.2.3", cookie="the-dashboard-token"), "the-dashboard-token")
+    # With a token configured, loopback shows it too: a same-host proxy adding no forwarding
+    # header (nginx's plain proxy_pass) would otherwise open the dashboard to the internet.
+    assert not allowed(request("127.0.0.1"), "the-dashboard-token")
+    assert allowed(request("127.0.0.1", "?token=the-dashboard-token"), "the-dashboard-token")
 
 
 def card_outcomes(card: dict[str, Any]) -> list[str]:
