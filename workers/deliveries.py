@@ -177,7 +177,8 @@ class DeliveryWorker:
                 status = response.status
         except (aiohttp.ClientError, TimeoutError) as error:
             detail = f"{type(error).__name__}: {str(error)[:200]}"
-            log.warning("webhook %s to %s: %s", delivery.id, route.url, detail)
+            # the origin only: receivers often carry a credential in the path or query
+            log.warning("webhook %s to %s: %s", delivery.id, _origin(route.url), detail)
             await self.ledger.failed(delivery.id, None, detail, retry_in_s=self._retry_in(delivery))
             return
         if 200 <= status < 300:
@@ -271,3 +272,12 @@ class DeliveryWorker:
             raise Permanent(f"source message {message_id} is not in chat {chat_id}; nothing posted")
         if message.get("deleted") is True:
             raise Permanent(f"source message {message_id} was deleted; nothing posted")
+
+
+def _origin(url: str) -> str:
+    """scheme://host:port of a callback URL, for logs."""
+    try:
+        parsed = parse_callback_url(url)
+    except BadUrl:
+        return "<unparseable url>"
+    return f"{parsed.scheme}://{parsed.host}:{parsed.port}"

@@ -207,6 +207,8 @@ async def _capabilities(request: web.Request, body: Any) -> Any:
     kind = body.get("kind") if isinstance(body, dict) else None
     if not isinstance(kind, str) or (read := request.app[CAPABILITIES_KEY].get(kind)) is None:
         return None
+    if not _proposer(request).settings.may_propose(kind):
+        return None  # build_draft answers 403 first; no venue read for a kind it may not use
     try:
         return await read()
     except Exception as error:

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from store.authority import Store
-from tests.api.conftest import ClientFactory, make_config, settings_data
+from tests.api.conftest import TOKENS, ClientFactory, make_config, settings_data
 from tests.api.test_proposals import post
 from tests.factories import ORDER_PAYLOAD, order_request
 from workers.domains.finance.capability import capability_problems
@@ -74,6 +74,28 @@ async def test_an_adapter_that_cannot_be_read_fails_closed(
     assert await store.count() == 0
 
 
+async def test_a_proposer_that_may_not_propose_orders_gets_403_without_a_venue_read(
+    client_for: ClientFactory, store: Store, venue: SimVenue
+) -> None:
+    await venue.close()  # a read would fail: a 403 proves none was made
+    api = await client_for()
+    status, reply = await post(api, order_request(), token=TOKENS["NARROW_AGENT_TOKEN"])
+    assert status == 403 and reply["error"]["code"] == "kind_not_allowed"
+    assert await store.count() == 0
+
+
+def test_an_account_whose_mode_the_adapter_does_not_say_is_refused() -> None:
+    order = FinanceOrderV1.model_validate(ADMITTED)
+    silent = dataclasses.replace(CAPS, modes_by_account={})  # fails closed
+    assert [p.field for p in capability_problems(order, silent)] == ["payload.account"]
+
+
+def test_a_refused_account_does_not_list_the_venues_other_accounts() -> None:
+    order = FinanceOrderV1.model_validate({**ADMITTED, "account": "sim-other"})
+    [problem] = capability_problems(order, CAPS)
+    assert "sim-main" not in problem.fix and "sim-hedge" not in problem.fix
+
+
 CAPS = Capabilities(
     venue="sim",
     simulated=True,
@@ -125,5 +147,6 @@ def test_each_capability_refuses_what_the_adapter_could_never_execute(
         order_types=caps.order_types | {order.order_type},
         time_in_force=caps.time_in_force | {order.time_in_force},
         protective=True,
+        modes_by_account={order.account: "one_way", **caps.modes_by_account},
     )
     assert capability_problems(order, everything) == []

@@ -162,6 +162,25 @@ async def test_a_failed_lookup_is_a_failed_attempt_retried_later(
     assert receiver.seen == []
 
 
+async def test_a_failed_connection_logs_the_origin_never_the_path_or_query(
+    store: Store, caplog: pytest.LogCaptureFixture
+) -> None:
+    # receivers often carry a credential in the path or query (hook URLs, ?token=)
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    url = f"http://localhost:{port}/hooks/T0-path-secret?token=query-secret"
+    delivery = await concluded(store, url)
+
+    await worker(store, Resolver([["127.0.0.1"]]), ["127.0.0.0/8"]).drain()
+
+    failed = await DeliveryLedger(store).get(delivery.id)
+    assert failed is not None and failed.state == "pending" and failed.attempts == 1
+    logged = "\n".join(record.getMessage() for record in caplog.records)
+    assert f"http://localhost:{port}" in logged
+    assert "path-secret" not in logged and "query-secret" not in logged
+
+
 @pytest.mark.parametrize(
     "url",
     [

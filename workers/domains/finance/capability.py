@@ -37,12 +37,14 @@ def capability_problems(order: FinanceOrderV1, caps: Capabilities) -> list[Field
             FieldProblem(
                 "payload.account",
                 f"venue {caps.venue!r} holds no account {order.account!r}",
-                f"use one of its accounts ({_listed(caps.accounts)}) or ask an administrator",
+                "use an account configured for countersign that the venue holds, or ask an "
+                "administrator",
             )
         )
     else:
-        mode = caps.modes_by_account.get(order.account)
-        if mode is not None and mode not in caps.account_modes:
+        # an adapter that does not say an account's mode fails closed: it cannot be checked
+        mode = caps.modes_by_account.get(order.account, "unknown")
+        if mode not in caps.account_modes:
             problems.append(
                 FieldProblem(
                     "payload.account",
