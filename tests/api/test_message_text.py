@@ -53,7 +53,15 @@ REFUSED_TEXT: dict[str, tuple[str, tuple[str, ...]]] = {
         "first\r\nsecond \u200b",
         ("U+200B", "line 2, column 8"),
     ),
-    "only invisible characters": ("\u3164\u2800 \u115f", ("empty",)),
+    "only blank-looking characters": ("\u2800 \u2800", ("empty",)),
+    "variation selectors smuggling bytes": (
+        "Pay 100" + "\U000e0100" * 3,
+        ("U+E0100", "character 8"),
+    ),
+    "a variation selector after a letter": ("a\ufe0fb", ("U+FE0F", "character 2")),
+    "hangul filler": ("hi\u3164", ("U+3164", "character 3")),
+    "combining grapheme joiner": ("a\u034fb", ("U+034F",)),
+    "stacked combining marks": ("a" + "\u0301" * 6, ("6 combining marks", "character 2")),
     "only whitespace": (" \n\t ", ("empty",)),
     "zero width joiner after an emoji but before a letter": (
         "\U0001f469\u200dx",
@@ -134,6 +142,14 @@ ACCEPTED_TEXT: dict[str, tuple[str, str]] = {
         "**Quantity:** 1000\nConfirmed by Alice",
     ),
     "Chinese and a plain emoji": ("周五交货 \U0001f69a", "周五交货 \U0001f69a"),
+    "a keycap emoji keeps its presentation selector": (
+        "press 1\ufe0f\u20e3",
+        "press 1\ufe0f\u20e3",
+    ),
+    "Vietnamese and Hindi keep their combining marks": (
+        "Tiếng Việt, नमस्ते",
+        "Tiếng Việt, नमस्ते",
+    ),
 }
 
 

@@ -42,6 +42,15 @@ HIDDEN: tuple[Hidden, ...] = (
         regex.compile(r"\p{Co}"), "a private-use character", "remove it; it has no agreed glyph"
     ),
     Hidden(regex.compile(r"\p{Cs}"), "a lone surrogate", "send valid Unicode text"),
+    # Not Cf, yet drawn as nothing: variation selectors (a channel for hidden bytes), the
+    # combining grapheme joiner, Hangul fillers, ...
+    Hidden(
+        regex.compile(r"\p{Default_Ignorable_Code_Point}"),
+        "an invisible character (variation selector, filler, ...)",
+        "remove it: the card must show every character that is sent "
+        "(an emoji's own presentation selector is kept)",
+    ),
+    Hidden(regex.compile(r"\p{Cn}"), "an unassigned code point", "remove it; it has no glyph"),
 )
 ANY_HIDDEN = regex.compile("|".join(rule.pattern.pattern for rule in HIDDEN))
 KEPT_CONTROLS = frozenset("\n\t\r")  # \r only until line breaks are normalised to \n
@@ -50,6 +59,11 @@ KEPT_CONTROLS = frozenset("\n\t\r")  # \r only until line breaks are normalised 
 EMOJI_JOINER = regex.compile(
     r"(?<=\p{Extended_Pictographic}[\p{Emoji_Modifier}\uFE0F]*)\u200D(?=\p{Extended_Pictographic})"
 )
+# An emoji's own presentation selector (text or emoji style, as in a red heart or a keycap).
+EMOJI_STYLE = regex.compile(r"(?<=\p{Emoji}\p{Emoji_Modifier}*)[\uFE0E\uFE0F]")
+# More combining marks on one character than any script needs: they stack over other lines.
+MAX_MARKS = 4
+STACKED_MARKS = regex.compile(rf"\p{{M}}{{{MAX_MARKS + 1},}}")
 # Blank to the eye though not whitespace: what an "empty" text may consist of.
 INVISIBLE = regex.compile(r"[\s\p{Default_Ignorable_Code_Point}\p{Cc}\u2800]")
 
@@ -119,6 +133,7 @@ def code_point(char: str) -> str:
 def hidden_character(text: str) -> TextProblem | None:
     """The first character a person could not read faithfully, named and located."""
     allowed = {match.start() for match in EMOJI_JOINER.finditer(text)}
+    allowed |= {match.start() for match in EMOJI_STYLE.finditer(text)}
     found = [
         match.start()
         for match in ANY_HIDDEN.finditer(text)
@@ -132,6 +147,17 @@ def hidden_character(text: str) -> TextProblem | None:
     return TextProblem(
         f"contains {code_point(first)} at {position(text, found[0])}, {rule.what}{more}",
         rule.fix,
+    )
+
+
+def stacked_marks(text: str) -> TextProblem | None:
+    found = STACKED_MARKS.search(text)
+    if found is None:
+        return None
+    return TextProblem(
+        f"has {len(found.group())} combining marks in a row at {position(text, found.start())}; "
+        f"they draw over the text around them",
+        f"use at most {MAX_MARKS} combining marks on one character",
     )
 
 

@@ -21,6 +21,7 @@ from workers.domains.types import (
     hidden_character,
     normalise_newlines,
     position,
+    stacked_marks,
     too_long,
 )
 
@@ -69,6 +70,7 @@ def draft_text_problem(text: str, cap: int) -> TextProblem | None:
     """Why this text (as the proposer sent it) cannot be offered, if it cannot."""
     return (
         hidden_character(text)
+        or stacked_marks(text)
         or lark_markup(text)
         or blank(text)
         or too_long(normalise_newlines(text), cap)
