@@ -73,7 +73,9 @@ class LarkTransport:
         lower-cased headers, body). httpx errors propagate (the caller names them)."""
         request_: BaseRequest = request
         if request_.files:
-            raise NotImplementedError("multipart uploads are not sent through LarkTransport")
+            # countersign sends JSON only (cards, texts, replies, reads); a file upload would
+            # need a multipart body this transport does not build, so it is refused, not sent
+            raise TypeError("LarkTransport sends JSON requests only; this request carries files")
         url = _build_url(self.config.domain, request_.uri, request_.paths)
         _build_header(request_, option, self.config)  # UA and Authorization into request.headers
         body = None if request_.body is None else json.loads(JSON.marshal(request_.body))

@@ -7,6 +7,7 @@ Every test here runs with the SDK's synchronous paths booby-trapped (`no_sync_ht
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import logging
 import traceback
@@ -560,3 +561,29 @@ async def test_retrying_gives_up_when_lark_asks_for_longer_than_max_delay() -> N
     with pytest.raises(LarkApiError):
         await retrying(limited, attempts=5, max_delay_s=5, sleep=Sleeps())
     assert calls == 1
+
+
+async def test_a_request_carrying_files_is_refused_before_anything_is_sent() -> None:
+    # The bot sends JSON only; a multipart upload is refused by the transport, never sent
+    # half-built. The domain is unreachable on purpose: a send would fail differently.
+    from lark_oapi.api.im.v1 import CreateImageRequest, CreateImageRequestBody  # type: ignore[import-untyped]
+    from lark_oapi.core.model import RequestOption  # type: ignore[import-untyped]
+    from lark_oapi.core.utils import Files  # type: ignore[import-untyped]
+
+    transport = LarkTransport("http://127.0.0.1:9", timeout_s=1.0)
+    try:
+        request = (
+            CreateImageRequest.builder()
+            .request_body(
+                CreateImageRequestBody.builder()
+                .image_type("message")
+                .image(io.BytesIO(b"png"))
+                .build()
+            )
+            .build()
+        )
+        request.files = Files.extract_files(request.body)  # as the SDK's `acreate` does
+        with pytest.raises(TypeError, match="JSON requests only"):
+            await transport.send(request, RequestOption())
+    finally:
+        await transport.close()
