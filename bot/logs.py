@@ -76,6 +76,8 @@ def configure(fmt: str | None = None) -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(logging.INFO)
+    # httpx logs every Lark request at INFO (with its URL); our own lines say what matters
+    logging.getLogger("httpx").setLevel(logging.WARNING)
 
 
 def redact(secrets: Iterable[str]) -> None:
