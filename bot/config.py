@@ -381,27 +381,23 @@ def check(settings: Settings, environ: Mapping[str, str]) -> list[FieldProblem]:
                 "domains.message.destinations", f"destination {name!r} twice", "rename one"
             )
         )
+    # Cards (terms, who decided) and filing receipts are internal: never a counterparty's chat.
     counterparty_chats = settings.destination_chats()
-    for index, audience_settings in enumerate(settings.audiences):
-        if audience_settings.chat_id in counterparty_chats:
+    internal_chats = [
+        (f"audiences[{i}].chat_id", a.chat_id, "every card, its terms and who decided")
+        for i, a in enumerate(settings.audiences)
+    ] + [
+        (f"domains.message.destinations[{i}].ops_chat_id", d.ops_chat_id, "filing receipts")
+        for i, d in enumerate(message.destinations)
+    ]
+    for field_path, chat, what in internal_chats:
+        if chat in counterparty_chats:
             problems.append(
                 FieldProblem(
-                    f"audiences[{index}].chat_id",
-                    f"{audience_settings.chat_id} is the chat of message destination "
-                    f"{counterparty_chats[audience_settings.chat_id]!r}: the counterparty would "
-                    "see every card, its terms and who decided",
-                    "give the audience an internal chat of its own",
-                )
-            )
-    for index, destination in enumerate(message.destinations):
-        if destination.ops_chat_id in counterparty_chats:
-            problems.append(
-                FieldProblem(
-                    f"domains.message.destinations[{index}].ops_chat_id",
-                    f"{destination.ops_chat_id} is a counterparty's chat (destination "
-                    f"{counterparty_chats[destination.ops_chat_id]!r}): filing receipts are "
-                    "internal",
-                    "name an internal ops chat",
+                    field_path,
+                    f"{chat} is the chat of message destination {counterparty_chats[chat]!r}: "
+                    f"the counterparty would see {what}",
+                    "name an internal chat of its own",
                 )
             )
     ops = settings.operations
