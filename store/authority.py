@@ -12,7 +12,7 @@ import json
 import re
 from collections.abc import AsyncIterator, Collection, Mapping, Sequence
 from contextlib import asynccontextmanager, nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -22,23 +22,21 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from ulid import ULID
 
 from store.canonical import canonical_json
+from store.claim_sql import claim_intent, claimed_as
 from store.conclusions import enqueue_closing
 from store.engine import SQLITE_IMMEDIATE
 from store.envelope import Audience, Envelope, Source, confirm_digest
-from store.lifecycle import Event, Execution, IllegalTransition, State, next_state, sources_for
+from store.groupcommit import ConditionNotMet, GroupWriter, Intent, Results, current_lane
+from store.lifecycle import Event, IllegalTransition, State, next_state, sources_for
 from store.models import AuditRow, ClaimRow, ConfirmationRow, OperationRow
 from store.reasons import Reason
 from store.records import AuditEntry, Confirmation, Operation
+from store.reject_sql import reject_statements, rejected_as
 from store.timeutil import Clock, iso_utc, parse_iso_utc, utc_now
 from store.vocabulary import ClickAction
-from store.writelane import WriterQueue
 
 MAX_PAGE_SIZE = 50
 EXPIRE_BATCH = 500
-# After a click the callback answer itself carries the new card; the card worker only
-# patches if that has not been recorded within this grace. A click answered "processing"
-# showed no card: the consumer makes it due at once when the decision commits.
-DECISION_CARD_GRACE_S = 3
 
 
 class OperationNotFound(LookupError):
@@ -187,20 +185,34 @@ def content_differences(old: Any, new: Any, path: str = "") -> list[str]:
 
 
 class Store:
-    def __init__(self, engine: AsyncEngine, clock: Clock = utc_now) -> None:
+    def __init__(
+        self, engine: AsyncEngine, clock: Clock = utc_now, writer: GroupWriter | None = None
+    ) -> None:
         self.engine = engine
         self.clock = clock
-        # SQLite has one writer at a time: ours queue in-process (store/writelane.py)
-        self._sqlite_writers = WriterQueue() if engine.dialect.name == "sqlite" else None
+        self.sqlite = engine.dialect.name == "sqlite"
+        # The process's one group-commit writer (store/groupcommit): hot paths submit intents
+        # to it; on SQLite every other write takes a turn from it, so one writes at a time.
+        self.writer = writer
 
     async def close(self) -> None:
+        if self.writer is not None:
+            await self.writer.close()
         await self.engine.dispose()
 
     # -- plumbing ---------------------------------------------------------------------------
 
+    async def submit(self, intent: Intent) -> Results:
+        """A hot-path write as one intent of the next group commit (see store/groupcommit)."""
+        if self.writer is None:
+            raise RuntimeError("this store was opened without its writer; use open_store()")
+        return await self.writer.submit(intent)
+
     @asynccontextmanager
     async def write(self) -> AsyncIterator[AsyncConnection]:
-        async with self._sqlite_writers.turn() if self._sqlite_writers else nullcontext():
+        """A write transaction written with SQLAlchemy (rare paths)."""
+        lent = self.writer.turn() if self.sqlite and self.writer is not None else nullcontext()
+        async with lent:
             async with self.engine.connect() as conn:
                 conn = await conn.execution_options(**{SQLITE_IMMEDIATE: True})
                 async with conn.begin():
@@ -454,87 +466,82 @@ class Store:
             raise OperationNotFound(operation_id)
         return State(current)
 
-    async def confirm_and_claim(self, click: Click) -> Claimed | Refused:
-        """One transaction: the confirmation, the claim and the state change, or a refusal."""
+    async def confirm_and_claim(
+        self, click: Click, seen: Operation | None = None
+    ) -> Claimed | Refused:
+        """One intent: the confirmation, the claim and the state change; or a refusal.
+
+        `seen`: the operation as the caller just read it, so the claimed operation is
+        known without reading it again (the claim changes only what is set here)."""
         if click.action != ClickAction.CONFIRM:
             return await self._refuse(click, Reason.ACTION_UNKNOWN)
         now = self.clock()
         claim_id = str(ULID.from_datetime(now))
-        async with self.write() as conn:
-            claimed = (
-                await conn.execute(
-                    update(OperationRow)
-                    .where(
-                        OperationRow.id == click.operation_id,
-                        OperationRow.state == State.AWAITING_CONFIRMATION.value,
-                        OperationRow.confirm_digest == click.digest,
-                        OperationRow.expires_at > now,
-                    )
-                    .values(
-                        state=next_state(State.AWAITING_CONFIRMATION, Event.CONFIRMED).value,
-                        version=OperationRow.version + 1,
-                        updated_at=now,
-                        execution_state=Execution.QUEUED.value,
-                        exec_due_at=now,
-                        decided_by=click.operator_open_id,
-                        decided_at=now,
-                        card_due_at=now + timedelta(seconds=DECISION_CARD_GRACE_S),
-                    )
-                    .returning(OperationRow.version)
+        try:
+            (claimed, *_) = await self.submit(
+                claim_intent(
+                    operation_id=click.operation_id,
+                    digest=click.digest,
+                    operator=click.operator_open_id,
+                    claim_id=claim_id,
+                    now=now,
+                    sqlite=self.sqlite,
+                    lane=current_lane(),
+                    chat_id=click.chat_id,
+                    message_id=click.message_id,
+                    event_id=click.event_id,
                 )
-            ).one_or_none()
-            if claimed is not None:
-                confirmation_id = await self._insert_confirmation(conn, click, now, None)
-                await conn.execute(
-                    insert(ClaimRow).values(
-                        id=claim_id,
-                        operation_id=click.operation_id,
-                        confirmation_id=confirmation_id,
-                        operator_open_id=click.operator_open_id,
-                        claimed_at=now,
-                    )
-                )
-                await self._audit(
-                    conn,
-                    click.operation_id,
-                    f"operator:{click.operator_open_id}",
-                    Event.CONFIRMED.value,
-                    State.AWAITING_CONFIRMATION,
-                    State.CLAIMED,
-                    at=now,
-                )
-                op = await self._load(conn, click.operation_id)
-                assert op is not None
-                return Claimed(op, claim_id)
-        return await self._refuse_as_found(click, now)
+            )
+        except ConditionNotMet:
+            return await self._refuse_as_found(click, now)
+        version = int(claimed[0]["version"])
+        if seen is None or seen.id != click.operation_id:
+            loaded = await self.get(click.operation_id)
+            assert loaded is not None
+            return Claimed(loaded, claim_id)
+        return Claimed(await self.as_decided(seen, version, click, now), claim_id)
 
-    async def reject(self, click: Click) -> Decided | Refused:
+    async def reject(self, click: Click, seen: Operation | None = None) -> Decided | Refused:
+        """One intent: the reject, its confirmation, its audit and its conclusions; or a
+        refusal. `seen`: the operation as the caller just read it (else it is read here)."""
         if click.action != ClickAction.REJECT:
             return await self._refuse(click, Reason.ACTION_UNKNOWN)
+        if seen is None or seen.id != click.operation_id:
+            seen = await self.get(click.operation_id)
         now = self.clock()
-        async with self.write() as conn:
-            try:
-                moved = await self._transition(
-                    conn,
-                    click.operation_id,
-                    Event.REJECTED,
-                    f"operator:{click.operator_open_id}",
-                    values={
-                        "decided_by": click.operator_open_id,
-                        "decided_at": now,
-                        "card_due_at": now + timedelta(seconds=DECISION_CARD_GRACE_S),
-                    },
-                    where=(OperationRow.confirm_digest == click.digest,),
-                )
-            except (OperationNotFound, IllegalTransition):
-                moved = False
-            if moved:
-                await self._insert_confirmation(conn, click, now, None)
-                op = await self._load(conn, click.operation_id)
-                assert op is not None
-                await enqueue_closing(conn, op, now)
-                return Decided(op)
-        return await self._refuse_as_found(click, now)
+        if seen is None:
+            return await self._refuse(click, Reason.OPERATION_UNKNOWN)
+        first, *rest = reject_statements(
+            seen,
+            digest=click.digest,
+            operator=click.operator_open_id,
+            now=now,
+            sqlite=self.sqlite,
+            at=0,
+            chat_id=click.chat_id,
+            message_id=click.message_id,
+            event_id=click.event_id,
+        )
+        try:
+            (rejected, *_) = await self.submit(
+                Intent((replace(first, require_row=True), *rest), current_lane())
+            )
+        except ConditionNotMet:
+            return await self._refuse_as_found(click, now)
+        return Decided(await self.as_decided(seen, int(rejected[0]["version"]), click, now))
+
+    async def as_decided(
+        self, seen: Operation, version: int, click: Click, now: datetime
+    ) -> Operation:
+        """The operation a decision left, from what the caller saw (or read again if someone
+        else changed it in between)."""
+        if seen.version + 1 == version:
+            if click.action == ClickAction.REJECT:
+                return rejected_as(seen, click.operator_open_id, now, version)
+            return claimed_as(seen, click.operator_open_id, now, version)
+        loaded = await self.get(click.operation_id)
+        assert loaded is not None
+        return loaded
 
     async def record_refusal(self, click: Click, reason: Reason) -> Refused:
         """Store a refused click and its reason; nothing else changes."""

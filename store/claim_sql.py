@@ -4,22 +4,27 @@ The conditional update of the operation (awaiting_confirmation -> claimed, same 
 expired), its confirmation row, its claim row and its audit row. On SQLite four statements
 (the confirmation's id reaches the claim through `last_insert_rowid()`); on PostgreSQL one
 statement (a CTE fed by the update's RETURNING). The raw-driver floor (bench/claim_floor.py)
-writes the same text, so the bench compares like with like. The store moves its claim onto
-this in the next increment of issue 11; today it is the bench's and the tests' claim.
+writes the same text, so the bench compares like with like; `Store.confirm_and_claim`
+submits it to the store's writer.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from store.authority import DECISION_CARD_GRACE_S
 from store.groupcommit import Intent, Lane, Statement
-from store.lifecycle import Event, State, next_state
+from store.lifecycle import Event, Execution, State, next_state
+from store.records import Operation
 
 FROM_STATE = State.AWAITING_CONFIRMATION.value
 TO_STATE = next_state(State.AWAITING_CONFIRMATION, Event.CONFIRMED).value
 CONFIRMED = Event.CONFIRMED.value
+# After a click the callback answer itself carries the new card; the card worker only
+# patches if that has not been recorded within this grace. A click answered "processing"
+# showed no card: the consumer makes it due at once when the decision commits.
+DECISION_CARD_GRACE_S = 3
 GRACE = timedelta(seconds=DECISION_CARD_GRACE_S)
 
 SQLITE_UPDATE = """
@@ -31,8 +36,9 @@ UPDATE operations
 RETURNING id, version
 """
 SQLITE_CONFIRMATION = """
-INSERT INTO confirmations (operation_id, at, action, operator_open_id, digest, accepted)
-VALUES (:operation_id, :at, 'confirm', :operator, :digest, 1)
+INSERT INTO confirmations (operation_id, at, action, operator_open_id, digest, chat_id,
+                           message_id, event_id, accepted)
+VALUES (:operation_id, :at, 'confirm', :operator, :digest, :chat_id, :message_id, :event_id, 1)
 """
 SQLITE_CLAIM = """
 INSERT INTO claims (id, operation_id, confirmation_id, operator_open_id, claimed_at)
@@ -54,8 +60,11 @@ WITH claimed AS (
        AND confirm_digest = :digest::text AND expires_at > :at::timestamptz
     RETURNING id, version
 ), confirmation AS (
-    INSERT INTO confirmations (operation_id, at, action, operator_open_id, digest, accepted)
-    SELECT id, :at::timestamptz, 'confirm', :operator::text, :digest::text, true FROM claimed
+    INSERT INTO confirmations (operation_id, at, action, operator_open_id, digest, chat_id,
+                               message_id, event_id, accepted)
+    SELECT id, :at::timestamptz, 'confirm', :operator::text, :digest::text, :chat_id::text,
+           :message_id::text, :event_id::text, true
+      FROM claimed
     RETURNING id, operation_id
 ), claim AS (
     INSERT INTO claims (id, operation_id, confirmation_id, operator_open_id, claimed_at)
@@ -77,7 +86,16 @@ def sqlite_time(moment: datetime) -> str:
 
 
 def claim_params(
-    *, operation_id: str, digest: str, operator: str, claim_id: str, now: datetime, sqlite: bool
+    *,
+    operation_id: str,
+    digest: str,
+    operator: str,
+    claim_id: str,
+    now: datetime,
+    sqlite: bool,
+    chat_id: str | None = None,
+    message_id: str | None = None,
+    event_id: str | None = None,
 ) -> dict[str, Any]:
     """The parameters of the claim's statements; times as each backend compares them."""
     due = now + GRACE
@@ -91,7 +109,42 @@ def claim_params(
         "to_state": TO_STATE,
         "event": CONFIRMED,
         "claim_id": claim_id,
+        "chat_id": chat_id,
+        "message_id": message_id,
+        "event_id": event_id,
     }
+
+
+def claimed_as(seen: Operation, operator: str, now: datetime, version: int) -> Operation:
+    """`seen` as the claim leaves it (what the statements above set)."""
+    return replace(
+        seen,
+        state=State(TO_STATE),
+        version=version,
+        updated_at=now,
+        execution_state=Execution.QUEUED.value,
+        decided_by=operator,
+        decided_at=now,
+        card_due_at=now + GRACE,
+    )
+
+
+def claim_statements(
+    params: dict[str, Any], *, sqlite: bool, at: int, after: int | None = None
+) -> tuple[Statement, ...]:
+    """The claim's statements, for an intent in which the first of them has index `at`; with
+    `after`, they run only if that earlier statement returned a row (e.g. the click's inbox
+    entry was new). The first one's rows: `[{'id', 'version'}]` if the operation was claimed;
+    the others run only then."""
+    first = (after, True) if after is not None else None
+    if not sqlite:
+        return (Statement(PG_CLAIM, params, only_if=first),)
+    return (
+        Statement(SQLITE_UPDATE, params, only_if=first),
+        Statement(SQLITE_CONFIRMATION, params, only_if=(at, True)),
+        Statement(SQLITE_CLAIM, params, only_if=(at, True)),
+        Statement(SQLITE_AUDIT, params, only_if=(at, True)),
+    )
 
 
 def claim_intent(
@@ -103,6 +156,9 @@ def claim_intent(
     now: datetime,
     sqlite: bool,
     lane: Lane = Lane.PEOPLE,
+    chat_id: str | None = None,
+    message_id: str | None = None,
+    event_id: str | None = None,
 ) -> Intent:
     """The claim as one intent: raises `ConditionNotMet` (nothing written) if the operation is
     not claimable; its first rows are `[{'id': operation_id, 'version': n}]` when it was claimed."""
@@ -113,15 +169,9 @@ def claim_intent(
         claim_id=claim_id,
         now=now,
         sqlite=sqlite,
+        chat_id=chat_id,
+        message_id=message_id,
+        event_id=event_id,
     )
-    if not sqlite:
-        return Intent((Statement(PG_CLAIM, params, require_row=True),), lane)
-    return Intent(
-        (
-            Statement(SQLITE_UPDATE, params, require_row=True),
-            Statement(SQLITE_CONFIRMATION, params),
-            Statement(SQLITE_CLAIM, params),
-            Statement(SQLITE_AUDIT, params),
-        ),
-        lane,
-    )
+    first, *rest = claim_statements(params, sqlite=sqlite, at=0)
+    return Intent((replace(first, require_row=True), *rest), lane)

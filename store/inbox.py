@@ -13,16 +13,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, insert, select, update
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy import func, select, update
 
 from store.authority import Store
 from store.canonical import canonical_json
+from store.click_sql import ShownCard, answered_intent, entry_intent, replayed, stored_time
+from store.groupcommit import current_lane
 from store.models import InboxRow
 from store.vocabulary import InboxStatus
 
@@ -94,68 +94,36 @@ class Inbox:
         self.store = store
 
     async def receive(self, kind: str, key: str, payload: dict[str, Any]) -> Received:
-        """Record `key` if new; either way return the entry as stored (without secrets)."""
+        """Record `key` if new; either way return the entry as stored (without secrets).
+
+        One group-commit intent: clicks arriving together share a transaction, and the
+        unique (kind, key) decides which one is first, on any number of replicas."""
         key = stored_key(key)
         now = self.store.clock()
-        try:
-            async with self.store.write() as conn:
-                existing = await self._get(conn, kind, key)
-                if existing is not None:
-                    return Received(existing, first=False)
-                await conn.execute(
-                    insert(InboxRow).values(
-                        kind=kind,
-                        key=key,
-                        received_at=now,
-                        payload=canonical_json(without_secrets(payload)),
-                        status=RECEIVED,
-                        tries=0,
-                    )
-                )
-                entry = await self._get(conn, kind, key)
-        except IntegrityError:  # a concurrent duplicate inserted first (PostgreSQL)
-            async with self.store.read() as conn:
-                entry = await self._get(conn, kind, key)
-            assert entry is not None
-            return Received(entry, first=False)
-        assert entry is not None
-        return Received(entry, first=True)
-
-    async def receive_many(
-        self, kind: str, items: Sequence[tuple[str, dict[str, Any]]]
-    ) -> list[Received]:
-        """`receive` for many keys in one transaction (one commit for a burst); in order, a
-        key seen before (stored, or earlier in `items`) comes back with `first` False."""
-        now = self.store.clock()
-        keyed = [(stored_key(key), payload) for key, payload in items]
-        try:
-            async with self.store.write() as conn:
-                rows = (
-                    await conn.execute(
-                        select(InboxRow.__table__).where(
-                            InboxRow.kind == kind, InboxRow.key.in_({key for key, _ in keyed})
-                        )
-                    )
-                ).all()
-                known = {row.key: InboxEntry.from_row(row) for row in rows}
-                results, new = [], []
-                for key, payload in keyed:
-                    if key in known:
-                        results.append(Received(known[key], first=False))
-                        continue
-                    cleaned = without_secrets(payload)
-                    entry = InboxEntry(kind, key, now, cleaned, RECEIVED, 0, None)
-                    known[key] = entry
-                    new.append(
-                        {"kind": kind, "key": key, "received_at": now, "status": RECEIVED}
-                        | {"tries": 0, "payload": canonical_json(cleaned)}
-                    )
-                    results.append(Received(entry, first=True))
-                if new:
-                    await conn.execute(insert(InboxRow), new)
-        except IntegrityError:  # another replica took one of them first (PostgreSQL)
-            return [await self.receive(kind, key, payload) for key, payload in items]
-        return results
+        cleaned = without_secrets(payload)
+        inserted, stored = await self.store.submit(
+            entry_intent(
+                kind=kind,
+                key=key,
+                payload=canonical_json(cleaned),
+                now=now,
+                sqlite=self.store.sqlite,
+                lane=current_lane(),
+            )
+        )
+        if inserted:
+            return Received(InboxEntry(kind, key, now, cleaned, RECEIVED, 0, None), first=True)
+        row = replayed(stored)
+        entry = InboxEntry(
+            kind=kind,
+            key=key,
+            received_at=stored_time(row["received_at"]),
+            payload=json.loads(row["payload"]),
+            status=row["status"],
+            tries=row["tries"],
+            answer=json.loads(row["answer"]) if row["answer"] is not None else None,
+        )
+        return Received(entry, first=False)
 
     @staticmethod
     async def _get(conn: Any, kind: str, key: str) -> InboxEntry | None:
@@ -170,18 +138,23 @@ class Inbox:
         async with self.store.read() as conn:
             return await self._get(conn, kind, stored_key(key))
 
-    async def answered(self, kind: str, key: str, answer: dict[str, Any]) -> bool:
-        """Store the answer once; False if another answer was stored first."""
-        key = stored_key(key)
-        async with self.store.write() as conn:
-            result = await conn.execute(
-                update(InboxRow)
-                .where(InboxRow.kind == kind, InboxRow.key == key, InboxRow.status != ANSWERED)
-                .values(
-                    status=ANSWERED, answer=canonical_json(answer), answered_at=self.store.clock()
-                )
+    async def answered(
+        self, kind: str, key: str, answer: dict[str, Any], shown: ShownCard | None = None
+    ) -> bool:
+        """Store the answer once (False if another answer was stored first); `shown`: the
+        answer carried that card, now recorded as shown, in the same write."""
+        (stored, *_) = await self.store.submit(
+            answered_intent(
+                kind=kind,
+                key=stored_key(key),
+                answer=canonical_json(answer),
+                now=self.store.clock(),
+                sqlite=self.store.sqlite,
+                shown=shown,
+                lane=current_lane(),
             )
-        return result.rowcount == 1
+        )
+        return bool(stored)
 
     async def attempt(self, kind: str, key: str, max_tries: int) -> bool:
         """Count one processing try; False (and marked failed) once `max_tries` are used up."""

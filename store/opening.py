@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from store.authority import Store
 from store.engine import create_engine, is_sqlite
+from store.groupcommit import open_writer
 from store.migrate import current_revision, head_revision, upgrade
 from store.timeutil import Clock, utc_now
 
@@ -30,7 +31,8 @@ async def open_store(
                     f"store.url: database schema is at {current or 'nothing'}, this build needs "
                     f"{head}: run `countersign db upgrade`"
                 )
+        writer = await open_writer(url, schema=schema)
     except BaseException:
         await engine.dispose()
         raise
-    return Store(engine, clock)
+    return Store(engine, clock, writer)

@@ -1,18 +1,22 @@
 """The card.action.trigger consumer: its own intake, supervision and stats.
 
-A click is answered with the definitive card whenever the decision commits within the
-budget (about 2 s); otherwise with a "processing" toast, and the card worker patches the
-result as soon as the decision commits. The claim is durable before any success answer leaves; the writes that
-decide it take the store's fast lane. Work that can wait (recording the answer for
-replays, marking the card as shown) happens after the answer.
+A click costs two writes (store/clicks.py): before its answer, ONE group-commit intent
+holding its inbox entry and, when the checks let it through, its decision (the claim or
+the reject, conditional on state and digest in the database); after the answer, the answer
+kept for replays and the card it carried recorded as shown. The checks and the read of
+the operation come before the first write, so nothing waits on the store twice.
 
-Every answer but "busy" leaves only once the click is on record: either its inbox entry
-(the envelope, from which a restart re-derives the decision) or, for a click the envelope
-checks refuse (no inbox entry), its refusal itself. So a crash can lose no answered click:
-on start, entries a previous run left `received` are recorded as refused (with the reason
-the checks give now, or `recovered_unanswered`), never applied. "Busy" says the click was
-not taken, and it is not: a click answered "busy" while its inbox entry was still being
-written is recorded as refused (`answered_busy`) once the entry lands, never decided.
+A click is answered with the definitive card whenever its write commits within the budget
+(about 2 s); otherwise "processing" (its write is committed, or in a batch being
+committed), and the card worker patches the result as soon as it commits. The claim is
+durable before any success answer leaves. A click whose write no batch has taken by
+RECORD_DEADLINE_S is answered "busy" and its write withdrawn, so "busy" (click again)
+never comes with an effect; it is then recorded as refused (`answered_busy`).
+
+Every answer but "busy" leaves only once the click is on record (or committing): its
+inbox entry or, for a click the envelope checks refuse (no entry), its refusal itself.
+On start, entries a previous run left unanswered are recorded with the reason the checks
+give now (or `recovered_unanswered`), never applied again.
 """
 
 from __future__ import annotations
@@ -35,20 +39,22 @@ from bot.ingress.provenance import (
     parse_click,
     verify_operation,
 )
-from bot.ingress.receipts import Receipts
 from bot.ingress.stats import ConsumerStats
 from cards.render import render_card
 from cards.strings import LANGS, LARK_LOCALE, REFUSALS, Lang, i18n, text
-from store.authority import Claimed, Decided, Refused, Store
+from store.authority import Claimed, Decided, Store, refusal_reason
 from store.cards import CardLedger
+from store.click_sql import ShownCard
+from store.clicks import ClickWrites
 from store.execution import view
+from store.groupcommit import Withdrawn, answering_a_person
+from store.groupcommit.contract import Pending
 from store.inbox import Inbox, InboxEntry
 from store.lifecycle import State
 from store.logcontext import about
 from store.projection import operation_view
 from store.reasons import Reason
 from store.records import Confirmation, Operation
-from store.writelane import answering_a_person
 from workers.crash import crash_point
 
 log = logging.getLogger("countersign.callbacks")
@@ -95,6 +101,7 @@ class Flight:
     # answered "busy" before it was on record: the operator will click again, so this one
     # must have no effect
     abandoned: bool = False
+    write: Pending | None = None  # its first write, once queued (withdrawn on "busy")
 
     def give(self, result: dict[str, Any]) -> None:
         if not self.answer.done():
@@ -112,14 +119,13 @@ class CallbackConsumer:
     ) -> None:
         self.store = store
         self.inbox = Inbox(store)
-        self.receipts = Receipts(self.inbox, INBOX_KIND)
         self.cards = CardLedger(store)
+        self.clicks = ClickWrites(store, INBOX_KIND)
         self.settings = settings
         self.on_card_due = on_card_due
         self.on_claimed = on_claimed  # the executor has work
         self.stats = ConsumerStats()
         self._in_flight: set[asyncio.Task[None]] = set()
-        self._background: set[asyncio.Task[None]] = set()
         self._recovery: asyncio.Task[None] | None = None
         # event key -> the first answer, between the answer leaving and its being stored
         self._first_answers: dict[str, asyncio.Future[dict[str, Any]]] = {}
@@ -140,19 +146,17 @@ class CallbackConsumer:
         self._draining = True
         loop = asyncio.get_running_loop()
         deadline = loop.time() + grace_s
-        for tasks in (self._in_flight, self._background):
-            if tasks:
-                await asyncio.wait(set(tasks), timeout=max(0.0, deadline - loop.time()))
+        if self._in_flight:
+            await asyncio.wait(set(self._in_flight), timeout=max(0.0, deadline - loop.time()))
 
     async def stop(self) -> None:
         self._running = False
-        tasks = [*self._in_flight, *self._background, *([self._recovery] if self._recovery else [])]
+        tasks = [*self._in_flight, *([self._recovery] if self._recovery else [])]
         for task in tasks:
             task.cancel()
         for task in tasks:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
-        await self.receipts.stop()
 
     @property
     def healthy(self) -> bool:
@@ -178,7 +182,8 @@ class CallbackConsumer:
 
     async def _answer(self, flight: Flight, started: float) -> tuple[dict[str, Any], str]:
         """The definitive answer within the budget; else "processing", which promises the
-        click is on record, so it waits for that up to RECORD_DEADLINE_S; else "busy"."""
+        click is on record (or in a batch being committed), so it waits for that up to
+        RECORD_DEADLINE_S; else "busy", and then the click's write is taken back."""
         with contextlib.suppress(TimeoutError):
             budget = self.settings.answer_budget_s
             return await asyncio.wait_for(asyncio.shield(flight.answer), budget), "answered"
@@ -193,7 +198,13 @@ class CallbackConsumer:
         flight.answer.cancel()
         if flight.on_record.is_set():
             return self._toast("info", "toast.processing"), "processing"
-        flight.abandoned = True  # no await between the check above and this: no race
+        # No await from here to the end: the click's task cannot move in between.
+        if flight.write is not None and not self.clicks.withdraw(flight.write):
+            # a batch holds its write already: it commits (or fails) within moments, and
+            # the card worker shows the result; telling the operator to click again would
+            # make them do it twice
+            return self._toast("info", "toast.processing"), "processing"
+        flight.abandoned = True  # never written, and now never will be: "click again"
         return self._toast("warning", "toast.busy"), "busy"
 
     async def _take(self, envelope: dict[str, Any], flight: Flight) -> None:
@@ -210,87 +221,113 @@ class CallbackConsumer:
         ctx = Context(self.settings.app_id, self.settings.tenant_keys, self.store.clock())
         if (reason := first_refusal(ENVELOPE_CHECKS, click, ctx)) is not None:
             # No inbox entry holds this click (it may not even be storable as sent), so
-            # its refusal is stored before the answer: one write, as a receipt would be.
+            # its refusal is stored before the answer: one write, as an entry would be.
             with about(click.operation_id or "-"), answering_a_person():
                 await self.store.record_refusal(click.as_store_click(), reason)
             flight.on_record.set()
             flight.give(await self._refusal_answer(reason, None, click))
             return
         self.stats.verified()
-        received = await self.receipts.receive(click.event_id, envelope)
+        with about(click.operation_id or "-"):
+            # everything the decision needs is checked and read before its one write
+            refusal, op = await self._check(click, ctx)
+            if flight.abandoned:  # answered "busy" before anything was written
+                await self._record_abandoned(click, envelope)
+                return
+            queued = self.clicks.enqueue(
+                click.event_id, envelope, click.as_store_click() if refusal is None else None, op
+            )
+            flight.write = queued.pending
+            try:
+                first = await self.clicks.outcome(queued)
+            except Withdrawn:  # answered "busy" while it waited for a batch
+                await self._record_abandoned(click, envelope)
+                return
         flight.on_record.set()
-        if flight.abandoned and received.first:
-            await self._record_abandoned(click)
-            return
-        if not received.first:
+        if not first.received.first:
             self.stats.outcomes["replayed"] += 1
-            flight.give(received.entry.answer or await self._first_answer(click.event_key))
+            flight.give(first.received.entry.answer or await self._first_answer(click.event_key))
             return
         self._first_answers[click.event_key] = asyncio.get_running_loop().create_future()
         try:
-            await self._decide_first(click, ctx, flight)
+            await self._decided(click, refusal, op, first.decided, flight)
         finally:
             pending = self._first_answers.pop(click.event_key)
             if not pending.done():
                 pending.cancel()
 
-    async def _record_abandoned(self, click: CardClick) -> None:
-        """A click answered "busy" whose entry landed after that answer: on record as refused,
-        never decided (the operator was told to click again)."""
-        self.stats.refusals[Reason.ANSWERED_BUSY.value] += 1
-        with about(click.operation_id or "-"):
-            await self.store.record_refusal(click.as_store_click(), Reason.ANSWERED_BUSY)
-            await self.inbox.answered(
-                INBOX_KIND, click.event_id, self._refusal_toast(Reason.ANSWERED_BUSY)
-            )
+    async def _check(
+        self, click: CardClick, ctx: Context
+    ) -> tuple[Reason | None, Operation | None]:
+        """The first refusal the checks find (the operation read if the click names one)."""
+        if (reason := first_refusal(VALUE_CHECKS, click, ctx)) is not None:
+            return reason, None
+        op = await self.store.get(click.operation_id)
+        return verify_operation(click, op, ctx), op
 
-    async def _decide_first(self, click: CardClick, ctx: Context, flight: Flight) -> None:
+    async def _record_abandoned(self, click: CardClick, envelope: dict[str, Any]) -> None:
+        """A click answered "busy" before it was written: on record as refused, never
+        decided (the operator was told to click again)."""
+        self.stats.refusals[Reason.ANSWERED_BUSY.value] += 1
+        received = await self.inbox.receive(INBOX_KIND, click.event_id, envelope)
+        if not received.first:
+            return  # a delivery before this one holds the click; it answers for it
+        await self.store.record_refusal(click.as_store_click(), Reason.ANSWERED_BUSY)
+        await self.inbox.answered(
+            INBOX_KIND, click.event_id, self._refusal_toast(Reason.ANSWERED_BUSY)
+        )
+
+    async def _decided(
+        self,
+        click: CardClick,
+        refusal: Reason | None,
+        op: Operation | None,
+        decided: Claimed | Decided | None,
+        flight: Flight,
+    ) -> None:
+        """The click is on record (and decided, if it could be): answer, then store the
+        answer (and, where the checks or the database refused it, the refusal)."""
         with about(click.operation_id or "-"), answering_a_person():
-            result, decided, unrecorded = await self._decide_click(click, ctx)
+            if refusal is None and decided is None:
+                # the database saw a race the checks could not (decided, expired, changed)
+                op = await self.store.get(click.operation_id)
+                refusal = refusal_reason(op, click.as_store_click(), self.store.clock())
+            if refusal is not None:
+                result = await self._refusal_answer(refusal, op, click)
+            else:
+                assert decided is not None
+                result = await self._decision_answer(click, decided)
         late = flight.answer.cancelled()
         flight.give(result)  # answer first; the bookkeeping below can wait
         # a replay arriving before the answer is stored gets it from here
         self._first_answers[click.event_key].set_result(result)
-        if unrecorded is not None:  # a refusal the checks found: stored after the answer
-            await self.store.record_refusal(click.as_store_click(), unrecorded)
-        if decided is not None:
-            self._card_after_answer(decided, carried=not late)
-        await self.inbox.answered(INBOX_KIND, click.event_id, result)
+        if refusal is not None:  # a refusal: stored after the answer
+            await self.store.record_refusal(click.as_store_click(), refusal)
+        # The answer kept for replays and, if it carried the decision's card, that card as
+        # shown: one write (the decision made the card due only after a grace, so the card
+        # worker does not race this). A "processing" answer showed no card: due at once.
+        shown = decided.operation if decided is not None else None
+        carried = ShownCard(shown.id, shown.version) if shown and not late else None
+        try:
+            await self.inbox.answered(INBOX_KIND, click.event_id, result, carried)
+        finally:
+            if shown is not None:
+                if late:
+                    await self.cards.due_now(shown)
+                self.on_card_due()
 
-    async def _decide_click(
-        self, click: CardClick, ctx: Context
-    ) -> tuple[dict[str, Any], Operation | None, Reason | None]:
-        """The answer; the operation if this click decided it; a refusal still to be stored.
-
-        A refusal found by the checks changes nothing, so storing it waits until the
-        operator has the answer (the 3-second contract); a refusal the database found is
-        already stored.
-        """
-        if (reason := first_refusal(VALUE_CHECKS, click, ctx)) is not None:
-            return await self._refusal_answer(reason, None, click), None, reason
-        op = await self.store.get(click.operation_id)
-        if (reason := verify_operation(click, op, ctx)) is not None:
-            return await self._refusal_answer(reason, op, click), None, reason
-        assert op is not None
-        if click.action == "confirm":
-            outcome: Claimed | Decided | Refused = await self.store.confirm_and_claim(
-                click.as_store_click()
-            )
-        else:
-            outcome = await self.store.reject(click.as_store_click())
-        if isinstance(outcome, Refused):  # the database saw a race the checks could not
-            return await self._refusal_answer(outcome.reason, outcome.operation, click), None, None
-        if click.action == "confirm":
+    async def _decision_answer(
+        self, click: CardClick, decided: Claimed | Decided
+    ) -> dict[str, Any]:
+        if isinstance(decided, Claimed):
             crash_point("after_claim")
             self.on_claimed()
-        decided = outcome.operation
         self.stats.decisions[click.action] += 1
-        key = "toast.confirmed" if click.action == "confirm" else "toast.rejected"
-        answer = {
+        key = "toast.confirmed" if isinstance(decided, Claimed) else "toast.rejected"
+        return {
             **self._toast("success", key),
-            "card": {"type": "raw", "data": await self._card(decided)},
+            "card": {"type": "raw", "data": await self._card(decided.operation)},
         }
-        return answer, decided, None
 
     async def _refusal_answer(
         self, reason: Reason, op: Operation | None, click: CardClick
@@ -403,23 +440,3 @@ class CallbackConsumer:
         return {
             "toast": {"type": kind, "content": text(key, self.settings.lang), "i18n": i18n(key)}
         }
-
-    def _card_after_answer(self, op: Operation, *, carried: bool) -> None:
-        """Off the ack path, once the answer has left. If it carried the decision's card,
-        that card is recorded as shown: the card worker leaves it alone (the decision made
-        it due only after a grace, so no patch races this answer). If it did not (a
-        "processing" answer), the card is made due now and the worker woken to patch it."""
-
-        async def record() -> None:
-            try:
-                if carried:
-                    await self.cards.shown(op.id, op.version, "callback")
-                    return
-                await self.cards.due_now(op)
-            except Exception:
-                log.exception("could not record the card of %s after its answer", op.id)
-            self.on_card_due()
-
-        task = asyncio.create_task(record())
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)

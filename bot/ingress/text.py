@@ -22,11 +22,11 @@ from bot.ingress.text_scope import Answer, Asker, Scope, scope_of
 from cards.strings import Lang, text
 from store.authority import Store
 from store.execution import view as full_view
+from store.groupcommit import answering_a_person
 from store.inbox import Inbox
 from store.lifecycle import State
 from store.projection import operation_view
 from store.timeutil import utc_now
-from store.writelane import answering_a_person
 
 log = logging.getLogger("countersign.text")
 

@@ -32,13 +32,24 @@ Backends
 * PostgreSQL (`PgGroupWriter`): the same contract on one dedicated asyncpg connection driven
   by a writer task; `:name` parameters are rewritten to `$n` once per SQL text.
 
-How the store will use it (next increment, issue 11 items 1-2)
---------------------------------------------------------------
-`open_store` starts one writer beside the SQLAlchemy engine (`open_writer(url, schema)`);
-the hot paths (claim or refusal with the inbox entry, answer + card shown, executor steps,
-leases) become intents built by small pure functions (like `store.claim_sql.claim_intent`)
-and submitted with their lane; SQLAlchemy keeps the schema, migrations, reads and rare
-paths. The two-lane `store.writelane.WriterQueue` then goes.
+Turns and withdrawal
+--------------------
+* `turn()`: the database to oneself for one transaction written with SQLAlchemy (the rare
+  paths). The writer commits what it holds, lends the database and waits until it is given
+  back, so SQLite keeps one writer at a time without its busy handler's back-off. Writing
+  through the writer while holding its turn raises `NestedTurn` (it would wait for itself).
+* `enqueue()` + `withdraw()`: an intent can be taken back until a batch takes it. The SQLite
+  writer takes a batch only once it holds the write lock (`BEGIN IMMEDIATE` first), so an
+  intent waiting behind another writer is still withdrawable; a click answered "busy" uses
+  this so that "busy" never comes with an effect.
+
+How the store uses it
+---------------------
+`open_store` starts one writer beside the SQLAlchemy engine (`Store.writer`). A click's
+first write (inbox entry + claim or reject, `store.clicks`), its second (answer + card
+shown, `store.click_sql`), the claim and the reject (`store.claim_sql`, `store.reject_sql`)
+are intents; on SQLite every other write (`Store.write()`) takes a turn; on PostgreSQL
+those use the engine's pool as before.
 """
 
 from __future__ import annotations
@@ -50,10 +61,16 @@ from store.groupcommit.contract import (
     GroupWriter,
     Intent,
     Lane,
+    NestedTurn,
+    Results,
     Row,
     Statement,
+    Turn,
+    Withdrawn,
     WriterClosed,
     WriterStats,
+    answering_a_person,
+    current_lane,
     take_batch,
 )
 from store.groupcommit.pg_writer import PgGroupWriter
@@ -65,12 +82,18 @@ __all__ = [
     "GroupWriter",
     "Intent",
     "Lane",
+    "NestedTurn",
     "PgGroupWriter",
+    "Results",
     "Row",
     "SqliteGroupWriter",
     "Statement",
+    "Turn",
+    "Withdrawn",
     "WriterClosed",
     "WriterStats",
+    "answering_a_person",
+    "current_lane",
     "open_writer",
     "take_batch",
 ]

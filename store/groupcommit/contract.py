@@ -7,7 +7,9 @@ import enum
 import threading
 from abc import ABC, abstractmethod
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from contextlib import asynccontextmanager, contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,17 +24,44 @@ class Lane(enum.IntEnum):
     BACKGROUND = 1  # executor steps, card marks, deliveries, leases
 
 
+_lane: ContextVar[Lane] = ContextVar("countersign_write_lane", default=Lane.BACKGROUND)
+
+
+@contextmanager
+def answering_a_person() -> Iterator[None]:
+    """Writes made inside this block (in this task) take the people lane."""
+    token = _lane.set(Lane.PEOPLE)
+    try:
+        yield
+    finally:
+        _lane.reset(token)
+
+
+def current_lane() -> Lane:
+    return _lane.get()
+
+
 @dataclass(frozen=True)
 class Statement:
     """One hand-written SQL statement with `:name` parameters.
 
     `require_row`: the statement is a condition; if it returns no row (a conditional UPDATE
     that matched nothing) the intent stops, is rolled back and raises `ConditionNotMet`.
+    `only_if`: (index of an earlier statement, whether it must have returned rows): the
+    statement runs only then, else its result is `[]`. So one intent can branch (claim, or
+    record the refusal) without a round trip back to its caller.
     """
 
     sql: str
     params: Mapping[str, Any] = field(default_factory=dict)
     require_row: bool = False
+    only_if: tuple[int, bool] | None = None
+
+    def runs_after(self, results: Sequence[Sequence[Row]]) -> bool:
+        if self.only_if is None:
+            return True
+        index, had_rows = self.only_if
+        return bool(results[index]) == had_rows
 
 
 @dataclass(frozen=True)
@@ -43,6 +72,30 @@ class Intent:
     def __post_init__(self) -> None:
         if not self.statements:
             raise ValueError("an intent needs at least one statement")
+        for index, statement in enumerate(self.statements):
+            if statement.only_if is not None and not 0 <= statement.only_if[0] < index:
+                raise ValueError(f"statement {index}: only_if must name an earlier statement")
+
+
+@dataclass(frozen=True)
+class Turn:
+    """Not an intent: a request to have the database to oneself for one transaction (a rare
+    path written with SQLAlchemy on SQLite). The writer commits what it holds, lends the
+    database and waits until it is given back; so SQLite still has one writer at a time."""
+
+    lane: Lane
+
+
+class NestedTurn(RuntimeError):
+    """A write was asked for while this task already holds the writer's turn: it would wait
+    for itself forever."""
+
+
+# (given back?, holding task): tasks started inside a turn inherit this context, but only
+# the holding task itself would wait for itself
+_turn_held: ContextVar[tuple[threading.Event, asyncio.Task[Any] | None] | None] = ContextVar(
+    "countersign_turn", default=None
+)
 
 
 class WriterClosed(RuntimeError):
@@ -55,6 +108,10 @@ class ConditionNotMet(LookupError):
     def __init__(self, index: int) -> None:
         super().__init__(f"statement {index} of the intent matched no row; nothing was written")
         self.index = index
+
+
+class Withdrawn(RuntimeError):
+    """The intent was taken back before any batch took it: nothing of it was written."""
 
 
 class BatchNotCommitted(RuntimeError):
@@ -73,13 +130,13 @@ class WriterStats:
         self.largest_batch = max(self.largest_batch, size)
 
 
-@dataclass
+@dataclass(eq=False)  # each is itself: `withdraw` finds it by identity
 class Pending:
     """A submitted intent and where its result goes (the waiter's own loop and future)."""
 
-    intent: Intent
+    intent: Intent | Turn
     loop: asyncio.AbstractEventLoop
-    future: asyncio.Future[Results]
+    future: asyncio.Future[Any]  # Results for an intent, a threading.Event for a turn
 
 
 def take_batch(people: deque[Pending], background: deque[Pending], limit: int) -> list[Pending]:
@@ -93,6 +150,40 @@ def take_batch(people: deque[Pending], background: deque[Pending], limit: int) -
     while background and len(batch) < limit:
         batch.append(background.popleft())
     return batch
+
+
+def intent_of(pending: Pending) -> Intent:
+    assert isinstance(pending.intent, Intent), "a turn is lent, never run as an intent"
+    return pending.intent
+
+
+def runs_of_intents(batch: Sequence[Pending]) -> list[list[Pending]]:
+    """The batch cut at each turn: runs of intents (one transaction each) and lone turns, in
+    the order taken."""
+    runs: list[list[Pending]] = []
+    for pending in batch:
+        if isinstance(pending.intent, Turn):
+            runs.append([pending])
+        elif runs and not isinstance(runs[-1][0].intent, Turn):
+            runs[-1].append(pending)
+        else:
+            runs.append([pending])
+    return runs
+
+
+def lend(pending: Pending, given_back: threading.Event) -> None:
+    """Hand a turn to its waiter; a waiter that gave up gives it back at once."""
+
+    def resolve() -> None:
+        if pending.future.done():
+            given_back.set()
+        else:
+            pending.future.set_result(given_back)
+
+    try:
+        pending.loop.call_soon_threadsafe(resolve)
+    except RuntimeError:
+        given_back.set()  # the waiter's loop is closed: nobody will use the turn
 
 
 def settle(pending: Pending, outcome: Results | BaseException) -> None:
@@ -141,16 +232,58 @@ class GroupWriter(ABC):
     def _wake(self) -> None:
         """Tell the writer there is work (or that it is closing); called outside the lock."""
 
-    async def submit(self, intent: Intent) -> Results:
-        """Queue `intent`; its rows per statement once its batch has committed."""
+    def _queue(self, item: Intent | Turn) -> Pending:
+        held = _turn_held.get()
+        if held is not None and not held[0].is_set() and held[1] is asyncio.current_task():
+            raise NestedTurn("this task holds the writer's turn; write inside that transaction")
         loop = asyncio.get_running_loop()
-        pending = Pending(intent, loop, loop.create_future())
+        pending = Pending(item, loop, loop.create_future())
         with self._lock:
             if self._closing:
-                raise WriterClosed("the group-commit writer is closed; no intent was queued")
-            self._lanes[intent.lane].append(pending)
+                raise WriterClosed("the group-commit writer is closed; nothing was queued")
+            self._lanes[item.lane].append(pending)
         self._wake()
-        return await pending.future
+        return pending
+
+    async def submit(self, intent: Intent) -> Results:
+        """Queue `intent`; its rows per statement once its batch has committed."""
+        results: Results = await self._queue(intent).future
+        return results
+
+    def enqueue(self, intent: Intent) -> Pending:
+        """Queue `intent` and return at once; await `.future` for its rows, or `withdraw` it."""
+        return self._queue(intent)
+
+    def withdraw(self, pending: Pending) -> bool:
+        """Take a queued intent back, if no batch has taken it yet: then nothing of it is
+        written, ever, and its waiter gets `Withdrawn`. False once a batch has it (it will
+        commit or fail with its batch)."""
+        with self._lock:
+            lane = self._lanes[pending.intent.lane]
+            try:
+                lane.remove(pending)
+            except ValueError:
+                return False
+        if not pending.future.done():
+            pending.future.set_exception(Withdrawn("taken back before it was written"))
+        return True
+
+    @asynccontextmanager
+    async def turn(self, lane: Lane | None = None) -> AsyncIterator[None]:
+        """The database to ourselves, between two batches, until the block ends."""
+        future = self._queue(Turn(current_lane() if lane is None else lane)).future
+        try:
+            given_back: threading.Event = await future
+        except asyncio.CancelledError:
+            if future.done() and not future.cancelled():
+                future.result().set()  # lent just as we gave up: give it back
+            raise
+        token = _turn_held.set((given_back, asyncio.current_task()))
+        try:
+            yield
+        finally:
+            _turn_held.reset(token)
+            given_back.set()
 
     async def execute(
         self,

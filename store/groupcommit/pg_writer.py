@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 import functools
 import re
-from collections.abc import Awaitable, Callable
+import threading
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import asyncpg  # type: ignore[import-untyped]
@@ -20,6 +21,10 @@ from store.groupcommit.contract import (
     Results,
     Row,
     Statement,
+    Turn,
+    intent_of,
+    lend,
+    runs_of_intents,
 )
 
 # Awaited with the batch size after the intents ran and before COMMIT (tests hold it).
@@ -60,6 +65,9 @@ def asyncpg_dsn(sqlalchemy_url: str) -> str:
 async def run_intent(conn: asyncpg.Connection, intent: Intent) -> Results:
     results: list[list[Row]] = []
     for index, statement in enumerate(intent.statements):
+        if not statement.runs_after(results):
+            results.append([])
+            continue
         sql, args = arguments(statement)
         rows = [dict(record) for record in await conn.fetch(sql, *args)]
         if statement.require_row and not rows:
@@ -120,12 +128,18 @@ class PgGroupWriter(GroupWriter):
                 await self._work.wait()
                 self._work.clear()
                 while batch := self._take():
-                    await self._commit(batch)
+                    for run in runs_of_intents(batch):
+                        if isinstance(run[0].intent, Turn):
+                            given_back = threading.Event()
+                            lend(run[0], given_back)
+                            await asyncio.to_thread(given_back.wait)
+                        else:
+                            await self._commit(run)
         finally:
             if self._conn is not None:
                 await self._conn.close()
 
-    async def _commit(self, batch: list[Pending]) -> None:
+    async def _commit(self, batch: Sequence[Pending]) -> None:
         outcomes: list[Results | BaseException] = []
         try:
             if self._conn is None or self._conn.is_closed():
@@ -135,7 +149,7 @@ class PgGroupWriter(GroupWriter):
             await transaction.start()
             try:
                 for pending in batch:
-                    outcomes.append(await self._in_savepoint(conn, pending.intent))
+                    outcomes.append(await self._in_savepoint(conn, intent_of(pending)))
                 if self._before_commit is not None:
                     await self._before_commit(len(batch))
                 await transaction.commit()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from sqlalchemy.engine import make_url
@@ -19,6 +19,10 @@ from store.groupcommit.contract import (
     Pending,
     Results,
     Row,
+    Turn,
+    intent_of,
+    lend,
+    runs_of_intents,
 )
 
 # Called on the writer thread with the batch size, after the intents ran and before COMMIT.
@@ -42,6 +46,9 @@ def run_intent(conn: sqlite3.Connection, intent: Intent) -> Results:
     """The intent's statements in order, each drained (so none is still open at COMMIT)."""
     results: list[list[Row]] = []
     for index, statement in enumerate(intent.statements):
+        if not statement.runs_after(results):
+            results.append([])
+            continue
         cursor = conn.execute(statement.sql, dict(statement.params))
         rows = cursor.fetchall()
         names = [column[0] for column in cursor.description or ()]
@@ -116,23 +123,40 @@ class SqliteGroupWriter(GroupWriter):
             while True:
                 with self._work:
                     self._work.wait_for(lambda: self._closing or any(self._lanes))
+                # The write lock first, the batch after: while this waits for another
+                # writer (another process, a borrowed turn elsewhere), nothing is taken, so
+                # a waiting intent can still be withdrawn.
+                began = self._begin(conn)
                 batch = self._take()
-                if batch:
-                    self._commit(conn, batch)
-                elif self._drained:
-                    return
+                if not batch:
+                    self._rollback(conn)
+                    if self._drained:
+                        return
+                    continue
+                if isinstance(began, BaseException):
+                    self._fail_all(batch, began)
+                    continue
+                for run in runs_of_intents(batch):
+                    if isinstance(run[0].intent, Turn):
+                        self._rollback(conn)  # nothing written yet in this transaction
+                        given_back = threading.Event()
+                        lend(run[0], given_back)
+                        given_back.wait()  # the borrower writes on its own connection meanwhile
+                    else:
+                        self._commit(conn, run)
         finally:
             conn.close()
             stopped = self._stopped
             assert stopped is not None
             self._loop.call_soon_threadsafe(_finish, stopped)
 
-    def _commit(self, conn: sqlite3.Connection, batch: list[Pending]) -> None:
+    def _commit(self, conn: sqlite3.Connection, batch: Sequence[Pending]) -> None:
         outcomes: list[Results | BaseException] = []
         try:
-            conn.execute("BEGIN IMMEDIATE")
+            if not conn.in_transaction:
+                conn.execute("BEGIN IMMEDIATE")
             for pending in batch:
-                outcomes.append(self._in_savepoint(conn, pending.intent))
+                outcomes.append(self._in_savepoint(conn, intent_of(pending)))
             if self._before_commit is not None:
                 self._before_commit(len(batch))
             conn.execute("COMMIT")
@@ -141,6 +165,14 @@ class SqliteGroupWriter(GroupWriter):
             self._fail_all(batch, error)
             return
         self._committed(batch, outcomes)
+
+    @staticmethod
+    def _begin(conn: sqlite3.Connection) -> BaseException | None:
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as error:  # busy beyond the timeout, I/O: this batch fails
+            return error
+        return None
 
     @staticmethod
     def _rollback(conn: sqlite3.Connection) -> None:

@@ -163,14 +163,43 @@ async def shown_trail(stack: Stack, operation_id: str, last: str) -> list[tuple[
 async def test_a_click_answered_processing_has_its_card_patched_when_the_decision_commits(
     make_stack: StackFactory, mode: str
 ) -> None:
-    # an answer budget nothing can meet: every click is answered "processing" once it is on
-    # record, and its decision commits after that answer left
+    # an answer budget nothing can meet
     stack: Stack = await make_stack(mode, cards=ONLY_WOKEN, answer_budget_s=0.001)
     view, message_id = await stack.offered(order_request("late-answer"))
+    if stack.store.engine.dialect.name == "sqlite":
+        # The click's entry and its decision are one write: once it commits the answer is
+        # known, so even this budget gets the definitive answer, card included; it is
+        # recorded as shown and never patched.
+        reply = await stack.click(message_id, "ou_alice", "reject")
+        assert reply["toast"]["content"].startswith("Rejected") and reply["card_changed"]
+        op = await stack.store.get(view["id"])
+        assert op is not None and op.state is State.REJECTED
+        assert await shown_trail(stack, op.id, "callback") == [
+            ("send", view["version"]),
+            ("callback", op.version),
+        ]
+        assert revisions(stack, message_id) == ["create", "callback"]
+        return
+    # PostgreSQL: another transaction holds the operation's row, so the click's write, taken
+    # into a batch, waits on it past the answer: "processing", then the decision commits
+    # after the answer left, and its own wake-up patches the card (no look is due for an hour)
+    hold, held = asyncio.Event(), asyncio.Event()
+
+    async def hold_the_row() -> None:
+        async with stack.store.write() as conn:
+            await conn.execute(
+                text("SELECT id FROM operations WHERE id = :id FOR UPDATE"), {"id": view["id"]}
+            )
+            held.set()
+            await hold.wait()
+
+    holder = asyncio.create_task(hold_the_row())
+    await held.wait()
     reply = await stack.click(message_id, "ou_alice", "reject")
+    hold.set()
+    await holder
     assert reply["toast"]["content"] == "Received, processing"
     assert reply["card_changed"] is False  # the answer showed nothing: the patch must
-    # the decision's own wake-up patches the card (no look is due for an hour)
     await until(
         stack.state,
         lambda: "Rejected by <at id=ou_alice></at>" in content(stack, message_id),

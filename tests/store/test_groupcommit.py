@@ -31,6 +31,7 @@ from store.groupcommit import (
     GroupWriter,
     Intent,
     Lane,
+    NestedTurn,
     PgGroupWriter,
     SqliteGroupWriter,
     Statement,
@@ -417,3 +418,94 @@ async def test_sigkill_mid_stream_loses_no_acknowledged_claim_and_acks_nothing_u
     assert set(stored) <= {op.id for op in ops}
     assert claimed_ops == set(stored)
     assert confirmations == len(stored)
+
+
+async def test_a_turn_has_the_database_alone_until_it_is_given_back(
+    store: Store, make_writer: WriterFactory
+) -> None:
+    """A rare SQLAlchemy write takes a turn: intents queued meanwhile commit after it."""
+    order: list[str] = []
+    writer = await make_writer(before_commit=lambda _size: order.append("batch"))
+    async with writer.turn(Lane.BACKGROUND):
+        waiting = asyncio.create_task(writer.submit(Intent((audit("after-turn"),))))
+        await until_queued(writer, 1)
+        async with store.engine.connect() as conn, conn.begin():
+            await conn.execute(
+                text(
+                    "INSERT INTO audit (operation_id, at, actor, event) "
+                    "VALUES ('op-test', CURRENT_TIMESTAMP, 'in-turn', 'test')"
+                )
+            )
+        order.append("turn")
+        for _ in range(20):  # the loop is free: a writer that ignored the turn would commit now
+            await asyncio.sleep(0)
+        assert not waiting.done()
+    await waiting
+    assert order == ["turn", "batch"]
+    concat = "group_concat(actor, ',')" if store.sqlite else "string_agg(actor, ',')"
+    ids = await scalar(
+        store,
+        f"SELECT {concat} FROM (SELECT actor FROM audit "
+        "WHERE actor IN ('in-turn', 'after-turn') ORDER BY id) AS written",
+    )
+    assert ids == "in-turn,after-turn"
+
+
+async def test_a_turn_given_up_while_waiting_does_not_wedge_the_writer(
+    make_writer: WriterFactory,
+) -> None:
+    writer = await make_writer()
+    async with writer.turn(Lane.BACKGROUND):
+        gave_up = asyncio.create_task(_hold_a_turn(writer))
+        await until_queued(writer, 1)
+        gave_up.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await gave_up
+    # the cancelled turn was handed over and given straight back: the writer goes on
+    assert (await writer.submit(Intent((audit("still-writing"),))))[0][0]["actor"] == (
+        "still-writing"
+    )
+
+
+async def _hold_a_turn(writer: GroupWriter) -> None:
+    async with writer.turn(Lane.BACKGROUND):
+        raise AssertionError("this turn was given up before it came")
+
+
+async def test_writing_through_the_writer_inside_a_turn_is_refused_not_deadlocked(
+    make_writer: WriterFactory,
+) -> None:
+    writer = await make_writer()
+    async with writer.turn(Lane.PEOPLE):
+        with pytest.raises(NestedTurn):
+            await writer.submit(Intent((audit("nested"),)))
+        with pytest.raises(NestedTurn):
+            async with writer.turn(Lane.PEOPLE):
+                pass
+    assert (await writer.submit(Intent((audit("after"),))))[0][0]["actor"] == "after"
+
+
+async def test_a_statement_runs_only_if_an_earlier_one_matched_as_it_says(
+    store: Store, backend: Backend, make_writer: WriterFactory
+) -> None:
+    """One intent branches: the claim, else a refusal row, without a trip back to Python."""
+    op = await offered(store)
+    writer = await make_writer()
+    miss = Statement("SELECT id FROM operations WHERE id = 'no-such-operation'")
+    hit = Statement("SELECT id FROM operations WHERE id = :id", {"id": op.id})
+    results = await writer.submit(
+        Intent(
+            (
+                miss,
+                hit,
+                Statement(AUDIT.sql, {"actor": "on-miss"}, only_if=(0, False)),
+                Statement(AUDIT.sql, {"actor": "on-hit"}, only_if=(1, True)),
+                Statement(AUDIT.sql, {"actor": "never"}, only_if=(1, False)),
+            )
+        )
+    )
+    assert [bool(rows) for rows in results] == [False, True, True, True, False]
+    written = "SELECT count(*) FROM audit WHERE actor IN ('on-miss', 'on-hit', 'never')"
+    assert await scalar(store, written) == 2
+    with pytest.raises(ValueError, match="earlier statement"):
+        Intent((Statement(AUDIT.sql, {"actor": "x"}, only_if=(0, True)),))

@@ -21,6 +21,7 @@ from store.cards import CardLedger
 from store.engine import create_engine
 from store.envelope import Conversation, Source
 from store.execution import ExecutionLedger
+from store.groupcommit import open_writer
 from store.inbox import Inbox
 from store.migrate import current_revision, head_revision, upgrade
 from store.models import Base
@@ -92,7 +93,26 @@ async def every_row(engine: AsyncEngine) -> dict[str, list[Any]]:
         }
 
 
-async def rows_of_every_kind(store: Store) -> None:
+@asynccontextmanager
+async def store_on(engine: AsyncEngine) -> AsyncIterator[Store]:
+    """A store over `engine` with its own group-commit writer (on the engine's database)."""
+    schema = None
+    if engine.dialect.name == "postgresql":
+        async with engine.connect() as conn:
+            schema = (await conn.exec_driver_sql("SELECT current_schema()")).scalar_one()
+    writer = await open_writer(engine.url.render_as_string(hide_password=False), schema=schema)
+    try:
+        yield Store(engine, utc_now, writer)
+    finally:
+        await writer.close()
+
+
+async def rows_of_every_kind(engine: AsyncEngine) -> None:
+    async with store_on(engine) as store:
+        await _rows_of_every_kind(store)
+
+
+async def _rows_of_every_kind(store: Store) -> None:
     """Through the store: an operation claimed, attempted, reserved, concluded and shown;
     an inbox entry; another operation left awaiting."""
     await offered(store)
@@ -129,7 +149,7 @@ async def test_upgrading_from_0005_keeps_every_row_and_then_checks_the_vocabular
 ) -> None:
     async with fresh_database(backend, tmp_path) as engine:
         await upgrade(engine, "0005")
-        await rows_of_every_kind(Store(engine, utc_now))
+        await rows_of_every_kind(engine)
         before = await every_row(engine)
         assert all(before[name] for name in CHECKED_TABLES), "a row in every checked table"
 
@@ -151,7 +171,7 @@ async def test_a_row_outside_the_vocabulary_stops_the_upgrade_and_changes_nothin
 ) -> None:
     async with fresh_database(backend, tmp_path) as engine:
         await upgrade(engine, "0005")
-        await rows_of_every_kind(Store(engine, utc_now))
+        await rows_of_every_kind(engine)
         async with engine.begin() as conn:
             await conn.exec_driver_sql("UPDATE attempts SET state = 'sent_by_hand'")
         before = await every_row(engine)

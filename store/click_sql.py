@@ -1,0 +1,132 @@
+"""A click's other writes as hand-written group-commit intents (the claim is in store.claim_sql).
+
+* `entry_intent`: the click's inbox entry, once per (kind, key): the unique index decides,
+  `ON CONFLICT DO NOTHING RETURNING` says whether this was the first; a replay gets the
+  stored entry back in the same intent.
+* `answered_intent`: after the answer left, the answer kept for replays and, when the
+  answer carried the decision's card, that card recorded as shown: one write.
+
+Times are bound as each backend compares them (`claim_sql.sqlite_time` on SQLite, aware
+datetimes on PostgreSQL); `stored_time` reads them back alike.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from store.claim_sql import sqlite_time
+from store.groupcommit import Intent, Lane, Row, Statement
+from store.vocabulary import CardAction, InboxStatus
+
+ENTRY_INSERT = """
+INSERT INTO inbox (kind, key, received_at, payload, status, tries)
+VALUES (:kind, :key, :at, :payload, :status, 0)
+ON CONFLICT (kind, key) DO NOTHING
+RETURNING id
+"""
+ENTRY_STORED = """
+SELECT received_at, payload, status, tries, answer FROM inbox WHERE kind = :kind AND key = :key
+"""
+
+ANSWER = """
+UPDATE inbox SET status = :answered, answer = :answer, answered_at = :at
+ WHERE kind = :kind AND key = :key AND status <> :answered
+RETURNING id
+"""
+SQLITE_SHOWN = """
+UPDATE operations
+   SET card_version = max(coalesce(card_version, 0), :version),
+       card_due_at = CASE WHEN version > :version THEN :at ELSE NULL END,
+       card_attempts = 0
+ WHERE id = :operation_id
+"""
+PG_SHOWN = """
+UPDATE operations
+   SET card_version = greatest(coalesce(card_version, 0), :version::integer),
+       card_due_at = CASE WHEN version > :version::integer THEN :at::timestamptz ELSE NULL END,
+       card_attempts = 0
+ WHERE id = :operation_id::text
+"""
+SHOWN_LOG = """
+INSERT INTO card_deliveries (operation_id, version, action, at, ok)
+VALUES (:operation_id, :version, :action, :at, :ok)
+"""
+
+
+def bound_time(moment: datetime, sqlite: bool) -> Any:
+    return sqlite_time(moment) if sqlite else moment
+
+
+def stored_time(value: Any) -> datetime:
+    """A time column as read by a raw driver: SQLite's naive UTC text or asyncpg's datetime."""
+    if isinstance(value, datetime):
+        return value.astimezone(UTC) if value.tzinfo else value.replace(tzinfo=UTC)
+    return datetime.fromisoformat(str(value)).replace(tzinfo=UTC)
+
+
+def entry_intent(
+    *, kind: str, key: str, payload: str, now: datetime, sqlite: bool, lane: Lane = Lane.PEOPLE
+) -> Intent:
+    """Rows: `[{'id': n}]` first if this entry is new; else the stored entry second."""
+    params = {
+        "kind": kind,
+        "key": key,
+        "at": bound_time(now, sqlite),
+        "payload": payload,
+        "status": InboxStatus.RECEIVED.value,
+    }
+    return Intent(
+        (
+            Statement(ENTRY_INSERT, params),
+            Statement(ENTRY_STORED, {"kind": kind, "key": key}, only_if=(0, False)),
+        ),
+        lane,
+    )
+
+
+@dataclass(frozen=True)
+class ShownCard:
+    """The card an answer carried: the operation's version it showed."""
+
+    operation_id: str
+    version: int
+
+
+def answered_intent(
+    *,
+    kind: str,
+    key: str,
+    answer: str,
+    now: datetime,
+    sqlite: bool,
+    shown: ShownCard | None = None,
+    lane: Lane = Lane.BACKGROUND,
+) -> Intent:
+    """Rows: `[{'id': n}]` first if this answer was stored (not one stored before)."""
+    at = bound_time(now, sqlite)
+    statements = [
+        Statement(
+            ANSWER,
+            {
+                "kind": kind,
+                "key": key,
+                "answer": answer,
+                "at": at,
+                "answered": InboxStatus.ANSWERED.value,
+            },
+        )
+    ]
+    if shown is not None:
+        card = {"operation_id": shown.operation_id, "version": shown.version, "at": at}
+        statements.append(Statement(SQLITE_SHOWN if sqlite else PG_SHOWN, card))
+        log = {**card, "action": CardAction.CALLBACK.value, "ok": 1 if sqlite else True}
+        statements.append(Statement(SHOWN_LOG, log))
+    return Intent(tuple(statements), lane)
+
+
+def replayed(rows: list[Row]) -> Row:
+    """The stored entry a replay found (the second statement of `entry_intent`)."""
+    (row,) = rows
+    return row

@@ -1,0 +1,156 @@
+"""A click's first write: its inbox entry and its decision, one group-commit intent.
+
+The consumer checks a click and reads its operation first (nothing written yet), then
+submits one intent: the inbox entry (once per event id: the unique index decides) and, if
+the checks let it through and the entry is new, the claim or the reject, conditional on
+state and digest as always. So a click is on record and decided in one commit, answered,
+and then its answer (and the card it carried) is stored in a second write.
+
+Before a batch takes it, the intent can be withdrawn (`GroupWriter.withdraw`): the
+consumer does that when it must answer "busy", so a click told to click again has no
+effect. Once a batch has it, it commits or fails with the batch.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from ulid import ULID
+
+from store.authority import Claimed, Click, Decided, Store
+from store.canonical import canonical_json
+from store.claim_sql import claim_params, claim_statements
+from store.click_sql import ENTRY_INSERT, ENTRY_STORED, bound_time, stored_time
+from store.groupcommit import Intent, Lane, Statement
+from store.groupcommit.contract import Pending
+from store.inbox import RECEIVED, InboxEntry, Received, stored_key, without_secrets
+from store.records import Operation
+from store.reject_sql import reject_statements
+from store.vocabulary import ClickAction
+
+DECISION_AT = 2  # the entry's two statements come first
+
+
+@dataclass(frozen=True)
+class FirstWrite:
+    received: Received  # the entry: new, or the one a first delivery of this click left
+    decided: Claimed | Decided | None  # None: not decided here (refused, lost a race, replay)
+
+
+@dataclass(frozen=True)
+class PendingClick:
+    """A click's first write, queued: await `ClickWrites.outcome`, or withdraw `pending`."""
+
+    pending: Pending
+    entry: InboxEntry
+    click: Click | None
+    seen: Operation | None
+    now: datetime
+    claim_id: str
+
+
+class ClickWrites:
+    def __init__(self, store: Store, kind: str) -> None:
+        self.store = store
+        self.kind = kind
+
+    def enqueue(
+        self, key: str, envelope: dict[str, Any], click: Click | None, seen: Operation | None
+    ) -> PendingClick:
+        """Queue the entry and, with `click` (one the checks let through) and `seen` (its
+        operation as just read), its decision. Returns at once."""
+        if self.store.writer is None:
+            raise RuntimeError("this store was opened without its writer; use open_store()")
+        now = self.store.clock()
+        key = stored_key(key)
+        cleaned = without_secrets(envelope)
+        sqlite = self.store.sqlite
+        entry_params = {"kind": self.kind, "key": key}
+        statements: list[Statement] = [
+            Statement(
+                ENTRY_INSERT,
+                {
+                    **entry_params,
+                    "at": bound_time(now, sqlite),
+                    "payload": canonical_json(cleaned),
+                    "status": RECEIVED,
+                },
+            ),
+            Statement(ENTRY_STORED, entry_params, only_if=(0, False)),
+        ]
+        claim_id = str(ULID.from_datetime(now))
+        if click is not None and seen is not None:
+            statements.extend(self._decision(click, seen, now, claim_id))
+        else:
+            click = None  # nothing to decide without the operation
+        entry = InboxEntry(self.kind, key, now, cleaned, RECEIVED, 0, None)
+        pending = self.store.writer.enqueue(Intent(tuple(statements), Lane.PEOPLE))
+        return PendingClick(pending, entry, click, seen, now, claim_id)
+
+    def _decision(
+        self, click: Click, seen: Operation, now: datetime, claim_id: str
+    ) -> tuple[Statement, ...]:
+        sqlite = self.store.sqlite
+        common = {
+            "chat_id": click.chat_id,
+            "message_id": click.message_id,
+            "event_id": click.event_id,
+        }
+        if click.action == ClickAction.CONFIRM:
+            params = claim_params(
+                operation_id=click.operation_id,
+                digest=click.digest,
+                operator=click.operator_open_id,
+                claim_id=claim_id,
+                now=now,
+                sqlite=sqlite,
+                **common,
+            )
+            return claim_statements(params, sqlite=sqlite, at=DECISION_AT, after=0)
+        if click.action == ClickAction.REJECT:
+            return reject_statements(
+                seen,
+                digest=click.digest,
+                operator=click.operator_open_id,
+                now=now,
+                sqlite=sqlite,
+                at=DECISION_AT,
+                after=0,
+                **common,
+            )
+        return ()  # an action the checks refuse: nothing to decide
+
+    def withdraw(self, pending: Pending) -> bool:
+        """Take a click's first write back if no batch has it yet (see GroupWriter.withdraw)."""
+        return self.store.writer is not None and self.store.writer.withdraw(pending)
+
+    async def outcome(self, queued: PendingClick) -> FirstWrite:
+        """What the committed write did (raises `Withdrawn` if it was taken back)."""
+        results = await queued.pending.future
+        inserted, stored = results[0], results[1]
+        if not inserted:
+            (row,) = stored
+            entry = InboxEntry(
+                kind=self.kind,
+                key=queued.entry.key,
+                received_at=stored_time(row["received_at"]),
+                payload=json.loads(row["payload"]),
+                status=row["status"],
+                tries=row["tries"],
+                answer=json.loads(row["answer"]) if row["answer"] is not None else None,
+            )
+            return FirstWrite(Received(entry, first=False), None)
+        received = Received(queued.entry, first=True)
+        click, seen = queued.click, queued.seen
+        if click is None or seen is None or len(results) <= DECISION_AT:
+            return FirstWrite(received, None)
+        decided_rows = results[DECISION_AT]
+        if not decided_rows:
+            return FirstWrite(received, None)  # someone else decided first, or it expired
+        op = await self.store.as_decided(seen, int(decided_rows[0]["version"]), click, queued.now)
+        if click.action == ClickAction.CONFIRM:
+            return FirstWrite(received, Claimed(op, queued.claim_id))
+        return FirstWrite(received, Decided(op))
