@@ -23,10 +23,18 @@ from ulid import ULID
 
 from store.canonical import canonical_json
 from store.claim_sql import claim_intent, claimed_as
+from store.click_sql import refusal_statements
 from store.conclusions import enqueue_closing
 from store.engine import SQLITE_IMMEDIATE
 from store.envelope import Audience, Envelope, Source, confirm_digest
-from store.groupcommit import ConditionNotMet, GroupWriter, Intent, Results, current_lane
+from store.groupcommit import (
+    ConditionNotMet,
+    GroupWriter,
+    Intent,
+    Results,
+    Statement,
+    current_lane,
+)
 from store.lifecycle import Event, IllegalTransition, State, next_state, sources_for
 from store.models import AuditRow, ClaimRow, ConfirmationRow, OperationRow
 from store.reasons import Reason
@@ -550,46 +558,26 @@ class Store:
     async def _refuse_as_found(self, click: Click, now: datetime) -> Refused:
         async with self.read() as conn:
             op = await self._load(conn, click.operation_id)
-        return await self._refuse(click, refusal_reason(op, click, now))
+        return await self._refuse(click, refusal_reason(op, click, now), op)
 
-    async def _refuse(self, click: Click, reason: Reason) -> Refused:
-        now = self.clock()
-        async with self.write() as conn:
-            op = await self._load(conn, click.operation_id)
-            await self._insert_confirmation(conn, click, now, reason)
-            await self._audit(
-                conn,
-                click.operation_id,
-                f"operator:{click.operator_open_id}",
-                "click_refused",
-                op.state if op else None,
-                op.state if op else None,
-                reason,
-                at=now,
-            )
+    async def _refuse(self, click: Click, reason: Reason, op: Operation | None = None) -> Refused:
+        await self.submit(Intent(self.refusal_statements(click, reason), current_lane()))
         return Refused(reason, op)
 
-    @staticmethod
-    async def _insert_confirmation(
-        conn: AsyncConnection, click: Click, now: datetime, reason: Reason | None
-    ) -> int:
-        result = await conn.execute(
-            insert(ConfirmationRow)
-            .values(
-                operation_id=click.operation_id,
-                at=now,
-                action=click.action[:32],
-                operator_open_id=click.operator_open_id,
-                digest=click.digest[:128],
-                chat_id=click.chat_id,
-                message_id=click.message_id,
-                event_id=click.event_id,
-                accepted=reason is None,
-                reason_code=reason.value if reason else None,
-            )
-            .returning(ConfirmationRow.id)
+    def refusal_statements(self, click: Click, reason: Reason) -> tuple[Statement, ...]:
+        """A refused click on record (its confirmation and audit rows), for an intent."""
+        return refusal_statements(
+            operation_id=click.operation_id,
+            action=click.action,
+            operator=click.operator_open_id,
+            digest=click.digest,
+            reason=reason.value,
+            now=self.clock(),
+            sqlite=self.sqlite,
+            chat_id=click.chat_id,
+            message_id=click.message_id,
+            event_id=click.event_id,
         )
-        return int(result.scalar_one())
 
     # -- proposer and system transitions ----------------------------------------------------
 

@@ -55,6 +55,26 @@ VALUES (:operation_id, :version, :action, :at, :ok)
 """
 
 
+REFUSAL_CONFIRMATION = """
+INSERT INTO confirmations (operation_id, at, action, operator_open_id, digest, chat_id,
+                           message_id, event_id, accepted, reason_code)
+VALUES (:operation_id, :at, :action, :operator, :digest, :chat_id, :message_id, :event_id,
+        :accepted, :reason)
+"""
+# the operation's state on both sides of the audit row (none for an unknown operation)
+SQLITE_REFUSAL_AUDIT = """
+INSERT INTO audit (operation_id, at, actor, event, from_state, to_state, reason_code)
+SELECT :operation_id, :at, :actor, 'click_refused', op.state, op.state, :reason
+  FROM (SELECT 1 AS one) AS refused LEFT JOIN operations AS op ON op.id = :operation_id
+"""
+PG_REFUSAL_AUDIT = """
+INSERT INTO audit (operation_id, at, actor, event, from_state, to_state, reason_code)
+SELECT :operation_id::text, :at::timestamptz, :actor::text, 'click_refused', op.state,
+       op.state, :reason::text
+  FROM (SELECT 1 AS one) AS refused LEFT JOIN operations AS op ON op.id = :operation_id::text
+"""
+
+
 def bound_time(moment: datetime, sqlite: bool) -> Any:
     return sqlite_time(moment) if sqlite else moment
 
@@ -102,9 +122,11 @@ def answered_intent(
     now: datetime,
     sqlite: bool,
     shown: ShownCard | None = None,
+    also: tuple[Statement, ...] = (),
     lane: Lane = Lane.BACKGROUND,
 ) -> Intent:
-    """Rows: `[{'id': n}]` first if this answer was stored (not one stored before)."""
+    """Rows: `[{'id': n}]` first if this answer was stored (not one stored before). `also`:
+    statements that belong to the same moment (a refusal found before the answer)."""
     at = bound_time(now, sqlite)
     statements = [
         Statement(
@@ -123,7 +145,51 @@ def answered_intent(
         statements.append(Statement(SQLITE_SHOWN if sqlite else PG_SHOWN, card))
         log = {**card, "action": CardAction.CALLBACK.value, "ok": 1 if sqlite else True}
         statements.append(Statement(SHOWN_LOG, log))
-    return Intent(tuple(statements), lane)
+    return Intent((*statements, *also), lane)
+
+
+def refusal_statements(
+    *,
+    operation_id: str,
+    action: str,
+    operator: str,
+    digest: str,
+    reason: str,
+    now: datetime,
+    sqlite: bool,
+    chat_id: str | None = None,
+    message_id: str | None = None,
+    event_id: str | None = None,
+) -> tuple[Statement, ...]:
+    """A refused click on record: its confirmation row (not accepted, with the reason) and
+    its audit row. Values are cut to their columns: a refused click may carry anything."""
+    at = bound_time(now, sqlite)
+    return (
+        Statement(
+            REFUSAL_CONFIRMATION,
+            {
+                "operation_id": operation_id[:64],
+                "at": at,
+                "action": action[:32],
+                "operator": operator[:128],
+                "digest": digest[:128],
+                "chat_id": chat_id[:128] if chat_id else chat_id,
+                "message_id": message_id[:128] if message_id else message_id,
+                "event_id": event_id[:128] if event_id else event_id,
+                "accepted": 0 if sqlite else False,
+                "reason": reason,
+            },
+        ),
+        Statement(
+            SQLITE_REFUSAL_AUDIT if sqlite else PG_REFUSAL_AUDIT,
+            {
+                "operation_id": operation_id[:64],
+                "at": at,
+                "actor": f"operator:{operator}"[:160],
+                "reason": reason,
+            },
+        ),
+    )
 
 
 def replayed(rows: list[Row]) -> Row:

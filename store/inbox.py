@@ -22,7 +22,7 @@ from sqlalchemy import func, select, update
 from store.authority import Store
 from store.canonical import canonical_json
 from store.click_sql import ShownCard, answered_intent, entry_intent, replayed, stored_time
-from store.groupcommit import current_lane
+from store.groupcommit import Statement, current_lane
 from store.models import InboxRow
 from store.vocabulary import InboxStatus
 
@@ -139,10 +139,16 @@ class Inbox:
             return await self._get(conn, kind, stored_key(key))
 
     async def answered(
-        self, kind: str, key: str, answer: dict[str, Any], shown: ShownCard | None = None
+        self,
+        kind: str,
+        key: str,
+        answer: dict[str, Any],
+        shown: ShownCard | None = None,
+        also: tuple[Statement, ...] = (),
     ) -> bool:
         """Store the answer once (False if another answer was stored first); `shown`: the
-        answer carried that card, now recorded as shown, in the same write."""
+        answer carried that card, now recorded as shown; `also`: what else belongs to this
+        moment (a refusal): all in one write."""
         (stored, *_) = await self.store.submit(
             answered_intent(
                 kind=kind,
@@ -151,6 +157,7 @@ class Inbox:
                 now=self.store.clock(),
                 sqlite=self.store.sqlite,
                 shown=shown,
+                also=also,
                 lane=current_lane(),
             )
         )

@@ -301,15 +301,15 @@ class CallbackConsumer:
         flight.give(result)  # answer first; the bookkeeping below can wait
         # a replay arriving before the answer is stored gets it from here
         self._first_answers[click.event_key].set_result(result)
-        if refusal is not None:  # a refusal: stored after the answer
-            await self.store.record_refusal(click.as_store_click(), refusal)
-        # The answer kept for replays and, if it carried the decision's card, that card as
-        # shown: one write (the decision made the card due only after a grace, so the card
-        # worker does not race this). A "processing" answer showed no card: due at once.
+        # The answer kept for replays with, in the same write, the refusal (if refused) or,
+        # if the answer carried the decision's card, that card as shown (the decision made
+        # the card due only after a grace, so the card worker does not race this). A
+        # "processing" answer showed no card: due at once.
+        refused = self.store.refusal_statements(click.as_store_click(), refusal) if refusal else ()
         shown = decided.operation if decided is not None else None
         carried = ShownCard(shown.id, shown.version) if shown and not late else None
         try:
-            await self.inbox.answered(INBOX_KIND, click.event_id, result, carried)
+            await self.inbox.answered(INBOX_KIND, click.event_id, result, carried, refused)
         finally:
             if shown is not None:
                 if late:

@@ -123,6 +123,7 @@ class WriterStats:
     batches: int = 0
     intents: int = 0
     largest_batch: int = 0
+    turns: int = 0  # SQLAlchemy transactions lent the database (`GroupWriter.turn`)
 
     def count(self, size: int) -> None:
         self.batches += 1
@@ -296,6 +297,13 @@ class GroupWriter(ABC):
         """One statement as an intent; its rows."""
         (rows,) = await self.submit(Intent((Statement(sql, params or {}, require_row),), lane))
         return rows
+
+    def _lend(self, pending: Pending) -> threading.Event:
+        """Hand `pending`'s turn over; the returned event is set when it is given back."""
+        self.stats.turns += 1
+        given_back = threading.Event()
+        lend(pending, given_back)
+        return given_back
 
     def _take(self) -> list[Pending]:
         with self._lock:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import re
-import threading
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
@@ -23,7 +22,6 @@ from store.groupcommit.contract import (
     Statement,
     Turn,
     intent_of,
-    lend,
     runs_of_intents,
 )
 
@@ -130,8 +128,7 @@ class PgGroupWriter(GroupWriter):
                 while batch := self._take():
                     for run in runs_of_intents(batch):
                         if isinstance(run[0].intent, Turn):
-                            given_back = threading.Event()
-                            lend(run[0], given_back)
+                            given_back = self._lend(run[0])
                             await asyncio.to_thread(given_back.wait)
                         else:
                             await self._commit(run)

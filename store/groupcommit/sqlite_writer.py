@@ -21,7 +21,6 @@ from store.groupcommit.contract import (
     Row,
     Turn,
     intent_of,
-    lend,
     runs_of_intents,
 )
 
@@ -139,8 +138,7 @@ class SqliteGroupWriter(GroupWriter):
                 for run in runs_of_intents(batch):
                     if isinstance(run[0].intent, Turn):
                         self._rollback(conn)  # nothing written yet in this transaction
-                        given_back = threading.Event()
-                        lend(run[0], given_back)
+                        given_back = self._lend(run[0])
                         given_back.wait()  # the borrower writes on its own connection meanwhile
                     else:
                         self._commit(conn, run)

@@ -171,7 +171,16 @@ async def test_refusals_are_recorded_with_their_reason_in_confirmations_and_audi
         "click_refused",
         "operator_not_allowed",
     )
+    assert audit[-1].from_state == audit[-1].to_state == State.AWAITING_CONFIRMATION
     assert await store.get(op.id) == op
+    # a click naming no operation we know is on record too, with no state either side
+    await store.record_refusal(confirm("no-such-op", "x", "ou_mallory"), Reason.OPERATION_UNKNOWN)
+    [unknown] = await store.audit("no-such-op")
+    assert (unknown.reason_code, unknown.from_state, unknown.to_state) == (
+        "operation_unknown",
+        None,
+        None,
+    )
 
 
 async def test_a_claimed_operation_cannot_be_cancelled_rejected_or_expired(store: Store) -> None:
