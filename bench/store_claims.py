@@ -4,7 +4,8 @@ For each backend and each number of concurrent claimers (1, 10, 50):
 
 * distinct: N operations are prepared in `awaiting_confirmation` (not timed), then C
   asyncio workers take the next operation from a shared queue and claim it with
-  `Store.confirm_and_claim`. Every operation is claimed exactly once (checked).
+  `Store.confirm_and_claim`, given the operation as read before (as the click consumer
+  does: it reads it for its checks). Every operation is claimed exactly once (checked).
 * same-op (C > 1 only): for each of R rounds one fresh operation is prepared, then C
   claimers click confirm on it at the same moment. Exactly one must win (asserted, both
   from the results and from the claim rows); the others get a refusal, which the store
@@ -195,7 +196,7 @@ ClaimOne = Callable[[Operation], Awaitable[None]]
 
 def store_claim(store: Store) -> ClaimOne:
     async def claim(op: Operation) -> None:
-        outcome = await store.confirm_and_claim(click_for(op))
+        outcome = await store.confirm_and_claim(click_for(op), seen=op)
         if not isinstance(outcome, Claimed):
             raise AssertionError(f"{op.id}: expected a claim, got {outcome!r}")
 
@@ -262,10 +263,12 @@ async def run_same_op(
         go = asyncio.Event()
         click = click_for(op)
 
-        async def claimer(click: Click = click, go: asyncio.Event = go) -> Claimed | Refused:
+        async def claimer(
+            click: Click = click, go: asyncio.Event = go, op: Operation = op
+        ) -> Claimed | Refused:
             await go.wait()
             started = time.perf_counter()
-            outcome = await store.confirm_and_claim(click)
+            outcome = await store.confirm_and_claim(click, seen=op)
             latencies.append((time.perf_counter() - started) * 1000)
             return outcome
 

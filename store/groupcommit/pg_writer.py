@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import contextlib
 import functools
 import re
+import threading
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
@@ -24,6 +27,10 @@ from store.groupcommit.contract import (
     intent_of,
     runs_of_intents,
 )
+
+# Batches commit on this many connections at once: PostgreSQL runs them in parallel, where
+# one connection would leave the server waiting on each round trip in turn.
+DEFAULT_CONNECTIONS = 4
 
 # Awaited with the batch size after the intents ran and before COMMIT (tests hold it).
 BeforeCommit = Callable[[int], Awaitable[None]]
@@ -75,7 +82,12 @@ async def run_intent(conn: asyncpg.Connection, intent: Intent) -> Results:
 
 
 class PgGroupWriter(GroupWriter):
-    """Serves the event loop it was started on."""
+    """One thread running its own event loop and one asyncpg connection.
+
+    Its own loop, because a batch is a chain of round trips: on the application's loop each
+    one would wait its turn behind every task the application has ready (50 clicks being
+    checked and rendered), and a batch would take that many times longer.
+    """
 
     def __init__(
         self,
@@ -84,14 +96,24 @@ class PgGroupWriter(GroupWriter):
         *,
         batch_limit: int = DEFAULT_BATCH_LIMIT,
         before_commit: BeforeCommit | None = None,
+        connections: int = DEFAULT_CONNECTIONS,
     ) -> None:
         super().__init__(batch_limit)
+        if connections < 1:
+            raise ValueError("connections must be at least 1")
         self._dsn = dsn
         self._schema = schema
         self._before_commit = before_commit
-        self._conn: asyncpg.Connection | None = None
-        self._work = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
+        self._conns: list[asyncpg.Connection] = []
+        self._connections = connections
+        self._work: asyncio.Event | None = None  # made on the writer's loop
+        # a turn is lent only while no other connection is inside a batch, and none starts
+        # one until it is given back
+        self._turns: asyncio.Condition | None = None
+        self._busy = 0  # connections inside a batch
+        self._lent = False
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
 
     @classmethod
     def for_url(
@@ -101,65 +123,153 @@ class PgGroupWriter(GroupWriter):
         *,
         batch_limit: int = DEFAULT_BATCH_LIMIT,
         before_commit: BeforeCommit | None = None,
+        connections: int = DEFAULT_CONNECTIONS,
     ) -> PgGroupWriter:
-        return cls(asyncpg_dsn(url), schema, batch_limit=batch_limit, before_commit=before_commit)
+        return cls(
+            asyncpg_dsn(url),
+            schema,
+            batch_limit=batch_limit,
+            before_commit=before_commit,
+            connections=connections,
+        )
 
     async def start(self) -> None:
-        self._conn = await self._connect()
-        self._task = asyncio.create_task(self._run(), name="countersign-group-commit")
+        ready: concurrent.futures.Future[None] = concurrent.futures.Future()
+        self._thread = threading.Thread(
+            target=lambda: asyncio.run(self._main(ready)),
+            name="countersign-group-commit",
+            daemon=True,  # what it had not committed was never acknowledged either
+        )
+        self._thread.start()
+        await asyncio.wrap_future(ready)  # a bad DSN raises here, to whoever starts it
 
     async def close(self) -> None:
         self._stop_accepting()
-        if self._task is not None:
-            await self._task
+        if self._thread is not None:
+            await asyncio.to_thread(self._thread.join)
 
     def _wake(self) -> None:
-        self._work.set()
+        loop, work = self._loop, self._work
+        if loop is not None and work is not None:
+            with contextlib.suppress(RuntimeError):  # its loop has ended: nothing to wake
+                loop.call_soon_threadsafe(work.set)
+
+    async def _main(self, ready: concurrent.futures.Future[None]) -> None:
+        try:
+            self._conns = [await self._connect() for _ in range(self._connections)]
+        except BaseException as error:
+            for conn in self._conns:
+                await conn.close()
+            ready.set_exception(error)
+            return
+        self._work = asyncio.Event()
+        self._turns = asyncio.Condition()
+        self._loop = asyncio.get_running_loop()
+        ready.set_result(None)
+        self._work.set()  # whatever was queued before the loop was known
+        await asyncio.gather(*(self._run(index) for index in range(self._connections)))
 
     async def _connect(self) -> asyncpg.Connection:
         settings = {"search_path": self._schema} if self._schema else None
         return await asyncpg.connect(self._dsn, server_settings=settings)
 
-    async def _run(self) -> None:
+    async def _run(self, index: int) -> None:
+        """One connection's loop: take whatever waits, commit it, again."""
+        assert self._work is not None
         try:
             while not self._drained:
                 await self._work.wait()
                 self._work.clear()
-                while batch := self._take():
-                    for run in runs_of_intents(batch):
-                        if isinstance(run[0].intent, Turn):
-                            given_back = self._lend(run[0])
-                            await asyncio.to_thread(given_back.wait)
-                        else:
-                            await self._commit(run)
+                while batch := await self._take_when_not_lent():
+                    self._work.set()  # more may be waiting: another connection takes it
+                    try:
+                        for run in runs_of_intents(batch):
+                            if isinstance(run[0].intent, Turn):
+                                await self._lend_alone(run[0])
+                            else:
+                                await self._commit(index, run)
+                    finally:
+                        await self._done_with_batch()
         finally:
-            if self._conn is not None:
-                await self._conn.close()
+            await self._conns[index].close()
 
-    async def _commit(self, batch: Sequence[Pending]) -> None:
-        outcomes: list[Results | BaseException] = []
+    async def _take_when_not_lent(self) -> list[Pending]:
+        assert self._turns is not None
+        async with self._turns:
+            await self._turns.wait_for(lambda: not self._lent)
+            batch = self._take()
+            self._busy += bool(batch)
+            return batch
+
+    async def _done_with_batch(self) -> None:
+        assert self._turns is not None
+        async with self._turns:
+            self._busy -= 1
+            self._turns.notify_all()
+
+    async def _lend_alone(self, pending: Pending) -> None:
+        """Lend the database once every other connection has finished its batch."""
+        assert self._turns is not None
+        async with self._turns:
+            self._lent = True
+            await self._turns.wait_for(lambda: self._busy == 1)  # only this one
         try:
-            if self._conn is None or self._conn.is_closed():
-                self._conn = await self._connect()  # the server dropped us: a fresh one
-            conn = self._conn
-            transaction = conn.transaction()
-            await transaction.start()
-            try:
-                for pending in batch:
-                    outcomes.append(await self._in_savepoint(conn, intent_of(pending)))
-                if self._before_commit is not None:
-                    await self._before_commit(len(batch))
-                await transaction.commit()
-            except BaseException:
-                if not conn.is_closed():
-                    await transaction.rollback()
-                raise
+            given_back = self._lend(pending)
+            await asyncio.to_thread(given_back.wait)
+        finally:
+            async with self._turns:
+                self._lent = False
+                self._turns.notify_all()
+
+    async def _commit(self, index: int, batch: Sequence[Pending]) -> None:
+        """One transaction for the batch. First optimistically: a savepoint costs two round
+        trips, so intents that cannot leave half their writes behind run without one. If a
+        statement fails (PostgreSQL then aborts the whole transaction) the batch is rolled
+        back and run again with a savepoint per intent, so the failure stays its own."""
+        try:
+            if self._conns[index].is_closed():
+                self._conns[index] = await self._connect()  # the server dropped it: a new one
+            conn = self._conns[index]
+            outcomes = await self._in_transaction(conn, batch, isolate=False)
+            if outcomes is None:
+                outcomes = await self._in_transaction(conn, batch, isolate=True)
+            assert outcomes is not None
         except (Exception, asyncio.CancelledError) as error:
             self._fail_all(batch, error)
             if isinstance(error, asyncio.CancelledError):
                 raise
             return
         self._committed(batch, outcomes)
+
+    async def _in_transaction(
+        self, conn: asyncpg.Connection, batch: Sequence[Pending], *, isolate: bool
+    ) -> list[Results | BaseException] | None:
+        """The batch's outcomes once committed; None if, not isolating, a statement failed
+        (the transaction was rolled back: nothing of the batch was written)."""
+        outcomes: list[Results | BaseException] = []
+        transaction = conn.transaction()
+        await transaction.start()
+        try:
+            for pending in batch:
+                intent = intent_of(pending)
+                if isolate or needs_savepoint(intent):
+                    outcomes.append(await self._in_savepoint(conn, intent))
+                    continue
+                try:
+                    outcomes.append(await run_intent(conn, intent))
+                except ConditionNotMet as unmet:  # its first statement: nothing was written
+                    outcomes.append(unmet)
+                except (asyncpg.PostgresError, KeyError):
+                    await transaction.rollback()
+                    return None
+            if self._before_commit is not None:
+                await self._before_commit(len(batch))
+            await transaction.commit()
+        except BaseException:
+            if not conn.is_closed():
+                await transaction.rollback()
+            raise
+        return outcomes
 
     @staticmethod
     async def _in_savepoint(conn: asyncpg.Connection, intent: Intent) -> Results | BaseException:
@@ -168,3 +278,9 @@ class PgGroupWriter(GroupWriter):
                 return await run_intent(conn, intent)
         except (asyncpg.PostgresError, ConditionNotMet, KeyError) as error:
             return error  # the intent's own failure, rolled back to its savepoint
+
+
+def needs_savepoint(intent: Intent) -> bool:
+    """Whether the intent can stop after it wrote something: a condition past its first
+    statement. (A failing statement is handled by running the batch again, isolated.)"""
+    return any(statement.require_row for statement in intent.statements[1:])

@@ -110,6 +110,7 @@ async def make_writer(backend: Backend, store: Store) -> AsyncIterator[WriterFac
         gate: CommitGate | None = None,
         batch_limit: int = 256,
         before_commit: Callable[[int], None] | None = None,
+        connections: int = 1,  # PostgreSQL: one, so a held batch makes the others queue
     ) -> GroupWriter:
         hook = before_commit or (gate.hold if gate else None)
         writer: GroupWriter
@@ -128,6 +129,7 @@ async def make_writer(backend: Backend, store: Store) -> AsyncIterator[WriterFac
                 backend.schema,
                 batch_limit=batch_limit,
                 before_commit=async_hook if hook else None,
+                connections=connections,
             )
         await writer.start()
         writers.append(writer)
@@ -420,12 +422,16 @@ async def test_sigkill_mid_stream_loses_no_acknowledged_claim_and_acks_nothing_u
     assert confirmations == len(stored)
 
 
+@pytest.mark.parametrize("connections", [1, 4])
 async def test_a_turn_has_the_database_alone_until_it_is_given_back(
-    store: Store, make_writer: WriterFactory
+    store: Store, make_writer: WriterFactory, connections: int
 ) -> None:
-    """A rare SQLAlchemy write takes a turn: intents queued meanwhile commit after it."""
+    """A rare SQLAlchemy write takes a turn: intents queued meanwhile commit after it (on
+    PostgreSQL with several connections too: none of them starts a batch meanwhile)."""
     order: list[str] = []
-    writer = await make_writer(before_commit=lambda _size: order.append("batch"))
+    writer = await make_writer(
+        before_commit=lambda _size: order.append("batch"), connections=connections
+    )
     async with writer.turn(Lane.BACKGROUND):
         waiting = asyncio.create_task(writer.submit(Intent((audit("after-turn"),))))
         await until_queued(writer, 1)
