@@ -79,6 +79,10 @@ async def window_loop(
                         wake_on, timeout = [stop], None
                     else:  # everything due is taken: sleep until more is
                         timeout = await _sleep_s(poll_s, next_due)
+                        if not running:
+                            log.debug(
+                                "%s idle: looking again in %.1f s unless woken", log.name, timeout
+                            )
                 except Exception:
                     log.exception("%s lease failed; retrying", log.name)
             for task in await _wait_any(wake_on, timeout, running):
