@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 import asyncpg  # type: ignore[import-untyped]
@@ -22,6 +22,7 @@ from store.groupcommit.pg_writer import asyncpg_dsn
 from store.lifecycle import Execution
 from store.records import Operation
 from tests.conftest import Backend
+from tests.e2e.conftest import eventually
 from tests.factories import offered
 
 WAIT_S = 20.0
@@ -131,17 +132,6 @@ async def test_due_work_is_announced_once_per_worker_at_commit_and_leases_are_no
     assert await heard.since_last() == ["executor"]  # equal notifications: sent once
 
 
-async def until(check: Callable[[], bool | Awaitable[bool]], what: str) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + WAIT_S
-    while True:
-        result = check()
-        if result if isinstance(result, bool) else await result:
-            return
-        assert loop.time() < deadline, f"{what}: not within {WAIT_S} s"
-        await asyncio.sleep(0.02)
-
-
 async def test_the_listener_kicks_the_worker_named_and_comes_back_after_termination(
     backend: Backend, store: Store
 ) -> None:
@@ -165,6 +155,9 @@ async def test_the_listener_kicks_the_worker_named_and_comes_back_after_terminat
         first_pid = listener.backend_pid
         assert first_pid is not None and listener.heard["executor"] == 1
 
+        async def reconnected() -> bool:
+            return listener.connects == 2 and listener.listening.is_set()
+
         for event in kicks.values():
             event.clear()
         async with store.read() as conn:
@@ -172,7 +165,7 @@ async def test_the_listener_kicks_the_worker_named_and_comes_back_after_terminat
                 text("SELECT pg_terminate_backend(:pid)"), {"pid": first_pid}
             )
             assert killed.scalar_one() is True
-        await until(lambda: listener.connects == 2 and listener.listening.is_set(), "reconnect")
+        await eventually(reconnected, WAIT_S)
         assert listener.backend_pid not in (None, first_pid)
         # what fell due meanwhile was announced to nobody: every worker looks once
         for worker in WORKERS:
@@ -199,11 +192,11 @@ async def test_a_listener_that_cannot_connect_keeps_trying_and_stops_when_told(
     stop = asyncio.Event()
     running = asyncio.create_task(listener.run(stop))
 
-    def tried_twice() -> bool:
+    async def tried_twice() -> bool:
         return sum("cannot connect" in r.getMessage() for r in caplog.records) >= 2
 
     try:
-        await until(tried_twice, "two failed connects")
+        await eventually(tried_twice, WAIT_S)
         assert listener.state == "starting" and listener.connects == 0
     finally:
         stop.set()

@@ -15,6 +15,7 @@ import pytest
 from store.authority import Claimed, Click, Store
 from store.execution import ExecutionLedger
 from store.records import Operation
+from tests.e2e.conftest import eventually
 from tests.factories import ORDER_PAYLOAD, offered
 from workers.domains.execution import Hold, Observed, Refusal
 from workers.domains.finance.runner import FinanceRunner
@@ -83,14 +84,6 @@ async def claimed(store: Store) -> Operation:
     return result.operation
 
 
-async def until(check: Callable[[], Awaitable[bool]], deadline_s: float = 20) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + deadline_s
-    while not await check():
-        assert loop.time() < deadline, f"not within {deadline_s} s"
-        await asyncio.sleep(0.02)
-
-
 def filled(ledger: ExecutionLedger, *ops: Operation) -> Callable[[], Awaitable[bool]]:
     async def check() -> bool:
         for op in ops:
@@ -122,8 +115,8 @@ async def test_a_held_pass_keeps_its_slot_while_the_rest_flow_through_the_window
     try:
         await asyncio.wait_for(runner.waiting.wait(), 20)
         # a batch-at-a-time executor would wait here for the slow pass to finish
-        await until(filled(ledger, *fast))
-        await until(filled(ledger, broken))  # rescheduled, then looked at when due again
+        await eventually(filled(ledger, *fast), 20)
+        await eventually(filled(ledger, broken), 20)  # rescheduled, then looked at when due again
         assert await ledger.outcomes(slow.id) == []
         assert runner.widest == WIDTH and worker.passes == 1 + 2 + FAST
         failed = [r for r in caplog.records if "execution of" in r.getMessage()]
