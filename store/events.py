@@ -64,6 +64,7 @@ class DueListener:
             self._settings["search_path"] = schema
         self.wake = dict(wake)
         self.check_s = check_s
+        self.max_retry_s = max_retry_s
         self._backoff = wait_exponential(multiplier=first_retry_s, max=max_retry_s)
         self.state = "starting"  # starting -> listening <-> reconnecting -> closed
         self.schema: str | None = None  # as the database resolves it (current_schema())
@@ -90,10 +91,14 @@ class DueListener:
                 conn = await self._connect(stop)
                 if conn is None:
                     break
+                broken = False
                 try:
                     await self._listen(conn, stop)
                 except LOST as error:
                     log.warning("due listener lost its connection (%s)", type(error).__name__)
+                except Exception:  # never die quietly: workers would only poll from now on
+                    log.exception("due listener failed; reconnecting in %.0f s", self.max_retry_s)
+                    broken = True
                 finally:
                     self.listening.clear()
                     self.backend_pid = None
@@ -101,6 +106,8 @@ class DueListener:
                         await conn.close(timeout=CONNECT_TIMEOUT_S)
                 if not stop.is_set():
                     self.state = "reconnecting"
+                if broken:
+                    await _pause(stop, self.max_retry_s)  # a bug must not spin
         finally:
             self.state = "closed"
             self.listening.clear()
@@ -108,9 +115,8 @@ class DueListener:
     async def _connect(self, stop: asyncio.Event) -> asyncpg.Connection | None:
         """A connection, retried with backoff until one opens or `stop` is set (None)."""
 
-        async def pause(seconds: float) -> None:  # backoff that `stop` cuts short
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), seconds)
+        async def pause(seconds: float) -> None:
+            await _pause(stop, seconds)
 
         def failed(retry: RetryCallState) -> None:
             error = retry.outcome.exception() if retry.outcome else None
@@ -170,6 +176,12 @@ class DueListener:
     def _wake_all(self) -> None:
         for kick in self.wake.values():
             kick()
+
+
+async def _pause(stop: asyncio.Event, seconds: float) -> None:
+    """Sleep `seconds`, or less if `stop` is set meanwhile."""
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(stop.wait(), seconds)
 
 
 async def _first(*events: asyncio.Event) -> None:
