@@ -78,7 +78,7 @@ class Workforce:
     deliveries: DeliveryWorker
     venue: SimVenue | None
     # PostgreSQL only: notifications from other replicas wake these workers
-    events: DueListener | None = None
+    due_listener: DueListener | None = None
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
 
     def capability_readers(self) -> dict[str, Callable[[], Awaitable[Any]]]:
@@ -182,7 +182,7 @@ async def build_workforce(
     )
     force = Workforce(cards, executor, deliveries, venue)
     if not is_sqlite(settings.store.url):
-        force.events = DueListener(
+        force.due_listener = DueListener(
             settings.store.url,
             {"executor": executor.kick, "cards": force.kick_cards, "deliveries": deliveries.kick},
             schema=settings.store.schema_name,
@@ -192,8 +192,8 @@ async def build_workforce(
 
 def start_workforce(force: Workforce, config: Config, store: Store, stop: asyncio.Event) -> None:
     settings = config.settings
-    if force.events is not None:
-        force.tasks.append(asyncio.create_task(force.events.run(stop), name="due-listener"))
+    if force.due_listener is not None:
+        force.tasks.append(asyncio.create_task(force.due_listener.run(stop), name="due-listener"))
     if force.cards is not None:
         force.tasks.append(asyncio.create_task(force.cards.run(stop), name="card-worker"))
 
