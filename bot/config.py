@@ -148,8 +148,9 @@ class OperationSettings(Section):
 class ExecutionSettings(Section):
     # concurrent operations the executor works on at once (per process)
     concurrency: int = Field(default=4, ge=1, le=64)
-    # how often the executor looks for due work when nothing woke it
-    poll_s: float = Field(default=1.0, gt=0, le=60)
+    # the safety-net look of the executor and result deliveries when nothing woke them (a
+    # claim, an outcome, a row's own due time and, on PostgreSQL, another replica's notice do)
+    poll_s: float = Field(default=5.0, gt=0, le=3600)
     # a submission not answered within this many seconds is `unknown` and reconciled
     submit_timeout_s: float = Field(default=10.0, gt=0, le=120)
     # a client id the venue still does not know this long after dispatch was never received

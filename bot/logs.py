@@ -1,5 +1,6 @@
 """Logging: text or JSON lines (COUNTERSIGN_LOG_FORMAT=json), each record carrying the
-operation it is about, and every configured secret value scrubbed before it is written."""
+operation it is about, and every configured secret value scrubbed before it is written.
+COUNTERSIGN_LOG_LEVEL=debug shows countersign's own debug lines (a worker going idle)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from datetime import UTC, datetime
 from store.logcontext import OPERATION
 
 FORMAT_ENV = "COUNTERSIGN_LOG_FORMAT"
+LEVEL_ENV = "COUNTERSIGN_LOG_LEVEL"  # of countersign's own loggers; libraries stay at INFO
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
 REDACTED = "[redacted]"
 MIN_SECRET_LEN = 6  # shorter values would scrub ordinary words
@@ -76,6 +78,10 @@ def configure(fmt: str | None = None) -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(logging.INFO)
+    level = (os.environ.get(LEVEL_ENV) or "INFO").upper()
+    if level not in logging.getLevelNamesMapping():
+        raise ValueError(f"{LEVEL_ENV}={level!r}: use DEBUG, INFO, WARNING or ERROR")
+    logging.getLogger("countersign").setLevel(level)
     # httpx logs every Lark request at INFO (with its URL); our own lines say what matters
     logging.getLogger("httpx").setLevel(logging.WARNING)
 

@@ -150,7 +150,7 @@ async def serve(
             exit_after_s=lark.exit_after_s,
             on_fatal=fatal,
         )
-    health = Health(config, store, callbacks, text, ws, force.executor)
+    health = Health(config, store, callbacks, text, ws, force.executor, force.due_listener)
     app = create_app(
         config,
         store,

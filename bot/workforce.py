@@ -1,5 +1,6 @@
 """The background workers of a bot process, wired from the config: the card worker, the
-executor/reconciler, expiry, and the simulated venue's matching clock.
+executor/reconciler, expiry, the simulated venue's matching clock and, on PostgreSQL, the
+listener that lets other replicas wake them (`store.events`).
 
 `serve` runs them next to the ingress; `countersign worker` runs them alone.
 """
@@ -19,6 +20,8 @@ from typing import Any
 from bot.config import Config, zone
 from bot.lark.api import LarkApi, retrying
 from store.authority import Store
+from store.engine import is_sqlite
+from store.events import DueListener
 from store.execution import ExecutionLedger
 from store.timeutil import Clock
 from workers.cards import CardWorker
@@ -74,6 +77,8 @@ class Workforce:
     executor: ExecutionWorker
     deliveries: DeliveryWorker
     venue: SimVenue | None
+    # PostgreSQL only: notifications from other replicas wake these workers
+    due_listener: DueListener | None = None
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
 
     def capability_readers(self) -> dict[str, Callable[[], Awaitable[Any]]]:
@@ -175,11 +180,20 @@ async def build_workforce(
         track_max_s=execution.track_max_s,
         on_outcome=on_outcome,
     )
-    return Workforce(cards, executor, deliveries, venue)
+    force = Workforce(cards, executor, deliveries, venue)
+    if not is_sqlite(settings.store.url):
+        force.due_listener = DueListener(
+            settings.store.url,
+            {"executor": executor.kick, "cards": force.kick_cards, "deliveries": deliveries.kick},
+            schema=settings.store.schema_name,
+        )
+    return force
 
 
 def start_workforce(force: Workforce, config: Config, store: Store, stop: asyncio.Event) -> None:
     settings = config.settings
+    if force.due_listener is not None:
+        force.tasks.append(asyncio.create_task(force.due_listener.run(stop), name="due-listener"))
     if force.cards is not None:
         force.tasks.append(asyncio.create_task(force.cards.run(stop), name="card-worker"))
 

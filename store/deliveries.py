@@ -16,7 +16,7 @@ from sqlalchemy import func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from store.authority import Store
-from store.leases import lease_rows
+from store.leases import lease_rows, next_due
 from store.models import DeliveryAttemptRow, DeliveryRow
 from store.vocabulary import DeliveryState
 
@@ -84,6 +84,10 @@ class DeliveryLedger:
     async def lease_due(self, limit: int = 20, lease_s: float = 60) -> list[Delivery]:
         rows = await lease_rows(self.store, DeliveryRow, DeliveryRow.due_at, limit, lease_s)
         return [Delivery.from_row(row) for row in rows]
+
+    async def next_due(self) -> datetime | None:
+        """When the next delivery falls due (a retry's backoff, a lease running out)."""
+        return await next_due(self.store, DeliveryRow.due_at)
 
     async def delivered(self, delivery_id: str, result: str, code: int | None = None) -> None:
         now = self.store.clock()

@@ -22,7 +22,7 @@ from ulid import ULID
 from store.authority import Store
 from store.canonical import canonical_json
 from store.conclusions import enqueue_conclusions, outcome_digest
-from store.leases import lease_due
+from store.leases import lease_due, next_due
 from store.lifecycle import (
     EXECUTION_TRANSITIONS,
     Event,
@@ -145,6 +145,10 @@ class ExecutionLedger:
     async def lease_due(self, limit: int, lease_s: float = EXEC_LEASE_S) -> list[Operation]:
         """Operations whose executor or reconciler is due, leased to this caller."""
         return await lease_due(self.store, OperationRow.exec_due_at, limit, lease_s)
+
+    async def next_due(self) -> datetime | None:
+        """When the executor or reconciler is next due (a backoff, a lease running out)."""
+        return await next_due(self.store, OperationRow.exec_due_at)
 
     async def schedule(self, operation_id: str, in_s: float | None, *, tried: bool = False) -> None:
         """Due again in `in_s` seconds (None: nothing left to do); `tried` counts a fruitless look."""

@@ -36,7 +36,7 @@ from store.execution import ExecutionLedger
 from store.logcontext import about
 from store.projection import operation_view
 from store.timeutil import iso_utc
-from workers.loop import drain_loop
+from workers.loop import drain_loop, seconds_until
 from workers.pinned import Resolve, pinned_session, system_resolve
 from workers.targets import Address, BadUrl, Network, parse_callback_url, refusal
 from workers.webhook_signature import signed_headers
@@ -103,12 +103,15 @@ class DeliveryWorker:
         self._kick.set()
 
     async def run(self, stop: asyncio.Event) -> None:
-        await drain_loop(self.drain, self._kick, stop, self.poll_s, log)
+        await drain_loop(self.drain, self._kick, stop, self.poll_s, log, self._next_due_in)
 
     async def drain(self) -> int:
         due = await self.ledger.lease_due(lease_s=self.lease_s)
         await asyncio.gather(*(self.deliver(delivery) for delivery in due))
         return len(due)
+
+    async def _next_due_in(self) -> float | None:
+        return seconds_until(self.store.clock, await self.ledger.next_due())
 
     def _retry_in(self, delivery: Delivery) -> float | None:
         attempt = delivery.attempts + 1  # the one that just failed

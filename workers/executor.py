@@ -41,7 +41,7 @@ from workers.domains.execution import (
     Unresolvable,
     client_id_for,
 )
-from workers.loop import drain_loop
+from workers.loop import seconds_until, window_loop
 
 log = logging.getLogger("countersign.executor")
 
@@ -82,15 +82,34 @@ class ExecutionWorker:
         self.outcomes: Counter[str] = Counter()  # by status, for /metrics
 
     def kick(self) -> None:
+        """Something is due now (a claim, a venue change, a notification from a replica)."""
         self._kick.set()
 
     async def run(self, stop: asyncio.Event) -> None:
-        await drain_loop(self.drain, self._kick, stop, self.poll_s, log)
+        """Up to `concurrency` passes in flight; each one that finishes makes room for the next
+        lease, so one slow venue call never holds back the operations behind it."""
+        await window_loop(
+            self._lease,
+            self.advance,
+            width=self.concurrency,
+            kicked=self._kick,
+            stop=stop,
+            poll_s=self.poll_s,
+            log=log,
+            next_due=self._next_due_in,
+        )
 
     async def drain(self) -> int:
-        due = await self.ledger.lease_due(self.concurrency, self.lease_s)
+        """One batch leased and run to its end (tests step the worker with it)."""
+        due = await self._lease(self.concurrency)
         await asyncio.gather(*(self.advance(op) for op in due))
         return len(due)
+
+    async def _lease(self, limit: int) -> list[Operation]:
+        return await self.ledger.lease_due(limit, self.lease_s)
+
+    async def _next_due_in(self) -> float | None:
+        return seconds_until(self.store.clock, await self.ledger.next_due())
 
     async def advance(self, op: Operation) -> None:
         """One pass over a leased operation; any failure leaves it due again with backoff."""

@@ -40,6 +40,10 @@ class Executor(Protocol):
     failures: int
 
 
+class Listener(Protocol):
+    def status(self) -> dict[str, Any]: ...
+
+
 @dataclass
 class Health:
     config: Config
@@ -48,6 +52,7 @@ class Health:
     text: Consumer | None
     ws: Transport | None = None
     executor: Executor | None = None
+    due_listener: Listener | None = None  # PostgreSQL: other replicas' wake-ups
 
     def __post_init__(self) -> None:
         self.started_at = utc_now()
@@ -72,6 +77,10 @@ class Health:
                 "outbox": outbox,
                 "executor": await self._executor() if readable else unknown,
                 "deliveries": await self._deliveries() if readable else unknown,
+                # not part of readiness: a worker that misses a wake-up still polls
+                "due_listener": (
+                    self.due_listener.status() if self.due_listener else {"state": "off"}
+                ),
             },
             "config_revision": self.config_revision,
             "checked_at": iso_utc(utc_now()),

@@ -98,6 +98,21 @@ async def metrics_text(health: Health) -> bytes:
         for status, count in sorted(executor.outcomes.items()):
             executions.add_metric([status], count)
         families.append(executions)
+    listener = report["due_listener"]
+    if listener["state"] != "off":
+        heard = CounterMetricFamily(
+            f"{PREFIX}_due_notifications",
+            "Wake-ups heard from PostgreSQL notifications of due work (any replica's), by worker",
+            labels=["worker"],
+        )
+        for worker, count in listener["heard"].items():
+            heard.add_metric([worker], count)
+        connects = CounterMetricFamily(
+            f"{PREFIX}_due_listener_connects",
+            "Connections the due-work listener opened (more than one: it reconnected)",
+            value=listener["connects"],
+        )
+        families += [heard, connects]
     gauges: list[tuple[str, str, Any]] = [
         (
             "unknowns_outstanding",

@@ -7,8 +7,11 @@ import asyncio
 import json
 import signal
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from store.authority import Claimed, Click, Store
 from store.deliveries import DeliveryLedger
@@ -16,6 +19,7 @@ from store.envelope import CallbackRoute, Source
 from store.execution import ExecutionLedger
 from store.lifecycle import Execution
 from tests.conftest import Backend
+from tests.e2e.conftest import eventually
 from tests.factories import offered
 from tests.test_cli import ENV, ROOT, cli
 from workers.domains.execution import client_id_for
@@ -24,7 +28,7 @@ from workers.domains.finance.venue import SimVenue
 READY = "countersign worker running"
 
 
-def worker_config(path: Path, backend: Backend, venue: Path) -> Path:
+def worker_config(path: Path, backend: Backend, venue: Path, *, poll_s: float = 0.2) -> Path:
     schema = f'schema = "{backend.schema}"\n' if backend.schema else ""
     path.write_text(
         f"""
@@ -48,17 +52,45 @@ venue_path = "{venue}"
 accounts = [{{ name = "sim-main", venue = "sim", budget = "100000" }}]
 
 [execution]
-poll_s = 0.2
+poll_s = {poll_s}
 venue_tick_s = 0.2
 """
     )
     return path
 
 
-async def run_worker_until(
-    config: Path, env: dict[str, str], done: Callable[[], Awaitable[bool]]
-) -> list[str]:
-    """Start `countersign worker`, wait for `done()`, SIGTERM it (exit 0); its output."""
+@dataclass
+class WorkerProcess:
+    """A running `countersign worker` and the lines it wrote so far (JSON ones parsed)."""
+
+    process: asyncio.subprocess.Process
+    output: list[str] = field(default_factory=list)
+    records: list[dict[str, Any]] = field(default_factory=list)
+
+    def said(self, logger: str, words: str, operation_id: str | None = None) -> bool:
+        return any(
+            r.get("logger") == logger
+            and words in str(r.get("message"))
+            and (operation_id is None or r.get("operation_id") == operation_id)
+            for r in self.records
+        )
+
+    async def until(self, done: Callable[[], Awaitable[bool]], deadline_s: float = 30) -> None:
+        """Wait for `done()` while the process runs; its last lines if it never holds."""
+
+        async def running_and_done() -> bool:
+            assert self.process.returncode is None, "\n".join(self.output[-30:])
+            return await done()
+
+        try:
+            await eventually(running_and_done, deadline_s)
+        except AssertionError as error:
+            raise AssertionError(f"{error}\n" + "\n".join(self.output[-30:])) from None
+
+
+@asynccontextmanager
+async def worker_process(config: Path, env: dict[str, str]) -> AsyncIterator[WorkerProcess]:
+    """`countersign worker` running; stopped with SIGTERM (exit 0) when the block ends."""
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -71,30 +103,35 @@ async def run_worker_until(
         cwd=ROOT,
         env={**ENV, "WORKER_TEST_TOKEN": "worker-test-token-123456", **env},
     )
-    assert process.stdout is not None
-    output: list[str] = []
+    worker = WorkerProcess(process)
 
     async def read() -> None:
         assert process.stdout is not None
         async for raw in process.stdout:
-            output.append(raw.decode(errors="replace").rstrip())
+            line = raw.decode(errors="replace").rstrip()
+            worker.output.append(line)
+            if line.startswith("{"):
+                worker.records.append(json.loads(line))
 
     reader = asyncio.create_task(read())
     try:
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + 30
-        while not await done():
-            assert process.returncode is None, "\n".join(output)
-            assert loop.time() < deadline, "\n".join(output[-30:])
-            await asyncio.sleep(0.1)
+        yield worker
         process.send_signal(signal.SIGTERM)
-        assert await asyncio.wait_for(process.wait(), 20) == 0, "\n".join(output[-30:])
+        assert await asyncio.wait_for(process.wait(), 20) == 0, "\n".join(worker.output[-30:])
     finally:
         if process.returncode is None:
             process.kill()
             await process.wait()
         await reader
-    return output
+
+
+async def run_worker_until(
+    config: Path, env: dict[str, str], done: Callable[[], Awaitable[bool]]
+) -> list[str]:
+    """Start `countersign worker`, wait for `done()`, SIGTERM it (exit 0); its output."""
+    async with worker_process(config, env) as worker:
+        await worker.until(done)
+    return worker.output
 
 
 async def claimed(store: Store) -> str:

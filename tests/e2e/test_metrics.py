@@ -74,3 +74,6 @@ async def test_metrics_move_with_clicks_executions_and_texts(make_stack: StackFa
     assert value(after, "countersign_callback_ack_seconds_sum") > 0
     assert moved("countersign_executions_total", outcome="filled")
     assert value(after, "countersign_text_events_total", outcome="received") >= 1
+    # PostgreSQL: the listener other replicas wake this one through (SQLite has none)
+    on_postgresql = stack.store.engine.dialect.name == "postgresql"
+    assert value(after, "countersign_due_listener_connects_total") == int(on_postgresql)
