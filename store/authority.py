@@ -202,6 +202,7 @@ class Store:
         # The process's one group-commit writer (store/groupcommit): hot paths submit intents
         # to it; on SQLite every other write takes a turn from it, so one writes at a time.
         self.writer = writer
+        self.writes = 0  # write() transactions begun, for tests that count a pass's writes
 
     async def close(self) -> None:
         if self.writer is not None:
@@ -219,6 +220,7 @@ class Store:
     @asynccontextmanager
     async def write(self) -> AsyncIterator[AsyncConnection]:
         """A write transaction written with SQLAlchemy (rare paths)."""
+        self.writes += 1
         lent = self.writer.turn() if self.sqlite and self.writer is not None else nullcontext()
         async with lent:
             async with self.engine.connect() as conn:

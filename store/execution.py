@@ -1,21 +1,35 @@
 """After the claim: the attempt, the reservation and the outcomes of an operation.
 
-The database decides every race here too: one attempt per operation (unique), one client id
-per attempt (unique), reservations serialized per account by a compare-and-set on the
-account's version (FOR UPDATE would be dropped on SQLite), outcomes append-only.
+An executor pass writes at most four times, each write one transaction named for what it
+means (`workers.executor` walks them):
+
+    begin_preflight    queued -> preflight
+    reserve_and_mark   the reservation (if the domain holds exposure) + reserved; or, when the
+                       budget refuses, the refusal recorded as `record_observation` does
+    begin_dispatch     the attempt with its client id + dispatching + dispatched_at, durable
+                       before the request leaves
+    record_observation the outcome, its conclusions, the reservation settled, the attempt
+                       answered, the card due, the execution state and the next look
+
+A reconcile or track pass ends in one `record_observation` (or one `schedule` when nothing
+changed). The database decides every race here too: each write moves the execution state
+by a conditional UPDATE from a state `store.lifecycle.EXECUTION_TRANSITIONS` allows; one
+attempt per operation (unique), one client id per attempt (unique); reservations
+serialized per account by a compare-and-set on the account's version (FOR UPDATE would be
+dropped on SQLite); outcomes append-only.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
 from sqlalchemy import and_, insert, or_, select, update
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 from ulid import ULID
 
@@ -24,7 +38,6 @@ from store.canonical import canonical_json
 from store.conclusions import enqueue_conclusions, outcome_digest
 from store.leases import lease_due, next_due
 from store.lifecycle import (
-    EXECUTION_TRANSITIONS,
     Event,
     Execution,
     IllegalExecutionStep,
@@ -35,25 +48,33 @@ from store.lifecycle import (
 from store.models import AccountRow, AttemptRow, AuditRow, OperationRow, OutcomeRow, ReservationRow
 from store.once import insert_once
 from store.records import Operation
-from store.vocabulary import AttemptState, ReservationState, Stage
+from store.vocabulary import ReservationState, Stage
 
 RESERVE_RETRIES = 20
 EXEC_LEASE_S = 60
+ACTOR = "system:executor"
 
 
 @dataclass(frozen=True)
 class Attempt:
+    """The one submission; where it stands is the operation's execution state."""
+
     id: str
     operation_id: str
     client_id: str
-    state: str
     last_error: str | None
     dispatched_at: datetime | None = None
+    resolved_at: datetime | None = None
 
     @classmethod
     def from_row(cls, row: Any) -> Attempt:
         return cls(
-            row.id, row.operation_id, row.client_id, row.state, row.last_error, row.dispatched_at
+            row.id,
+            row.operation_id,
+            row.client_id,
+            row.last_error,
+            row.dispatched_at,
+            row.resolved_at,
         )
 
 
@@ -76,6 +97,38 @@ class Outcome:
             row.outcome_digest,
             row.reconciles_digest,
         )
+
+
+@dataclass(frozen=True)
+class Observation:
+    """What a pass learned and everything that follows from it, written by one
+    `record_observation`. `status` and `concludes` are the domain's say."""
+
+    stage: Stage
+    status: str
+    execution: Execution
+    detail: Mapping[str, Any] = field(default_factory=dict)
+    concludes: bool = True
+    reconciles: str | None = None  # the digest of the outcome this one reconciles
+    # the active reservation becomes CONVERTED (the venue holds the exposure now) or
+    # RELEASED (nothing came of it); None keeps it held (an unknown: people or a lookup decide)
+    settles: ReservationState | None = None
+    look_again_in_s: float | None = None  # None: nothing left to look at
+    # the venue's answer to the attempt (or why there is none): stamps resolved_at and
+    # last_error on it; progress of a working order does not answer it again
+    answers_attempt: bool = False
+    attempt_error: str | None = None
+
+
+@dataclass(frozen=True)
+class Exposure:
+    """What an operation would add to an account, against the account's budget."""
+
+    account: str
+    amount: Decimal
+    budget: Decimal
+    observed: Decimal  # positions and open orders from a fresh observation
+    observed_at: datetime | None = None  # when that observation was taken
 
 
 @dataclass(frozen=True)
@@ -109,34 +162,164 @@ class ExecutionLedger:
     def __init__(self, store: Store) -> None:
         self.store = store
 
-    # -- execution state ----------------------------------------------------------------------
+    # -- the four writes of a pass ----------------------------------------------------------
 
-    async def step(
-        self, operation_id: str, target: Execution, actor: str = "system:executor"
-    ) -> None:
+    async def begin_preflight(self, operation_id: str) -> None:
+        """queued -> preflight: the checks against a fresh observation begin."""
+        async with self.store.write() as conn:
+            await self._step(conn, operation_id, Execution.PREFLIGHT)
+
+    async def reserve_and_mark(
+        self,
+        operation_id: str,
+        exposure: Exposure | None,
+        *,
+        refused: Callable[[ReservationRefused], Observation],
+    ) -> Reserved | ReservationRefused | None:
+        """preflight -> reserved, holding `exposure` (if any) against its account's budget,
+        in one write. When the budget refuses, that same write records `refused(...)` (an
+        observation, see `record_observation`) instead, and the refusal is returned.
+
+        Held: every active reservation, and every one converted into a venue order at or
+        after the observation was taken: that observation may predate the order, so the
+        order's exposure still counts here. Counting it twice (when the observation did
+        include it) only ever refuses more, never exceeds the budget.
+        """
+        for _ in range(RESERVE_RETRIES):
+            try:
+                async with self.store.write() as conn:
+                    held = None
+                    if exposure is not None:
+                        held = await self._hold(conn, operation_id, exposure)
+                        if isinstance(held, ReservationRefused):
+                            await self._observe(conn, operation_id, refused(held))
+                            return held
+                    await self._step(conn, operation_id, Execution.RESERVED)
+                    return held
+            except _Raced:
+                continue
+        raise RuntimeError(f"could not reserve for {operation_id}: too much contention")
+
+    async def begin_dispatch(self, operation_id: str, client_id: str) -> Attempt:
+        """reserved -> dispatching with the attempt, its client id and dispatched_at, in one
+        write that must commit before the request leaves. An attempt already recorded (by an
+        older release) keeps its client id: a restart never mints a second one."""
+        now = self.store.clock()
+        async with self.store.write() as conn:
+            await self._step(conn, operation_id, Execution.DISPATCHING)
+            row = (
+                await conn.execute(
+                    _upsert(conn)
+                    .values(
+                        id=str(ULID.from_datetime(now)),
+                        operation_id=operation_id,
+                        client_id=client_id,
+                        recorded_at=now,
+                        dispatched_at=now,
+                    )
+                    .on_conflict_do_update(
+                        index_elements=[AttemptRow.operation_id], set_={"dispatched_at": now}
+                    )
+                    .returning(*AttemptRow.__table__.columns)
+                )
+            ).one()
+        return Attempt.from_row(row)
+
+    async def record_observation(self, operation_id: str, seen: Observation) -> Outcome:
+        """One write: the outcome appended (the envelope shows outcome_observed), the
+        proposer's conclusions queued if it concludes its stage, the reservation settled,
+        the attempt answered, the card due, the execution state moved and the next look
+        scheduled."""
+        async with self.store.write() as conn:
+            return await self._observe(conn, operation_id, seen)
+
+    # -- inside those writes ----------------------------------------------------------------
+
+    async def _step(self, conn: AsyncConnection, operation_id: str, target: Execution) -> None:
         """Move the execution state to `target`, from a state the table allows."""
         sources = [state.value for state in execution_sources(target)]
-        async with self.store.write() as conn:
-            result = await conn.execute(
-                update(OperationRow)
-                .where(OperationRow.id == operation_id, OperationRow.execution_state.in_(sources))
-                .values(execution_state=target.value, updated_at=self.store.clock())
-            )
-            if result.rowcount != 1:
-                current = (
-                    await conn.execute(
-                        select(OperationRow.execution_state).where(OperationRow.id == operation_id)
-                    )
-                ).scalar_one_or_none()
-                raise IllegalExecutionStep(Execution(current or Execution.QUEUED), target)
-            await self._audit(conn, operation_id, actor, f"execution:{target.value}")
+        result = await conn.execute(
+            update(OperationRow)
+            .where(OperationRow.id == operation_id, OperationRow.execution_state.in_(sources))
+            .values(execution_state=target.value, updated_at=self.store.clock())
+        )
+        if result.rowcount != 1:
+            raise IllegalExecutionStep(await _execution_of(conn, operation_id), target)
+        await self._audit(conn, operation_id, f"execution:{target.value}")
 
-    async def _audit(
-        self, conn: AsyncConnection, operation_id: str, actor: str, event: str
-    ) -> None:
+    async def _observe(
+        self, conn: AsyncConnection, operation_id: str, seen: Observation
+    ) -> Outcome:
+        stage = Stage(seen.stage)
+        detail = dict(seen.detail)
+        digest = outcome_digest(operation_id, stage, seen.status, detail, seen.reconciles)
+        now = self.store.clock()
+        current = (
+            await conn.execute(
+                select(
+                    OperationRow.state, OperationRow.execution_state, OperationRow.source_routes
+                ).where(OperationRow.id == operation_id)
+            )
+        ).one()
+        state = next_state(State(current.state), Event.OUTCOME)
+        execution = Execution(current.execution_state or Execution.QUEUED)
+        if execution not in execution_sources(seen.execution):
+            raise IllegalExecutionStep(execution, seen.execution)
+        moved = await conn.execute(
+            update(OperationRow)
+            .where(
+                OperationRow.id == operation_id,
+                OperationRow.state == current.state,
+                OperationRow.execution_state == current.execution_state,
+            )
+            .values(
+                state=state.value,
+                execution_state=seen.execution.value,
+                version=OperationRow.version + 1,
+                updated_at=now,
+                card_due_at=now,
+                **self._schedule_values(seen.look_again_in_s, tried=False),
+            )
+        )
+        if moved.rowcount != 1:  # another writer moved it since the read: it decides
+            raise IllegalExecutionStep(await _execution_of(conn, operation_id), seen.execution)
+        await enqueue_conclusions(
+            conn,
+            operation_id=operation_id,
+            routes=json.loads(current.source_routes) if current.source_routes else None,
+            stage=stage,
+            concludes=seen.concludes,
+            outcome_digest=digest,
+            reconciles=seen.reconciles,
+            now=now,
+        )
+        await conn.execute(
+            insert(OutcomeRow).values(
+                operation_id=operation_id,
+                stage=stage.value,
+                status=seen.status,
+                detail=canonical_json(detail),
+                outcome_digest=digest,
+                reconciles_digest=seen.reconciles,
+                observed_at=now,
+            )
+        )
+        if seen.settles is not None:
+            await self._settle(conn, operation_id, seen.settles)
+        if seen.answers_attempt:
+            error = seen.attempt_error
+            await conn.execute(
+                update(AttemptRow)
+                .where(AttemptRow.operation_id == operation_id)
+                .values(resolved_at=now, last_error=error[:300] if error else None)
+            )
+        await self._audit(conn, operation_id, f"outcome:{seen.status}")
+        return Outcome(operation_id, stage.value, seen.status, detail, digest, seen.reconciles)
+
+    async def _audit(self, conn: AsyncConnection, operation_id: str, event: str) -> None:
         await conn.execute(
             insert(AuditRow).values(
-                operation_id=operation_id, at=self.store.clock(), actor=actor, event=event[:32]
+                operation_id=operation_id, at=self.store.clock(), actor=ACTOR, event=event[:32]
             )
         )
 
@@ -151,15 +334,18 @@ class ExecutionLedger:
         return await next_due(self.store, OperationRow.exec_due_at)
 
     async def schedule(self, operation_id: str, in_s: float | None, *, tried: bool = False) -> None:
-        """Due again in `in_s` seconds (None: nothing left to do); `tried` counts a fruitless look."""
-        values: dict[str, Any] = {
-            "exec_due_at": None if in_s is None else self.store.clock() + timedelta(seconds=in_s)
-        }
-        values["exec_tries"] = OperationRow.exec_tries + 1 if tried else 0
+        """Due again in `in_s` seconds (None: nothing left to do); `tried` counts a fruitless look.
+        The one write of a pass that learned nothing new."""
         async with self.store.write() as conn:
             await conn.execute(
-                update(OperationRow).where(OperationRow.id == operation_id).values(**values)
+                update(OperationRow)
+                .where(OperationRow.id == operation_id)
+                .values(**self._schedule_values(in_s, tried=tried))
             )
+
+    def _schedule_values(self, in_s: float | None, *, tried: bool) -> dict[str, Any]:
+        due = None if in_s is None else self.store.clock() + timedelta(seconds=in_s)
+        return {"exec_due_at": due, "exec_tries": OperationRow.exec_tries + 1 if tried else 0}
 
     async def due_now(self, operation_ids: Sequence[str]) -> int:
         """Something changed at the venue for these operations: look at them now."""
@@ -207,150 +393,73 @@ class ExecutionLedger:
 
     # -- the attempt --------------------------------------------------------------------------
 
-    async def record_attempt(self, operation_id: str, client_id: str) -> Attempt:
-        """Record the one attempt before anything is sent; a second call returns the first.
-
-        The unique operation id decides (insert, or nothing on conflict), not a read before."""
-        now = self.store.clock()
-        async with self.store.write() as conn:
-            await conn.execute(
-                insert_once(conn, AttemptRow).values(
-                    id=str(ULID.from_datetime(now)),
-                    operation_id=operation_id,
-                    client_id=client_id,
-                    state=AttemptState.RECORDED.value,
-                    recorded_at=now,
-                )
-            )
-            attempt = await self._attempt(conn, operation_id)
-        assert attempt is not None
-        return attempt
-
-    @staticmethod
-    async def _attempt(conn: AsyncConnection, operation_id: str) -> Attempt | None:
-        row = (
-            await conn.execute(
-                select(AttemptRow.__table__).where(AttemptRow.operation_id == operation_id)
-            )
-        ).one_or_none()
-        return None if row is None else Attempt.from_row(row)
-
     async def attempt(self, operation_id: str) -> Attempt | None:
         async with self.store.read() as conn:
-            return await self._attempt(conn, operation_id)
-
-    async def mark_attempt(
-        self, operation_id: str, state: AttemptState, error: str | None = None
-    ) -> None:
-        now = self.store.clock()
-        values: dict[str, Any] = {
-            "state": AttemptState(state).value,
-            "last_error": error[:300] if error else None,
-        }
-        if state is AttemptState.DISPATCHED:
-            values["dispatched_at"] = now
-        if state in (AttemptState.RESOLVED, AttemptState.UNKNOWN):
-            values["resolved_at"] = now
-        async with self.store.write() as conn:
-            await conn.execute(
-                update(AttemptRow).where(AttemptRow.operation_id == operation_id).values(**values)
-            )
+            row = (
+                await conn.execute(
+                    select(AttemptRow.__table__).where(AttemptRow.operation_id == operation_id)
+                )
+            ).one_or_none()
+        return None if row is None else Attempt.from_row(row)
 
     # -- reservations -------------------------------------------------------------------------
 
-    async def reserve(
-        self,
-        operation_id: str,
-        account: str,
-        amount: Decimal,
-        *,
-        budget: Decimal,
-        observed: Decimal,
-        observed_at: datetime | None = None,
+    async def _hold(
+        self, conn: AsyncConnection, operation_id: str, exposure: Exposure
     ) -> Reserved | ReservationRefused:
-        """Hold `amount` if observed exposure + held reservations + amount fit `budget`.
-
-        Held: every active reservation, and every one converted into a venue order at or
-        after `observed_at` (when the observation was taken): that observation may predate
-        the order, so the order's exposure still counts here. Counting it twice (when the
-        observation did include it) only ever refuses more, never exceeds the budget.
-        """
-        for _ in range(RESERVE_RETRIES):
-            try:
-                return await self._reserve_once(
-                    operation_id, account, amount, budget, observed, observed_at
-                )
-            except _Raced:
-                continue
-        raise RuntimeError(f"could not reserve on {account}: too much contention")
-
-    async def _reserve_once(
-        self,
-        operation_id: str,
-        account: str,
-        amount: Decimal,
-        budget: Decimal,
-        observed: Decimal,
-        observed_at: datetime | None,
-    ) -> Reserved | ReservationRefused:
-        try:
-            async with self.store.write() as conn:
-                # FOR UPDATE queues concurrent reservers on PostgreSQL (SQLite has one writer
-                # anyway and SQLAlchemy leaves the clause out there); the conditional version
-                # update below is what guarantees the budget either way.
-                version = (
-                    await conn.execute(
-                        select(AccountRow.version)
-                        .where(AccountRow.account == account)
-                        .with_for_update()
-                    )
-                ).scalar_one_or_none()
-                if version is None:
-                    await conn.execute(insert(AccountRow).values(account=account, version=0))
-                    version = 0
-                holding = ReservationRow.state == ReservationState.ACTIVE.value
-                if observed_at is not None:
-                    holding = or_(
-                        holding,
-                        and_(
-                            ReservationRow.state == ReservationState.CONVERTED.value,
-                            ReservationRow.released_at >= observed_at,
-                        ),
-                    )
-                rows = (
-                    await conn.execute(
-                        select(
-                            ReservationRow.operation_id, ReservationRow.amount, ReservationRow.state
-                        ).where(ReservationRow.account == account, holding)
-                    )
-                ).all()
-                held = sum((Decimal(row.amount) for row in rows), Decimal(0))
-                if any(
-                    row.operation_id == operation_id and row.state == ReservationState.ACTIVE.value
-                    for row in rows
-                ):
-                    return Reserved(account, amount, held)  # taken before a restart
-                if observed + held + amount > budget:
-                    return ReservationRefused(account, amount, budget, observed, held)
-                moved = await conn.execute(
-                    update(AccountRow)
-                    .where(AccountRow.account == account, AccountRow.version == version)
-                    .values(version=version + 1)
-                )
-                if moved.rowcount != 1:
-                    raise _Raced
-                await conn.execute(
-                    insert(ReservationRow).values(
-                        operation_id=operation_id,
-                        account=account,
-                        amount=format(amount, "f"),
-                        state=ReservationState.ACTIVE.value,
-                        created_at=self.store.clock(),
-                    )
-                )
-                return Reserved(account, amount, held + amount)
-        except IntegrityError:
-            raise _Raced from None  # a concurrent first reservation created the account row
+        """Inside `reserve_and_mark`'s write: hold `exposure.amount` if it fits the budget."""
+        account, amount = exposure.account, exposure.amount
+        # the account row exists from here on (a concurrent first reserver's insert is
+        # skipped, not an error); FOR UPDATE then queues concurrent reservers on PostgreSQL
+        # (SQLite has one writer anyway and SQLAlchemy leaves the clause out there); the
+        # conditional version update below is what guarantees the budget either way
+        await conn.execute(insert_once(conn, AccountRow).values(account=account, version=0))
+        version = (
+            await conn.execute(
+                select(AccountRow.version).where(AccountRow.account == account).with_for_update()
+            )
+        ).scalar_one()
+        holding = ReservationRow.state == ReservationState.ACTIVE.value
+        if exposure.observed_at is not None:
+            holding = or_(
+                holding,
+                and_(
+                    ReservationRow.state == ReservationState.CONVERTED.value,
+                    ReservationRow.released_at >= exposure.observed_at,
+                ),
+            )
+        rows = (
+            await conn.execute(
+                select(
+                    ReservationRow.operation_id, ReservationRow.amount, ReservationRow.state
+                ).where(ReservationRow.account == account, holding)
+            )
+        ).all()
+        held = sum((Decimal(row.amount) for row in rows), Decimal(0))
+        if any(
+            row.operation_id == operation_id and row.state == ReservationState.ACTIVE.value
+            for row in rows
+        ):
+            return Reserved(account, amount, held)  # taken before a restart (older releases)
+        if exposure.observed + held + amount > exposure.budget:
+            return ReservationRefused(account, amount, exposure.budget, exposure.observed, held)
+        moved = await conn.execute(
+            update(AccountRow)
+            .where(AccountRow.account == account, AccountRow.version == version)
+            .values(version=version + 1)
+        )
+        if moved.rowcount != 1:
+            raise _Raced
+        await conn.execute(
+            insert(ReservationRow).values(
+                operation_id=operation_id,
+                account=account,
+                amount=format(amount, "f"),
+                state=ReservationState.ACTIVE.value,
+                created_at=self.store.clock(),
+            )
+        )
+        return Reserved(account, amount, held + amount)
 
     async def release(self, operation_id: str) -> bool:
         """Nothing came of it: the held exposure is gone."""
@@ -359,20 +468,32 @@ class ExecutionLedger:
     async def settle(self, operation_id: str, *, converted: bool) -> bool:
         """The venue answered: the held exposure is now observable (converted) or gone."""
         async with self.store.write() as conn:
-            result = await conn.execute(
-                update(ReservationRow)
-                .where(
-                    ReservationRow.operation_id == operation_id,
-                    ReservationRow.state == ReservationState.ACTIVE.value,
-                )
-                .values(
-                    state=ReservationState.CONVERTED.value
-                    if converted
-                    else ReservationState.RELEASED.value,
-                    released_at=self.store.clock(),
-                )
+            return await self._settle(conn, operation_id, _settled(converted))
+
+    async def close_out(self, operation_id: str, *, converted: bool) -> None:
+        """The outcome is recorded and the venue has settled it, but a crash cut the
+        bookkeeping short: settle the reservation and stop looking, in one write."""
+        async with self.store.write() as conn:
+            await self._settle(conn, operation_id, _settled(converted))
+            await conn.execute(
+                update(OperationRow)
+                .where(OperationRow.id == operation_id)
+                .values(**self._schedule_values(None, tried=False))
             )
-        return result.rowcount == 1
+
+    async def _settle(
+        self, conn: AsyncConnection, operation_id: str, settles: ReservationState
+    ) -> bool:
+        assert settles is not ReservationState.ACTIVE, settles
+        result = await conn.execute(
+            update(ReservationRow)
+            .where(
+                ReservationRow.operation_id == operation_id,
+                ReservationRow.state == ReservationState.ACTIVE.value,
+            )
+            .values(state=settles.value, released_at=self.store.clock())
+        )
+        return bool(result.rowcount == 1)
 
     async def reservation_state(self, operation_id: str) -> str | None:
         async with self.store.read() as conn:
@@ -396,74 +517,6 @@ class ExecutionLedger:
             return sum((Decimal(amount) for amount in amounts), Decimal(0))
 
     # -- outcomes -----------------------------------------------------------------------------
-
-    async def record_outcome(
-        self,
-        operation_id: str,
-        *,
-        stage: Stage,
-        status: str,
-        concludes: bool,
-        detail: dict[str, Any],
-        execution: Execution,
-        reconciles: str | None = None,
-    ) -> Outcome:
-        """Append an outcome; the envelope shows it (outcome_observed) and the card is due.
-
-        `status` is the domain's word for it; `concludes` (the domain's say too) whether it
-        settles `stage` for the proposer, who then hears of it once."""
-        stage = Stage(stage)
-        digest = outcome_digest(operation_id, stage, status, detail, reconciles)
-        now = self.store.clock()
-        async with self.store.write() as conn:
-            current = (
-                await conn.execute(
-                    select(
-                        OperationRow.state,
-                        OperationRow.execution_state,
-                        OperationRow.source_routes,
-                    ).where(OperationRow.id == operation_id)
-                )
-            ).one()
-            state = next_state(State(current.state), Event.OUTCOME)
-            if execution not in (
-                {Execution(current.execution_state)} | _after(current.execution_state)
-            ):
-                raise IllegalExecutionStep(Execution(current.execution_state), execution)
-            await enqueue_conclusions(
-                conn,
-                operation_id=operation_id,
-                routes=json.loads(current.source_routes) if current.source_routes else None,
-                stage=stage,
-                concludes=concludes,
-                outcome_digest=digest,
-                reconciles=reconciles,
-                now=now,
-            )
-            await conn.execute(
-                insert(OutcomeRow).values(
-                    operation_id=operation_id,
-                    stage=stage.value,
-                    status=status,
-                    detail=canonical_json(detail),
-                    outcome_digest=digest,
-                    reconciles_digest=reconciles,
-                    observed_at=now,
-                )
-            )
-            await conn.execute(
-                update(OperationRow)
-                .where(OperationRow.id == operation_id)
-                .values(
-                    state=state.value,
-                    execution_state=execution.value,
-                    version=OperationRow.version + 1,
-                    updated_at=now,
-                    card_due_at=now,
-                )
-            )
-            await self._audit(conn, operation_id, "system:executor", f"outcome:{status}")
-        return Outcome(operation_id, stage.value, status, detail, digest, reconciles)
 
     async def outcomes_for(self, operation_ids: Sequence[str]) -> dict[str, list[Outcome]]:
         """Outcomes of many operations in one query (oldest first per operation)."""
@@ -494,8 +547,24 @@ class ExecutionLedger:
         return [Outcome.from_row(row) for row in rows]
 
 
-def _after(current: str | None) -> frozenset[Execution]:
-    return EXECUTION_TRANSITIONS[Execution(current or Execution.QUEUED)]
+def _settled(converted: bool) -> ReservationState:
+    return ReservationState.CONVERTED if converted else ReservationState.RELEASED
+
+
+async def _execution_of(conn: AsyncConnection, operation_id: str) -> Execution:
+    current = (
+        await conn.execute(
+            select(OperationRow.execution_state).where(OperationRow.id == operation_id)
+        )
+    ).scalar_one_or_none()
+    return Execution(current or Execution.QUEUED)
+
+
+def _upsert(conn: AsyncConnection) -> postgresql.Insert | sqlite.Insert:
+    """INSERT ... ON CONFLICT for the attempt (the dialects' inserts spell it alike)."""
+    if conn.dialect.name == "postgresql":
+        return postgresql.insert(AttemptRow)
+    return sqlite.insert(AttemptRow)
 
 
 async def views(store: Store, operations: Sequence[Operation]) -> list[dict[str, Any]]:

@@ -67,7 +67,10 @@ EXECUTION_TRANSITIONS: Mapping[Execution, frozenset[Execution]] = {
     Execution.DISPATCHING: frozenset(
         {Execution.SUBMITTED, Execution.SUBMISSION_UNKNOWN, Execution.COMPLETED}
     ),
-    Execution.SUBMITTED: frozenset({Execution.COMPLETED, Execution.SUBMISSION_UNKNOWN}),
+    # a working order is looked at again: each change it shows is an outcome of its own
+    Execution.SUBMITTED: frozenset(
+        {Execution.SUBMITTED, Execution.COMPLETED, Execution.SUBMISSION_UNKNOWN}
+    ),
     Execution.SUBMISSION_UNKNOWN: frozenset({Execution.RECONCILED, Execution.SUBMISSION_UNKNOWN}),
     Execution.COMPLETED: frozenset({Execution.COMPLETED, Execution.RECONCILED}),
     Execution.RECONCILED: frozenset({Execution.RECONCILED}),

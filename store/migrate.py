@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from alembic import command
@@ -40,11 +41,24 @@ async def upgrade(
     engine: AsyncEngine, revision: str = "head", *, schema: str | None = None
 ) -> None:
     """Upgrade to `revision`; on PostgreSQL, create `schema` first if one is configured."""
+    await _migrate(engine, command.upgrade, revision, schema)
 
-    def _upgrade(connection: Connection) -> None:
+
+async def downgrade(engine: AsyncEngine, revision: str, *, schema: str | None = None) -> None:
+    """Downgrade to `revision` (an operator going back to an older release)."""
+    await _migrate(engine, command.downgrade, revision, schema)
+
+
+async def _migrate(
+    engine: AsyncEngine,
+    step: Callable[[Config, str], None],
+    revision: str,
+    schema: str | None,
+) -> None:
+    def _run(connection: Connection) -> None:
         config = alembic_config()
         config.attributes["connection"] = connection
-        command.upgrade(config, revision)
+        step(config, revision)
 
     async with engine.connect() as connection:
         sqlite = connection.dialect.name == "sqlite"
@@ -58,7 +72,7 @@ async def upgrade(
             async with connection.begin():
                 if schema and not sqlite:
                     await connection.exec_driver_sql(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
-                await connection.run_sync(_upgrade)
+                await connection.run_sync(_run)
                 if sqlite:
                     await connection.run_sync(_check_foreign_keys)
         finally:

@@ -217,7 +217,10 @@ class CardDeliveryRow(Base):
 
 
 class AttemptRow(Base):
-    """The one submission of an operation, recorded (with its stable client id) before dispatch."""
+    """The one submission of an operation, recorded (with its stable client id) before dispatch.
+
+    Where it stands is the operation's `execution_state` (dispatching, submission_unknown,
+    ...); migration 0007 dropped the copy this table kept."""
 
     __tablename__ = "attempts"
 
@@ -226,13 +229,10 @@ class AttemptRow(Base):
         ForeignKey("operations.id"), nullable=False, unique=True
     )
     client_id: Mapped[str] = mapped_column(String(64), nullable=False, unique=True)
-    state: Mapped[str] = mapped_column(String(32), nullable=False)
     recorded_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
     dispatched_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     resolved_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     last_error: Mapped[str | None] = mapped_column(String(300))
-
-    __table_args__ = vocabulary_checks("attempts")
 
 
 class OutcomeRow(Base):

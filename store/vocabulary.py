@@ -52,15 +52,6 @@ class Execution(StrEnum):
     RESERVATION_REFUSED = "reservation_refused"
 
 
-class AttemptState(StrEnum):
-    """attempts.state: the one submission, from recorded to what the venue said."""
-
-    RECORDED = "recorded"
-    DISPATCHED = "dispatched"
-    UNKNOWN = "unknown"
-    RESOLVED = "resolved"
-
-
 class ReservationState(StrEnum):
     ACTIVE = "active"
     RELEASED = "released"  # nothing came of it: the order never worked or never reached the venue
@@ -114,7 +105,6 @@ class ClickAction(StrEnum):
 CHECKED: dict[tuple[str, str], type[StrEnum]] = {
     ("operations", "state"): State,
     ("operations", "execution_state"): Execution,
-    ("attempts", "state"): AttemptState,
     ("reservations", "state"): ReservationState,
     ("outcomes", "stage"): Stage,
     ("deliveries", "stage"): Stage,

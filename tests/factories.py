@@ -8,7 +8,10 @@ from typing import Any
 
 from store.authority import Draft, Store
 from store.envelope import Audience, Source
+from store.execution import Attempt, ExecutionLedger, Observation, ReservationRefused
+from store.lifecycle import Execution
 from store.records import Operation
+from store.vocabulary import ReservationState, Stage
 from workers.domains.message.schema import STORED, MessageDomain, MessageSendV1
 
 _counter = itertools.count()
@@ -101,3 +104,22 @@ async def offered(store: Store, **overrides: Any) -> Operation:
     """An operation whose card has been sent: awaiting_confirmation."""
     proposed = await store.propose(draft(**overrides))
     return await store.mark_card_sent(proposed.operation.id, f"om_{proposed.operation.id}")
+
+
+def refused_by_budget(refused: ReservationRefused) -> Observation:
+    """How a test records a budget refusal (the executor words its own)."""
+    return Observation(
+        Stage.INITIAL,
+        "reservation_refused",
+        Execution.RESERVATION_REFUSED,
+        {"reason": refused.reason},
+        settles=ReservationState.RELEASED,
+    )
+
+
+async def dispatching(store: Store, operation_id: str) -> Attempt:
+    """Walk a claimed operation through the executor's first three writes (nothing to hold)."""
+    ledger = ExecutionLedger(store)
+    await ledger.begin_preflight(operation_id)
+    await ledger.reserve_and_mark(operation_id, None, refused=refused_by_budget)
+    return await ledger.begin_dispatch(operation_id, f"cs-{operation_id}")

@@ -13,7 +13,7 @@ ENV = "COUNTERSIGN_CRASH_AT"
 POINTS = (
     "after_claim",  # the claim committed; nothing else happened
     "after_reserve",  # the reservation is held; no attempt recorded
-    "after_attempt",  # the attempt (client id) is recorded; nothing dispatched
+    "after_attempt",  # the attempt (client id) and `dispatching` are recorded; nothing sent
     "after_dispatch",  # the venue has the order; the bot has not read the response
     "after_response",  # the bot read the response; no outcome recorded
     "after_outcome",  # the outcome is recorded; the card not yet patched

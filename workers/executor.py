@@ -1,20 +1,23 @@
 """The executor and the reconciler: claimed operations run once, unknowns are looked up.
 
 One pass over a leased operation walks the execution table (`store.lifecycle`) from where
-the store says it is, so a pass after a crash continues exactly where the dead one stopped:
+the store says it is, so a pass after a crash continues exactly where the dead one stopped.
+It writes at most four times, each one transaction named for what it does:
 
-    queued -> preflight -> reserved -> (attempt recorded) dispatching -> submitted / completed
-                                                              \\-> submission_unknown -> reconciled
+    queued --begin_preflight--> preflight --reserve_and_mark--> reserved
+        --begin_dispatch (attempt + client id)--> dispatching --record_observation-->
+        submitted / completed, or submission_unknown --record_observation--> reconciled
 
-* Everything before dispatch can simply run again (it sent nothing).
-* The attempt and its client id are recorded before dispatch; `dispatching` is stored
-  before the request leaves. An operation found in `dispatching` was interrupted mid-flight:
-  it gets an explicit `unknown` outcome and is reconciled by looking its client id up. It is
-  never submitted again.
+* Everything before dispatch can simply run again (it sent nothing). A refusal (preflight,
+  budget) is recorded by the write that found it, with the reservation released.
+* The attempt, its client id and `dispatching` are stored in one write before the request
+  leaves. An operation found in `dispatching` was interrupted mid-flight (or just before
+  the request left, which the store cannot tell apart): it gets an explicit `unknown`
+  outcome and is reconciled by looking its client id up. It is never submitted again.
 * A venue that does not know the client id `not_found_after_s` after dispatch never
   received it (`not_submitted`, the reservation released). Working orders (resting,
   protective children) are looked at again with backoff, or at once when the venue says
-  something changed (`ExecutionLedger.due_now`).
+  something changed (`ExecutionLedger.due_now`); each such look ends in one write.
 """
 
 from __future__ import annotations
@@ -26,11 +29,11 @@ from collections.abc import Callable, Mapping
 from datetime import timedelta
 
 from store.authority import Store
-from store.execution import ExecutionLedger, Outcome, ReservationRefused
+from store.execution import ExecutionLedger, Observation, Outcome, ReservationRefused
 from store.lifecycle import Execution
 from store.logcontext import about
 from store.records import Operation
-from store.vocabulary import AttemptState, Stage
+from store.vocabulary import ReservationState, Stage
 from workers.crash import crash_point
 from workers.domains.execution import (
     Hold,
@@ -126,12 +129,15 @@ class ExecutionWorker:
         return min(self.track_max_s, FIRST_LOOK_S * 2.0 ** min(op.exec_tries, 16))
 
     # -- the steps ----------------------------------------------------------------------------
+    # Each pass writes at most four times (store.execution names them): begin_preflight,
+    # reserve_and_mark, begin_dispatch, record_observation; a reconcile or track pass ends in
+    # one record_observation, or one schedule when nothing changed.
 
     async def _advance(self, op: Operation) -> None:
         state = Execution(op.execution_state or Execution.QUEUED)
         runner = self.runners.get(op.kind)
         if state is Execution.QUEUED:
-            await self.ledger.step(op.id, Execution.PREFLIGHT)
+            await self.ledger.begin_preflight(op.id)
             state = Execution.PREFLIGHT
         if state is Execution.PREFLIGHT:
             if not await self._prepare(op, runner):
@@ -140,18 +146,14 @@ class ExecutionWorker:
         if state is Execution.RESERVED:
             refusal = self._unsupported(op, runner)
             if refusal is not None:
-                await self._refuse(op, refusal, Execution.PREFLIGHT_REJECTED)
+                await self._refuse(op, refusal)
                 return
             assert runner is not None
             await self._dispatch(op, runner)
             return
         if state is Execution.DISPATCHING:  # interrupted mid-flight: it may be on the venue
-            await self._record(
-                op,
-                INITIAL,
-                Observed(UNKNOWN, {"reason": "the bot stopped while the order was being sent"}),
-                Execution.SUBMISSION_UNKNOWN,
-            )
+            reason = "the bot stopped while the order was being sent"
+            await self._record(op, _unknown(reason, look_again_in_s=FIRST_LOOK_S))
             state = Execution.SUBMISSION_UNKNOWN
         if runner is None:  # nothing here can read this venue: keep the operation as it is
             log.error("no runner for %s (%s); it stays %s", op.id, op.kind, state.value)
@@ -188,67 +190,48 @@ class ExecutionWorker:
         return None
 
     async def _prepare(self, op: Operation, runner: Runner | None) -> bool:
-        """Preflight and reserve; True when the operation may be dispatched."""
+        """Preflight and reserve (one write either way); True when it may be dispatched."""
         refusal = self._unsupported(op, runner)
         prepared: Refusal | Hold | None = refusal
         if refusal is None:
             assert runner is not None
             prepared = await asyncio.wait_for(runner.prepare(op), self.submit_timeout_s)
         if isinstance(prepared, Refusal):
-            await self._refuse(op, prepared, Execution.PREFLIGHT_REJECTED)
+            await self._refuse(op, prepared)
             return False
-        if isinstance(prepared, Hold):
-            held = await self.ledger.reserve(
-                op.id,
-                prepared.account,
-                prepared.amount,
-                budget=prepared.budget,
-                observed=prepared.observed,
-                observed_at=prepared.observed_at,
-            )
-            if isinstance(held, ReservationRefused):
-                await self._refuse(
-                    op,
-                    Refusal(
-                        "budget_exceeded",
-                        held.reason,
-                        "wait for open orders to settle, or propose a smaller order",
-                    ),
-                    Execution.RESERVATION_REFUSED,
-                )
-                return False
-        await self.ledger.step(op.id, Execution.RESERVED)
+        held = await self.ledger.reserve_and_mark(
+            op.id,
+            prepared if isinstance(prepared, Hold) else None,
+            refused=_over_budget,
+        )
+        if isinstance(held, ReservationRefused):  # the same write recorded the refusal
+            log.info("%s refused before dispatch: %s", op.id, held.reason)
+            self._recorded(op, INITIAL, Execution.RESERVATION_REFUSED.value)
+            return False
         crash_point("after_reserve")
         return True
 
-    async def _refuse(self, op: Operation, refusal: Refusal, execution: Execution) -> None:
-        status = execution.value  # preflight_rejected / reservation_refused
+    async def _refuse(self, op: Operation, refusal: Refusal) -> None:
         log.info("%s refused before dispatch: %s (%s)", op.id, refusal.code, refusal.reason)
-        await self.ledger.release(op.id)
-        await self._record(op, INITIAL, Observed(status, refusal.detail()), execution)
-        await self.ledger.schedule(op.id, None)
+        await self._record(op, _refused(refusal, Execution.PREFLIGHT_REJECTED))
 
     async def _dispatch(self, op: Operation, runner: Runner) -> None:
-        client_id = client_id_for(op.id)
-        await self.ledger.record_attempt(op.id, client_id)
+        attempt = await self.ledger.begin_dispatch(op.id, client_id_for(op.id))
+        # durable: the attempt, its client id and `dispatching`; nothing has left yet. A crash
+        # from here on leaves it dispatching, which only a lookup by client id may resolve.
         crash_point("after_attempt")
-        await self.ledger.step(op.id, Execution.DISPATCHING)
-        await self.ledger.mark_attempt(op.id, AttemptState.DISPATCHED)
         try:
-            found = await asyncio.wait_for(runner.submit(op, client_id), self.submit_timeout_s)
+            found = await asyncio.wait_for(
+                runner.submit(op, attempt.client_id), self.submit_timeout_s
+            )
         except (SubmissionUnknown, TimeoutError, OSError) as error:
             reason = str(error) or type(error).__name__
             log.warning("%s: submission unknown (%s); reconciling", op.id, reason)
-            await self.ledger.mark_attempt(op.id, AttemptState.UNKNOWN, reason)
-            await self._record(
-                op, INITIAL, Observed(UNKNOWN, {"reason": reason}), Execution.SUBMISSION_UNKNOWN
-            )
-            await self.ledger.schedule(op.id, FIRST_LOOK_S)
+            await self._record(op, _unknown(reason, look_again_in_s=FIRST_LOOK_S))
             return
         crash_point("after_response")
-        await self.ledger.mark_attempt(op.id, AttemptState.RESOLVED)
         execution = Execution.SUBMITTED if found.working else Execution.COMPLETED
-        await self._observed(op, INITIAL, found, execution)
+        await self._observed(op, INITIAL, found, execution, answers_attempt=True)
 
     async def _reconcile(self, op: Operation, runner: Runner) -> None:
         client_id = client_id_for(op.id)
@@ -261,15 +244,19 @@ class ExecutionWorker:
                 runner.lookup(op, client_id, dispatched_at), self.submit_timeout_s
             )
         except Unresolvable as error:
+            # the held reservation stays: people decide
             await self._record(
                 op,
-                RECONCILED,
-                Observed("unresolved", {"reason": str(error)}),
-                Execution.RECONCILED,
-                reconciles,
+                Observation(
+                    RECONCILED,
+                    "unresolved",
+                    Execution.RECONCILED,
+                    {"reason": str(error)},
+                    reconciles=reconciles,
+                    answers_attempt=True,
+                    attempt_error=str(error),
+                ),
             )
-            await self.ledger.mark_attempt(op.id, AttemptState.UNKNOWN, str(error))
-            await self.ledger.schedule(op.id, None)  # held reservation stays: people decide
             return
         except (SubmissionUnknown, TimeoutError, OSError) as error:
             log.info("%s: still unknown (%s)", op.id, error)
@@ -284,8 +271,9 @@ class ExecutionWorker:
                 "not_submitted",
                 {"client_id": client_id, "reason": "the venue never received this client id"},
             )
-        await self.ledger.mark_attempt(op.id, AttemptState.RESOLVED)
-        await self._observed(op, RECONCILED, found, Execution.RECONCILED, reconciles)
+        await self._observed(
+            op, RECONCILED, found, Execution.RECONCILED, reconciles, answers_attempt=True
+        )
 
     async def _track(self, op: Operation, runner: Runner, state: Execution) -> None:
         """A working order: record what changed since the last outcome."""
@@ -301,8 +289,7 @@ class ExecutionWorker:
             if found.working:
                 await self.ledger.schedule(op.id, self._backoff(op), tried=True)
             else:  # settled before a crash cut the bookkeeping short: finish it
-                await self.ledger.settle(op.id, converted=found.holds_exposure)
-                await self._look_again(op, found)
+                await self.ledger.close_out(op.id, converted=found.holds_exposure)
             return
         execution = state
         if state is Execution.SUBMITTED and not found.working:
@@ -316,38 +303,74 @@ class ExecutionWorker:
         found: Observed,
         execution: Execution,
         reconciles: str | None = None,
+        *,
+        answers_attempt: bool = False,
     ) -> None:
-        """What the venue said: the outcome, the reservation it settles, the next look."""
-        await self._record(op, stage, found, execution, reconciles)
-        await self.ledger.settle(op.id, converted=found.holds_exposure)
-        crash_point("after_outcome")
-        await self._look_again(op, found)
-
-    async def _look_again(self, op: Operation, found: Observed) -> None:
-        """A working order is looked at again soon (and with backoff); a settled one never."""
-        await self.ledger.schedule(op.id, FIRST_LOOK_S if found.working else None)
-
-    async def _record(
-        self,
-        op: Operation,
-        stage: Stage,
-        found: Observed,
-        execution: Execution,
-        reconciles: str | None = None,
-    ) -> Outcome:
-        outcome = await self.ledger.record_outcome(
-            op.id,
-            stage=stage,
-            status=found.status,
-            concludes=found.concludes,
-            detail=found.detail,
-            execution=execution,
-            reconciles=reconciles,
+        """What the venue said, with the reservation it settles and the next look (a
+        working order soon, with backoff; a settled one never), in one write."""
+        await self._record(
+            op,
+            Observation(
+                stage,
+                found.status,
+                execution,
+                found.detail,
+                concludes=found.concludes,
+                reconciles=reconciles,
+                settles=ReservationState.CONVERTED
+                if found.holds_exposure
+                else ReservationState.RELEASED,
+                look_again_in_s=FIRST_LOOK_S if found.working else None,
+                answers_attempt=answers_attempt,
+            ),
         )
-        self.outcomes[found.status] += 1
-        log.info("%s: %s outcome %s", op.id, stage, found.status)
-        self.on_outcome()
+        crash_point("after_outcome")
+
+    async def _record(self, op: Operation, seen: Observation) -> Outcome:
+        outcome = await self.ledger.record_observation(op.id, seen)
+        self._recorded(op, seen.stage, seen.status)
         return outcome
+
+    def _recorded(self, op: Operation, stage: Stage, status: str) -> None:
+        self.outcomes[status] += 1
+        log.info("%s: %s outcome %s", op.id, stage, status)
+        self.on_outcome()
+
+
+def _refused(refusal: Refusal, execution: Execution) -> Observation:
+    """Refused before dispatch: nothing was sent, so nothing is held and nothing to look at."""
+    return Observation(
+        INITIAL,
+        execution.value,  # preflight_rejected / reservation_refused
+        execution,
+        refusal.detail(),
+        settles=ReservationState.RELEASED,
+    )
+
+
+def _over_budget(refused: ReservationRefused) -> Observation:
+    return _refused(
+        Refusal(
+            "budget_exceeded",
+            refused.reason,
+            "wait for open orders to settle, or propose a smaller order",
+        ),
+        Execution.RESERVATION_REFUSED,
+    )
+
+
+def _unknown(reason: str, *, look_again_in_s: float | None) -> Observation:
+    """The submission may or may not be on the venue: the reservation stays held, the
+    reconciler looks the client id up."""
+    return Observation(
+        INITIAL,
+        UNKNOWN,
+        Execution.SUBMISSION_UNKNOWN,
+        {"reason": reason},
+        look_again_in_s=look_again_in_s,
+        answers_attempt=True,
+        attempt_error=reason,
+    )
 
 
 def _last(outcomes: list[Outcome], status: str) -> Outcome | None:

@@ -216,8 +216,20 @@ def detail_html(view: dict[str, Any], records: dict[str, Any], lang: str, since:
         lang,
     )
     attempt = records["attempt"]
+    # where the attempt stands is the operation's execution state (the attempt keeps no copy)
+    execution = (view.get("execution") or {}).get("state") or ""
     attempt_html = _rows(
-        [[attempt.client_id, attempt.state, attempt.last_error or ""]] if attempt else [], lang
+        [
+            [
+                attempt.client_id,
+                execution,
+                str(attempt.dispatched_at or ""),
+                attempt.last_error or "",
+            ]
+        ]
+        if attempt
+        else [],
+        lang,
     )
     outcomes = _rows(
         [

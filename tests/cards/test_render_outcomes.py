@@ -9,10 +9,11 @@ import pytest
 
 from cards.render import render_card
 from store.authority import Claimed, Click, Store
-from store.execution import ExecutionLedger, view
+from store.execution import ExecutionLedger, Observation, view
 from store.lifecycle import Execution
 from store.records import Operation
-from tests.factories import offered
+from store.vocabulary import Stage
+from tests.factories import dispatching, offered
 
 
 async def claimed(store: Store) -> Operation:
@@ -33,24 +34,22 @@ def plain(card: dict[str, Any]) -> list[str]:
 async def test_an_unknown_then_reconciled_fill_shows_both_stages(store: Store) -> None:
     op = await claimed(store)
     ledger = ExecutionLedger(store)
-    for step in (Execution.PREFLIGHT, Execution.RESERVED, Execution.DISPATCHING):
-        await ledger.step(op.id, step)
-    unknown = await ledger.record_outcome(
+    await dispatching(store, op.id)
+    unknown = await ledger.record_observation(
         op.id,
-        stage="initial",
-        status="unknown",
-        concludes=True,
-        detail={"reason": "response lost"},
-        execution=Execution.SUBMISSION_UNKNOWN,
+        Observation(
+            Stage.INITIAL, "unknown", Execution.SUBMISSION_UNKNOWN, {"reason": "response lost"}
+        ),
     )
-    await ledger.record_outcome(
+    await ledger.record_observation(
         op.id,
-        stage="reconciled",
-        status="filled",
-        concludes=True,
-        detail={"filled_qty": "0.010", "avg_price": "60000", "fees": None},
-        execution=Execution.RECONCILED,
-        reconciles=unknown.outcome_digest,
+        Observation(
+            Stage.RECONCILED,
+            "filled",
+            Execution.RECONCILED,
+            {"filled_qty": "0.010", "avg_price": "60000", "fees": None},
+            reconciles=unknown.outcome_digest,
+        ),
     )
     current = await store.get(op.id)
     assert current is not None
@@ -73,14 +72,15 @@ async def test_an_unknown_then_reconciled_fill_shows_both_stages(store: Store) -
 async def test_a_preflight_refusal_is_red_with_its_reason(store: Store) -> None:
     op = await claimed(store)
     ledger = ExecutionLedger(store)
-    await ledger.step(op.id, Execution.PREFLIGHT)
-    await ledger.record_outcome(
+    await ledger.begin_preflight(op.id)
+    await ledger.record_observation(
         op.id,
-        stage="initial",
-        status="preflight_rejected",
-        concludes=True,
-        detail={"reason": "price 60000.25 is off the 0.5 tick"},
-        execution=Execution.PREFLIGHT_REJECTED,
+        Observation(
+            Stage.INITIAL,
+            "preflight_rejected",
+            Execution.PREFLIGHT_REJECTED,
+            {"reason": "price 60000.25 is off the 0.5 tick"},
+        ),
     )
     current = await store.get(op.id)
     assert current is not None

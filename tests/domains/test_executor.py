@@ -150,7 +150,9 @@ async def test_a_submission_past_its_timeout_is_looked_up_not_sent_again(
     state = await venue.lookup(client_id_for(op.id))
     assert state is not None and state.submit_count == 1
     attempt = await ledger.attempt(op.id)
-    assert attempt is not None and attempt.state == "resolved"
+    assert attempt is not None and attempt.resolved_at is not None and attempt.last_error is None
+    current = await store.get(op.id)
+    assert current is not None and current.execution_state == "reconciled"
 
 
 async def test_reconcile_now_brings_an_unknown_forward_and_leaves_settled_ones_alone(
@@ -186,3 +188,115 @@ async def test_reconcile_now_brings_an_unknown_forward_and_leaves_settled_ones_a
 
     await drive(worker, reconciled, deadline_s=5)
     assert [o.status for o in await ledger.outcomes(op.id)] == ["filled"]
+
+
+# -- how many writes a pass takes (issue 11: at most four, each named for what it does) -----
+
+PLAIN_ORDER = {k: v for k, v in ORDER_PAYLOAD.items() if k != "protective"}
+
+
+async def leased(worker: ExecutionWorker, operation_id: str, deadline_s: float = 15) -> Operation:
+    """Lease `operation_id` as `drain` would, once it is due (due times are real: poll them)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + deadline_s
+    while loop.time() < deadline:
+        found = await worker.ledger.lease_due(1, worker.lease_s)
+        if found:
+            [op] = found
+            assert op.id == operation_id
+            return op
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"{operation_id} not due within {deadline_s} s")
+
+
+def writes(store: Store) -> int:
+    """Writes so far: SQLAlchemy write transactions and group-commit intents."""
+    return store.writes + (store.writer.stats.intents if store.writer else 0)
+
+
+async def pass_writes(store: Store, worker: ExecutionWorker, op: Operation) -> int:
+    """Writes of one executor pass over the leased `op` (leasing not counted)."""
+    before = writes(store)
+    await worker.advance(op)
+    assert worker.failures == 0
+    return writes(store) - before
+
+
+async def executor_trail(store: Store, operation_id: str) -> list[str]:
+    return [e.event for e in await store.audit(operation_id) if e.actor == "system:executor"]
+
+
+async def test_a_confirmed_order_runs_in_at_most_four_writes(store: Store, venue: SimVenue) -> None:
+    op = await claimed(store, payload=PLAIN_ORDER)
+    worker = worker_for(store, FinanceRunner(venue, SETTINGS, clock=store.clock))
+    ledger = ExecutionLedger(store)
+
+    writes = await pass_writes(store, worker, await leased(worker, op.id))
+
+    assert writes <= 4, writes
+    assert await executor_trail(store, op.id) == [
+        "execution:preflight",  # begin_preflight
+        "execution:reserved",  # reserve_and_mark
+        "execution:dispatching",  # begin_dispatch
+        "outcome:filled",  # record_observation
+    ]
+    assert [o.status for o in await ledger.outcomes(op.id)] == ["filled"]
+    assert await ledger.reservation_state(op.id) == "converted"
+    done = await store.get(op.id)
+    assert done is not None and done.execution_state == "completed"
+    assert await worker.ledger.lease_due(10, worker.lease_s) == [], "nothing left to look at"
+
+
+async def test_an_unknown_is_the_fourth_write_and_its_reconciliation_one_more(
+    store: Store, venue: SimVenue
+) -> None:
+    op = await claimed(store, payload=PLAIN_ORDER)
+    worker = worker_for(store, FinanceRunner(venue, SETTINGS, clock=store.clock))
+    ledger = ExecutionLedger(store)
+    venue.faults = Faults.parse("lose_response")  # the order is placed, its answer lost
+
+    assert await pass_writes(store, worker, await leased(worker, op.id)) <= 4
+    assert [o.status for o in await ledger.outcomes(op.id)] == ["unknown"]
+    venue.faults = Faults()
+
+    assert await pass_writes(store, worker, await leased(worker, op.id)) == 1
+    assert [(o.stage, o.status) for o in await ledger.outcomes(op.id)] == [
+        ("initial", "unknown"),
+        ("reconciled", "filled"),
+    ]
+    assert await ledger.reservation_state(op.id) == "converted"
+
+
+async def test_a_pass_refused_at_preflight_takes_two_writes(store: Store, venue: SimVenue) -> None:
+    op = await claimed(store, executor_revision="2")
+    worker = worker_for(store, FinanceRunner(venue, SETTINGS, clock=store.clock))
+    ledger = ExecutionLedger(store)
+
+    writes = await pass_writes(store, worker, await leased(worker, op.id))
+
+    assert writes <= 4 and writes == 2, writes
+    assert await executor_trail(store, op.id) == [
+        "execution:preflight",
+        "outcome:preflight_rejected",
+    ]
+    assert [o.status for o in await ledger.outcomes(op.id)] == ["preflight_rejected"]
+    assert await worker.ledger.lease_due(10, worker.lease_s) == []
+
+
+async def test_a_pass_refused_by_the_budget_takes_two_writes(store: Store, venue: SimVenue) -> None:
+    op = await claimed(store, payload=PLAIN_ORDER)
+    tight = FinanceSettings(accounts=[FinanceAccount(name="sim-main", budget="1")])
+    worker = worker_for(store, FinanceRunner(venue, tight, clock=store.clock))
+    ledger = ExecutionLedger(store)
+
+    writes = await pass_writes(store, worker, await leased(worker, op.id))
+
+    assert writes == 2, writes
+    assert await executor_trail(store, op.id) == [
+        "execution:preflight",
+        "outcome:reservation_refused",
+    ]
+    [refused] = await ledger.outcomes(op.id)
+    assert refused.detail["code"] == "budget_exceeded"
+    assert await ledger.reservation_state(op.id) is None and await venue.orders() == []
+    assert worker.outcomes["reservation_refused"] == 1

@@ -16,11 +16,12 @@ from typing import Any
 from store.authority import Claimed, Click, Store
 from store.deliveries import DeliveryLedger
 from store.envelope import CallbackRoute, Source
-from store.execution import ExecutionLedger
+from store.execution import ExecutionLedger, Observation
 from store.lifecycle import Execution
+from store.vocabulary import Stage
 from tests.conftest import Backend
 from tests.e2e.conftest import eventually
-from tests.factories import offered
+from tests.factories import dispatching, offered
 from tests.test_cli import ENV, ROOT, cli
 from workers.domains.execution import client_id_for
 from workers.domains.finance.venue import SimVenue
@@ -202,15 +203,10 @@ async def test_countersign_deliveries_lists_failed_ones_and_replays_them(
     claim = await store.confirm_and_claim(Click(op.id, "confirm", op.confirm_digest, "ou_alice"))
     assert isinstance(claim, Claimed)
     ledger = ExecutionLedger(store)
-    for step in (Execution.PREFLIGHT, Execution.RESERVED, Execution.DISPATCHING):
-        await ledger.step(op.id, step)
-    await ledger.record_outcome(
+    await dispatching(store, op.id)
+    await ledger.record_observation(
         op.id,
-        stage="initial",
-        status="filled",
-        concludes=True,
-        detail={},
-        execution=Execution.COMPLETED,
+        Observation(Stage.INITIAL, "filled", Execution.COMPLETED),
     )
     deliveries = DeliveryLedger(store)
     [pending] = await deliveries.find(operation_id=op.id)

@@ -3,8 +3,10 @@
 A real `countersign run --config FILE` process (ws mode, against an in-process sandbox) is
 started with COUNTERSIGN_CRASH_AT naming one point; Alice confirms; the process kills itself
 there with SIGKILL. A second process on the same store and the same venue file must carry
-the operation to its outcome on its own: the venue sees the client id once, the store holds
-one claim and one attempt, and the original card shows the outcome.
+the operation to its outcome on its own: the venue sees the client id at most once, the store
+holds one claim and one attempt, and the original card shows the outcome. Every point but
+`after_attempt` ends filled; a death after the attempt and `dispatching` committed but before
+the request left is reconciled as never submitted (`NEVER_SENT`).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import signal
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -136,42 +139,89 @@ async def test_sigkill_at_a_crash_point_then_restart_finishes_once(
         assert await store.claim_count(view["id"]) == 1
 
         second = await start(config, env)
-
-        async def outcome_is_filled() -> bool:
-            _status, fresh = await api(second, "GET", f"/api/v1/operations/{view['id']}")
-            return (fresh.get("outcome") or {}).get("status") == "filled"
-
-        await eventually(outcome_is_filled, deadline_s=RECOVERY_DEADLINE_S)
-        await until(
-            lark.state,
-            lambda: "Filled · SIMULATED" in lark.state.messages[message_id].content,
-            deadline_s=RECOVERY_DEADLINE_S,
-        )
-        ledger = ExecutionLedger(store)
-
-        async def reservation_settled() -> bool:
-            return await ledger.reservation_state(view["id"]) == "converted"
-
-        await eventually(reservation_settled, deadline_s=RECOVERY_DEADLINE_S)
-
-        async with await SimVenue.open(tmp_path / "venue.db", create=False) as venue:
-            order = await venue.lookup(client_id_for(view["id"]))
-            everything = await venue.orders()
-        assert order is not None and order.status == "filled"
-        assert order.submit_count == 1, f"{point}: the venue saw the client id twice"
-        assert len(everything) == 1
-        assert await store.claim_count(view["id"]) == 1
-        attempt = await ledger.attempt(view["id"])
-        assert attempt is not None and attempt.client_id == client_id_for(view["id"])
-        _status, final = await api(second, "GET", f"/api/v1/operations/{view['id']}")
-        statuses = [(o["stage"], o["status"]) for o in final["outcomes"]]
-        if point in ("after_dispatch", "after_response"):
-            # died with the order on the venue and no answer read: unknown, then reconciled
-            assert statuses == [("initial", "unknown"), ("reconciled", "filled")], statuses
-            assert "Reconciled: Filled · SIMULATED" in lark.state.messages[message_id].content
-        else:
-            assert statuses == [("initial", "filled")], statuses
+        await ends_once(second, lark, store, tmp_path, view["id"], message_id, ENDINGS[point])
         assert await second.terminate() == 0
+
+
+@dataclass(frozen=True)
+class Ending:
+    """How the restarted bot finishes an operation the first one died on."""
+
+    status: str
+    card_line: str
+    reservation: str
+    outcomes: list[tuple[str, str]]
+    submitted: int  # how many times the venue saw the client id (never twice)
+
+
+FILLED = Ending("filled", "Filled · SIMULATED", "converted", [("initial", "filled")], 1)
+# died with the order on the venue and no answer read: unknown, then reconciled
+RECONCILED_FILLED = Ending(
+    "filled",
+    "Reconciled: Filled · SIMULATED",
+    "converted",
+    [("initial", "unknown"), ("reconciled", "filled")],
+    1,
+)
+# died after `begin_dispatch` committed (the attempt, its client id and `dispatching` in one
+# write) and before the request left: the store cannot tell that from a death just after the
+# request left, so it is unknown; the lookup finds nothing, and nothing is ever sent
+NEVER_SENT = Ending(
+    "not_submitted",
+    "Reconciled: Not executed",
+    "released",
+    [("initial", "unknown"), ("reconciled", "not_submitted")],
+    0,
+)
+ENDINGS = {
+    **{point: FILLED for point in POINTS},
+    "after_attempt": NEVER_SENT,
+    "after_dispatch": RECONCILED_FILLED,
+    "after_response": RECONCILED_FILLED,
+}
+
+
+async def ends_once(
+    bot: BotProcess,
+    lark: Lark,
+    store: Store,
+    tmp_path: Path,
+    operation_id: str,
+    message_id: str,
+    ending: Ending,
+) -> None:
+    async def concluded() -> bool:
+        _status, fresh = await api(bot, "GET", f"/api/v1/operations/{operation_id}")
+        return (fresh.get("outcome") or {}).get("status") == ending.status
+
+    await eventually(concluded, deadline_s=RECOVERY_DEADLINE_S)
+    await until(
+        lark.state,
+        lambda: ending.card_line in lark.state.messages[message_id].content,
+        deadline_s=RECOVERY_DEADLINE_S,
+    )
+    ledger = ExecutionLedger(store)
+
+    async def reservation_settled() -> bool:
+        return await ledger.reservation_state(operation_id) == ending.reservation
+
+    await eventually(reservation_settled, deadline_s=RECOVERY_DEADLINE_S)
+
+    async with await SimVenue.open(tmp_path / "venue.db", create=False) as venue:
+        order = await venue.lookup(client_id_for(operation_id))
+        everything = await venue.orders()
+    if ending.submitted:
+        assert order is not None and order.status == ending.status
+        assert order.submit_count == 1, "the venue saw the client id twice"
+        assert len(everything) == 1
+    else:
+        assert order is None and everything == []
+    assert await store.claim_count(operation_id) == 1
+    attempt = await ledger.attempt(operation_id)
+    assert attempt is not None and attempt.client_id == client_id_for(operation_id)
+    _status, final = await api(bot, "GET", f"/api/v1/operations/{operation_id}")
+    statuses = [(o["stage"], o["status"]) for o in final["outcomes"]]
+    assert statuses == ending.outcomes, statuses
 
 
 async def test_card_patches_refused_across_a_restart_catch_up_without_re_execution(

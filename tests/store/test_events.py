@@ -17,13 +17,14 @@ from store.authority import Claimed, Click, Store
 from store.cards import CardLedger
 from store.envelope import CallbackRoute, Source
 from store.events import CHANNEL, DueListener, worker_of
-from store.execution import ExecutionLedger
+from store.execution import ExecutionLedger, Observation
 from store.groupcommit.pg_writer import asyncpg_dsn
 from store.lifecycle import Execution
 from store.records import Operation
+from store.vocabulary import Stage
 from tests.conftest import Backend
 from tests.e2e.conftest import eventually
-from tests.factories import offered
+from tests.factories import dispatching, offered
 
 WAIT_S = 20.0
 WORKERS = ("executor", "cards", "deliveries")
@@ -109,15 +110,9 @@ async def test_due_work_is_announced_once_per_worker_at_commit_and_leases_are_no
         await conn.rollback()
     assert await heard.since_last() == []  # nothing committed, nothing announced
 
-    for step in (Execution.PREFLIGHT, Execution.RESERVED, Execution.DISPATCHING):
-        await execution.step(op.id, step)
-    await execution.record_outcome(
-        op.id,
-        stage="initial",
-        status="filled",
-        concludes=True,
-        detail={},
-        execution=Execution.COMPLETED,
+    await dispatching(store, op.id)
+    await execution.record_observation(
+        op.id, Observation(Stage.INITIAL, "filled", Execution.COMPLETED)
     )
     # the outcome's card patch and its conclusion for the proposer, in one transaction
     assert sorted(await heard.since_last()) == ["cards", "deliveries"]

@@ -12,23 +12,24 @@ from typing import Any
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy import Connection, select
+from sqlalchemy import Column, Connection, MetaData, String, Table, insert, inspect, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
+from ulid import ULID
 
 from store.authority import Claimed, Click, Store
 from store.cards import CardLedger
 from store.engine import create_engine
 from store.envelope import Conversation, Source
-from store.execution import ExecutionLedger
+from store.execution import ExecutionLedger, Exposure, Observation
 from store.groupcommit import open_writer
 from store.inbox import Inbox
-from store.migrate import current_revision, head_revision, upgrade
-from store.models import Base
+from store.migrate import current_revision, downgrade, head_revision, upgrade
+from store.models import Base, OperationRow, UTCDateTime
 from store.timeutil import utc_now
-from store.vocabulary import CHECKED, AttemptState, Execution, Stage
+from store.vocabulary import CHECKED, Execution, ReservationState, Stage
 from tests.conftest import Backend
-from tests.factories import offered
+from tests.factories import offered, refused_by_budget
 
 CHECKED_TABLES = {table for table, _ in CHECKED}
 
@@ -107,16 +108,41 @@ async def store_on(engine: AsyncEngine) -> AsyncIterator[Store]:
         await writer.close()
 
 
-async def rows_of_every_kind(engine: AsyncEngine) -> None:
-    async with store_on(engine) as store:
-        await _rows_of_every_kind(store)
+# attempts as releases before 0007 wrote them: with a copy of the execution state
+LEGACY_ATTEMPTS = Table(
+    "attempts",
+    MetaData(),
+    Column("id", String(26)),
+    Column("operation_id", String(26)),
+    Column("client_id", String(64)),
+    Column("state", String(32)),
+    Column("recorded_at", UTCDateTime),
+    Column("dispatched_at", UTCDateTime),
+)
 
 
-async def _rows_of_every_kind(store: Store) -> None:
-    """Through the store: an operation claimed, attempted, reserved, concluded and shown;
-    an inbox entry; another operation left awaiting."""
-    await offered(store)
-    request_id = "older-release"
+async def dispatch_as_before_0007(store: Store, operation_id: str) -> None:
+    """What begin_dispatch does, on a schema whose attempts still keep a state."""
+    now = store.clock()
+    async with store.write() as conn:
+        await conn.execute(
+            update(OperationRow)
+            .where(OperationRow.id == operation_id)
+            .values(execution_state=Execution.DISPATCHING.value)
+        )
+        await conn.execute(
+            insert(LEGACY_ATTEMPTS).values(
+                id=str(ULID()),
+                operation_id=operation_id,
+                client_id=f"cs-{operation_id}",
+                state="dispatched",
+                recorded_at=now,
+                dispatched_at=now,
+            )
+        )
+
+
+async def claimed_with_routes(store: Store, request_id: str) -> str:
     op = await offered(
         store,
         request_id=request_id,
@@ -124,24 +150,47 @@ async def _rows_of_every_kind(store: Store) -> None:
     )
     claimed = await store.confirm_and_claim(Click(op.id, "confirm", op.confirm_digest, "ou_alice"))
     assert isinstance(claimed, Claimed)
+    return op.id
+
+
+async def dispatched(store: Store, request_id: str, *, attempts_keep_state: bool) -> str:
+    """A claimed operation through the executor's first three writes, holding 1 on sim-main."""
+    operation_id = await claimed_with_routes(store, request_id)
     ledger = ExecutionLedger(store)
-    await ledger.step(op.id, Execution.PREFLIGHT)
-    await ledger.reserve(op.id, "sim-main", Decimal(1), budget=Decimal(10), observed=Decimal(0))
-    await ledger.step(op.id, Execution.RESERVED)
-    await ledger.record_attempt(op.id, f"cs-{op.id}")
-    await ledger.step(op.id, Execution.DISPATCHING)
-    await ledger.mark_attempt(op.id, AttemptState.DISPATCHED)
-    await ledger.record_outcome(
-        op.id,
-        stage=Stage.INITIAL,
-        status="done",
-        concludes=True,
-        detail={},
-        execution=Execution.COMPLETED,
+    await ledger.begin_preflight(operation_id)
+    exposure = Exposure("sim-main", Decimal(1), Decimal(10), Decimal(0))
+    await ledger.reserve_and_mark(operation_id, exposure, refused=refused_by_budget)
+    if attempts_keep_state:
+        await dispatch_as_before_0007(store, operation_id)
+    else:
+        await ledger.begin_dispatch(operation_id, f"cs-{operation_id}")
+    return operation_id
+
+
+async def rows_of_every_kind(store: Store, *, attempts_keep_state: bool = True) -> str:
+    """Through the store: an operation claimed, reserved, attempted, concluded and shown;
+    an inbox entry; another operation left awaiting. Returns the concluded one's id."""
+    await offered(store)
+    operation_id = await dispatched(store, "older-release", attempts_keep_state=attempts_keep_state)
+    await ExecutionLedger(store).record_observation(
+        operation_id,
+        Observation(
+            Stage.INITIAL,
+            "done",
+            Execution.COMPLETED,
+            settles=ReservationState.CONVERTED,
+            answers_attempt=True,
+        ),
     )
-    await ledger.settle(op.id, converted=True)
-    await CardLedger(store).shown(op.id, 3, "patch")
+    await CardLedger(store).shown(operation_id, 3, "patch")
     await Inbox(store).receive("callback", "ev-1", {"event": {}})
+    return operation_id
+
+
+async def columns_of(engine: AsyncEngine, table: str) -> list[str]:
+    async with engine.connect() as conn:
+        found = await conn.run_sync(lambda sync: inspect(sync).get_columns(table))
+    return [column["name"] for column in found]
 
 
 async def test_upgrading_from_0005_keeps_every_row_and_then_checks_the_vocabulary(
@@ -149,7 +198,8 @@ async def test_upgrading_from_0005_keeps_every_row_and_then_checks_the_vocabular
 ) -> None:
     async with fresh_database(backend, tmp_path) as engine:
         await upgrade(engine, "0005")
-        await rows_of_every_kind(engine)
+        async with store_on(engine) as store:
+            await rows_of_every_kind(store)
         before = await every_row(engine)
         assert all(before[name] for name in CHECKED_TABLES), "a row in every checked table"
 
@@ -171,7 +221,8 @@ async def test_a_row_outside_the_vocabulary_stops_the_upgrade_and_changes_nothin
 ) -> None:
     async with fresh_database(backend, tmp_path) as engine:
         await upgrade(engine, "0005")
-        await rows_of_every_kind(engine)
+        async with store_on(engine) as store:
+            await rows_of_every_kind(store)
         async with engine.begin() as conn:
             await conn.exec_driver_sql("UPDATE attempts SET state = 'sent_by_hand'")
         before = await every_row(engine)
@@ -181,3 +232,75 @@ async def test_a_row_outside_the_vocabulary_stops_the_upgrade_and_changes_nothin
 
         assert await current_revision(engine) == "0005"
         assert await every_row(engine) == before
+
+
+async def attempts_after_0007(store: Store) -> tuple[str, str, str]:
+    """Operations whose attempt is in flight, unknown, and unknown for good (unresolved)."""
+    in_flight = await dispatched(store, "in-flight", attempts_keep_state=False)
+    unknown = await dispatched(store, "unknown", attempts_keep_state=False)
+    unresolved = await dispatched(store, "unresolved", attempts_keep_state=False)
+    ledger = ExecutionLedger(store)
+    lost = Observation(
+        Stage.INITIAL,
+        "unknown",
+        Execution.SUBMISSION_UNKNOWN,
+        answers_attempt=True,
+        attempt_error="response lost",
+    )
+    for operation_id in (unknown, unresolved):
+        await ledger.record_observation(operation_id, lost)
+    await ledger.record_observation(
+        unresolved,
+        Observation(
+            Stage.RECONCILED,
+            "unresolved",
+            Execution.RECONCILED,
+            answers_attempt=True,
+            attempt_error="older than the dedupe window",
+        ),
+    )
+    return in_flight, unknown, unresolved
+
+
+async def test_0007_drops_the_attempt_state_and_a_downgrade_rebuilds_it(
+    backend: Backend, tmp_path: Path
+) -> None:
+    async with fresh_database(backend, tmp_path) as engine:
+        await upgrade(engine, "0006")
+        async with store_on(engine) as store:
+            done = await rows_of_every_kind(store)
+        before = await every_row(engine)
+        assert "state" in await columns_of(engine, "attempts")
+
+        await upgrade(engine, "0007")
+
+        assert await current_revision(engine) == "0007"
+        assert "state" not in await columns_of(engine, "attempts")
+        assert await every_row(engine) == before
+        # written after the upgrade: one in flight, one unknown, one the venue cannot settle
+        async with store_on(engine) as store:
+            in_flight, unknown, unresolved = await attempts_after_0007(store)
+
+        await downgrade(engine, "0006")
+
+        assert await current_revision(engine) == "0006"
+        async with engine.connect() as conn:
+            states = dict(
+                (await conn.exec_driver_sql("SELECT operation_id, state FROM attempts")).all()
+            )
+        assert states == {
+            done: "resolved",
+            in_flight: "dispatched",
+            unknown: "unknown",
+            unresolved: "unknown",
+        }
+        async with engine.begin() as conn:
+            with pytest.raises(IntegrityError, match="ck_attempts_state"):
+                await conn.exec_driver_sql("UPDATE attempts SET state = 'sent_by_hand'")
+        async with engine.begin() as conn:
+            with pytest.raises(IntegrityError):  # NOT NULL again
+                await conn.exec_driver_sql("UPDATE attempts SET state = NULL")
+
+        await upgrade(engine)  # and forward again, keeping every row
+        assert "state" not in await columns_of(engine, "attempts")
+        assert len((await every_row(engine))["attempts"]) == 4

@@ -18,11 +18,11 @@ from ulid import ULID
 
 from store.authority import Claimed, Click, Store
 from store.envelope import Conversation, Source
-from store.execution import ExecutionLedger
+from store.execution import ExecutionLedger, Observation
 from store.models import AccountRow, Base, ClaimRow, ConfirmationRow, DeliveryRow, OperationRow
 from store.records import Operation
 from store.vocabulary import CHECKED, Execution, Stage
-from tests.factories import offered
+from tests.factories import dispatching, offered
 
 UNKNOWN_WORD = "not_a_state"
 ACCOUNT = "acct-vocabulary"
@@ -41,7 +41,6 @@ def _child_row(table: str, operation_id: str) -> dict[str, Any]:
             "id": _new_id(),
             "operation_id": operation_id,
             "client_id": f"cs-{operation_id}",
-            "state": "recorded",
             "recorded_at": NOW,
         },
         "reservations": {
@@ -182,35 +181,22 @@ async def test_a_stage_concludes_once_even_written_by_raw_sql(store: Store) -> N
     source = Source("dev-agent", request_id, conversation=Conversation("oc_ops", "om_thread"))
     op = (await claimed(store, request_id=request_id, source=source)).operation
     ledger = ExecutionLedger(store)
-    for step in (Execution.PREFLIGHT, Execution.RESERVED, Execution.DISPATCHING):
-        await ledger.step(op.id, step)
-    await ledger.record_outcome(
+    await dispatching(store, op.id)
+    await ledger.record_observation(
         op.id,
-        stage=Stage.INITIAL,
-        status="working",
-        concludes=False,
-        detail={},
-        execution=Execution.SUBMITTED,
+        Observation(Stage.INITIAL, "working", Execution.SUBMITTED, concludes=False),
     )
     assert await _rows_of(store, DeliveryRow.__table__) == [], "progress concludes nothing"
-    await ledger.record_outcome(
+    await ledger.record_observation(
         op.id,
-        stage=Stage.INITIAL,
-        status="done",
-        concludes=True,
-        detail={},
-        execution=Execution.COMPLETED,
+        Observation(Stage.INITIAL, "done", Execution.COMPLETED),
     )
     [concluded] = await _rows_of(store, DeliveryRow.__table__)
 
     # the store's own second conclusion of the stage is skipped by the database
-    await ledger.record_outcome(
+    await ledger.record_observation(
         op.id,
-        stage=Stage.INITIAL,
-        status="done again",
-        concludes=True,
-        detail={"n": 2},
-        execution=Execution.COMPLETED,
+        Observation(Stage.INITIAL, "done again", Execution.COMPLETED, {"n": 2}),
     )
     with pytest.raises(
         IntegrityError, match=r"uq_deliveries_operation_id_channel_stage|deliveries\.stage"

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from decimal import Decimal
 from typing import Any, Protocol
 
+from store.execution import Exposure
 from store.records import Operation
 
 CLIENT_ID_PREFIX = "cs-"
@@ -42,15 +42,10 @@ class Refusal:
         return {"code": self.code, "reason": self.reason, "hint": self.hint}
 
 
-@dataclass(frozen=True)
-class Hold:
-    """Exposure to reserve before submission, against the account's budget."""
-
-    account: str
-    amount: Decimal
-    budget: Decimal
-    observed: Decimal  # positions and open orders from the fresh observation
-    observed_at: datetime  # taken before the observation: orders placed since may be missing
+# Exposure to reserve before submission, against the account's budget: the store's own
+# record, handed to `ExecutionLedger.reserve_and_mark` as the domain made it. Its
+# `observed_at` is taken before the observation: orders placed since may be missing from it.
+Hold = Exposure
 
 
 @dataclass(frozen=True)

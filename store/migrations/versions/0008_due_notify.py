@@ -1,7 +1,7 @@
 """due work notifies: PostgreSQL triggers wake every replica's matching worker
 
 Revision ID: 0008
-Revises: 0006 (0007 is being written alongside; the chain is set when both are merged)
+Revises: 0007
 Create Date: 2026-12-04 10:00:00
 
 When a row falls due for a worker (an operation's `exec_due_at` or `card_due_at`, a result
@@ -23,7 +23,7 @@ from __future__ import annotations
 from alembic import op
 
 revision = "0008"
-down_revision = "0006"
+down_revision = "0007"
 branch_labels = None
 depends_on = None
 
