@@ -15,7 +15,9 @@ the outcome; the card worker patches the original card.
 The issue's targets are printed beside the figures: at 100 operations, executor start
 p99 <= 0.5 s and final card p99 <= 1 s.
 
-    .venv/bin/python bench/confirm_to_outcome.py [--levels 1,10,100]
+    .venv/bin/python bench/confirm_to_outcome.py [--levels 1,10,100] [--concurrency 8]
+
+`--concurrency` is the executor's window (`[execution] concurrency`, passes in flight).
 """
 
 from __future__ import annotations
@@ -183,13 +185,13 @@ def verdict(row: Row) -> str:
     )
 
 
-async def main(levels: Sequence[int]) -> int:
+async def main(levels: Sequence[int], concurrency: int = EXECUTION["concurrency"]) -> int:
     sandbox = await SandboxProcess.start()
     rows: list[Row] = []
     try:
         with tempfile.TemporaryDirectory(prefix="cs-bench-") as tmp:
             port = free_port()
-            config = bot_config(sandbox, Path(tmp), port, EXECUTION)
+            config = bot_config(sandbox, Path(tmp), port, {**EXECUTION, "concurrency": concurrency})
             store_url = config.settings.store.url
             stop = asyncio.Event()
             ready = asyncio.Event()
@@ -210,7 +212,10 @@ async def main(levels: Sequence[int]) -> int:
     finally:
         logging.getLogger("Lark").setLevel(logging.CRITICAL)
         await sandbox.stop()
-    print("confirm -> outcome (SQLite, simulated venue, sandbox over ws), latency from the click")
+    print(
+        "confirm -> outcome (SQLite, simulated venue, sandbox over ws), latency from the click; "
+        f"executor concurrency {concurrency}"
+    )
     print(
         f"{'operations':>10} | {'start p50':>10} {'start p99':>10} | "
         f"{'card p50':>9} {'card p99':>9} | {'all done s':>10}  target"
@@ -232,9 +237,13 @@ async def main(levels: Sequence[int]) -> int:
 def cli() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--levels", default="1,10,100", help="operations confirmed at once")
+    parser.add_argument(
+        "--concurrency", type=int, default=EXECUTION["concurrency"], help="executor passes in flight"
+    )
     args = parser.parse_args()
     logging.basicConfig(level=logging.ERROR)
-    code = asyncio.run(main([int(x) for x in args.levels.split(",") if x.strip()]))
+    levels = [int(x) for x in args.levels.split(",") if x.strip()]
+    code = asyncio.run(main(levels, args.concurrency))
     sys.stdout.flush()
     os._exit(code)
 

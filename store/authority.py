@@ -10,13 +10,13 @@ import base64
 import binascii
 import json
 import re
-from collections.abc import AsyncIterator, Collection, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Mapping, Sequence
 from contextlib import asynccontextmanager, nullcontext
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
-from sqlalchemy import ColumnElement, and_, func, insert, or_, select, update
+from sqlalchemy import ColumnElement, Connection, and_, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from ulid import ULID
@@ -192,6 +192,9 @@ def content_differences(old: Any, new: Any, path: str = "") -> list[str]:
     return [] if old == new else [path or "$"]
 
 
+T = TypeVar("T")
+
+
 class Store:
     def __init__(
         self, engine: AsyncEngine, clock: Clock = utc_now, writer: GroupWriter | None = None
@@ -202,7 +205,9 @@ class Store:
         # The process's one group-commit writer (store/groupcommit): hot paths submit intents
         # to it; on SQLite every other write takes a turn from it, so one writes at a time.
         self.writer = writer
-        self.writes = 0  # write() transactions begun, for tests that count a pass's writes
+        # write() and transact() transactions begun (not hand-written intents: the writer's
+        # stats count those), for tests that count a pass's writes
+        self.writes = 0
 
     async def close(self) -> None:
         if self.writer is not None:
@@ -217,9 +222,25 @@ class Store:
             raise RuntimeError("this store was opened without its writer; use open_store()")
         return await self.writer.submit(intent)
 
+    async def transact(self, work: Callable[[Connection], T]) -> T:
+        """One write transaction as a plain function of a sync SQLAlchemy `Connection`; what
+        it returns, once committed (what it raises: nothing of it was written).
+
+        On SQLite it rides in the writer's next group commit (`store.groupcommit.Work`):
+        many such writes share one fsync and none waits for a turn. On PostgreSQL it is a
+        transaction of its own on the pool (`run_sync`). So `work` must only touch the
+        database, and briefly."""
+        if self.sqlite and self.writer is not None and self.writer.runs_work:
+            self.writes += 1
+            return await self.writer.run(work)
+        async with self.write() as conn:  # counts itself
+            return await conn.run_sync(work)
+
     @asynccontextmanager
     async def write(self) -> AsyncIterator[AsyncConnection]:
-        """A write transaction written with SQLAlchemy (rare paths)."""
+        """A write transaction written with SQLAlchemy, on the event loop (rare paths, and
+        those that must read and decide in between on PostgreSQL). On SQLite it takes a
+        turn; prefer `transact`."""
         self.writes += 1
         lent = self.writer.turn() if self.sqlite and self.writer is not None else nullcontext()
         async with lent:
@@ -234,17 +255,15 @@ class Store:
             yield conn
 
     @staticmethod
-    async def _load(conn: AsyncConnection, operation_id: str) -> Operation | None:
+    def _load(conn: Connection, operation_id: str) -> Operation | None:
         row = (
-            await conn.execute(
-                select(OperationRow.__table__).where(OperationRow.id == operation_id)
-            )
+            conn.execute(select(OperationRow.__table__).where(OperationRow.id == operation_id))
         ).one_or_none()
         return None if row is None else Operation.from_row(row)
 
-    async def _audit(
+    def _audit(
         self,
-        conn: AsyncConnection,
+        conn: Connection,
         operation_id: str,
         actor: str,
         event: str,
@@ -253,7 +272,7 @@ class Store:
         reason: Reason | None = None,
         at: datetime | None = None,
     ) -> None:
-        await conn.execute(
+        conn.execute(
             insert(AuditRow).values(
                 operation_id=operation_id,
                 at=at or self.clock(),
@@ -265,9 +284,9 @@ class Store:
             )
         )
 
-    async def _transition(
+    def _transition(
         self,
-        conn: AsyncConnection,
+        conn: Connection,
         operation_id: str,
         event: Event,
         actor: str,
@@ -277,14 +296,14 @@ class Store:
     ) -> bool:
         """Compare-and-set from the state read now; False if another writer moved it first."""
         current = (
-            await conn.execute(select(OperationRow.state).where(OperationRow.id == operation_id))
+            conn.execute(select(OperationRow.state).where(OperationRow.id == operation_id))
         ).scalar_one_or_none()
         if current is None:
             raise OperationNotFound(operation_id)
         from_state = State(current)
         to_state = next_state(from_state, event)
         now = self.clock()
-        result = await conn.execute(
+        result = conn.execute(
             update(OperationRow)
             .where(OperationRow.id == operation_id, OperationRow.state == from_state.value, *where)
             .values(
@@ -297,7 +316,7 @@ class Store:
         )
         if result.rowcount != 1:
             return False
-        await self._audit(conn, operation_id, actor, event.value, from_state, to_state, at=now)
+        self._audit(conn, operation_id, actor, event.value, from_state, to_state, at=now)
         return True
 
     # -- proposals --------------------------------------------------------------------------
@@ -305,27 +324,30 @@ class Store:
     async def propose(self, draft: Draft) -> Proposed:
         """Create the operation, or return the one this (proposer, request_id) already made."""
         content = canonical_json(draft.request_content)
-        try:
-            async with self.write() as conn:
-                existing = await self._by_request(conn, draft.source)
-                if existing is not None:
-                    return self._replay(existing, content)
-                op = await self._insert(conn, draft, content)
-                if draft.supersede_open:
-                    await self._supersede_open(conn, op, f"proposer:{draft.source.proposer}")
+
+        def filed(conn: Connection) -> Proposed:
+            existing = self._by_request(conn, draft.source)
+            if existing is not None:
+                return self._replay(existing, content)
+            op = self._insert(conn, draft, content)
+            if draft.supersede_open:
+                self._supersede_open(conn, op, f"proposer:{draft.source.proposer}")
             return Proposed(op, created=True)
+
+        try:
+            return await self.transact(filed)
         except IntegrityError:
             # A concurrent duplicate won the unique (proposer, request_id) race.
             async with self.read() as conn:
-                existing = await self._by_request(conn, draft.source)
+                existing = await conn.run_sync(self._by_request, draft.source)
             if existing is None:
                 raise
             return self._replay(existing, content)
 
     @staticmethod
-    async def _by_request(conn: AsyncConnection, source: Source) -> tuple[Operation, str] | None:
+    def _by_request(conn: Connection, source: Source) -> tuple[Operation, str] | None:
         row = (
-            await conn.execute(
+            conn.execute(
                 select(OperationRow.__table__).where(
                     OperationRow.source_proposer == source.proposer,
                     OperationRow.source_request_id == source.request_id,
@@ -345,12 +367,12 @@ class Store:
             )
         return Proposed(op, created=False)
 
-    async def _supersede_open(self, conn: AsyncConnection, newer: Operation, actor: str) -> None:
+    def _supersede_open(self, conn: Connection, newer: Operation, actor: str) -> None:
         """Every other unclaimed operation of this kind on this target gives way to `newer`."""
         open_states = [state.value for state in sources_for(Event.SUPERSEDED)]
         older = (
             (
-                await conn.execute(
+                conn.execute(
                     select(OperationRow.id).where(
                         OperationRow.kind == newer.kind,
                         OperationRow.target_ref == newer.envelope.target_ref,
@@ -363,9 +385,9 @@ class Store:
             .all()
         )
         for operation_id in older:
-            await self._transition(conn, operation_id, Event.SUPERSEDED, actor)
+            self._transition(conn, operation_id, Event.SUPERSEDED, actor)
 
-    async def _insert(self, conn: AsyncConnection, draft: Draft, content: str) -> Operation:
+    def _insert(self, conn: Connection, draft: Draft, content: str) -> Operation:
         now = self.clock()
         expires_at = (now + timedelta(seconds=draft.expires_in_s)).replace(microsecond=0)
         envelope = Envelope(
@@ -383,7 +405,7 @@ class Store:
             source=draft.source,
         )
         digest = confirm_digest(envelope)
-        await conn.execute(
+        conn.execute(
             insert(OperationRow).values(
                 id=envelope.id,
                 created_at=now,
@@ -417,7 +439,7 @@ class Store:
                 card_due_at=now,
             )
         )
-        await self._audit(
+        self._audit(
             conn,
             envelope.id,
             f"proposer:{draft.source.proposer}",
@@ -426,7 +448,7 @@ class Store:
             State.PREPARED,
             at=now,
         )
-        op = await self._load(conn, envelope.id)
+        op = self._load(conn, envelope.id)
         assert op is not None
         return op
 
@@ -439,9 +461,10 @@ class Store:
         the message id is still recorded and the card is due again, so it gets patched to
         show that state; a card must never stay out there with live buttons.
         """
-        async with self.write() as conn:
+
+        def marked(conn: Connection) -> Operation:
             moved = (
-                await self._transition(
+                self._transition(
                     conn,
                     operation_id,
                     Event.CARD_SENT,
@@ -454,23 +477,25 @@ class Store:
                     },
                     where=(OperationRow.card_message_id.is_(None),),
                 )
-                if await self._state_of(conn, operation_id) is State.PREPARED
+                if self._state_of(conn, operation_id) is State.PREPARED
                 else False
             )
             if not moved:
-                await conn.execute(
+                conn.execute(
                     update(OperationRow)
                     .where(OperationRow.id == operation_id, OperationRow.card_message_id.is_(None))
                     .values(card_message_id=message_id, card_due_at=self.clock())
                 )
-            op = await self._load(conn, operation_id)
-        assert op is not None
-        return op
+            op = self._load(conn, operation_id)
+            assert op is not None
+            return op
+
+        return await self.transact(marked)
 
     @staticmethod
-    async def _state_of(conn: AsyncConnection, operation_id: str) -> State:
+    def _state_of(conn: Connection, operation_id: str) -> State:
         current = (
-            await conn.execute(select(OperationRow.state).where(OperationRow.id == operation_id))
+            conn.execute(select(OperationRow.state).where(OperationRow.id == operation_id))
         ).scalar_one_or_none()
         if current is None:
             raise OperationNotFound(operation_id)
@@ -559,7 +584,7 @@ class Store:
 
     async def _refuse_as_found(self, click: Click, now: datetime) -> Refused:
         async with self.read() as conn:
-            op = await self._load(conn, click.operation_id)
+            op = await conn.run_sync(self._load, click.operation_id)
         return await self._refuse(click, refusal_reason(op, click, now), op)
 
     async def _refuse(self, click: Click, reason: Reason, op: Operation | None = None) -> Refused:
@@ -590,9 +615,13 @@ class Store:
         return await self._simple(operation_id, Event.SUPERSEDED, actor)
 
     async def _simple(self, operation_id: str, event: Event, actor: str) -> Operation:
-        async with self.write() as conn:
-            moved = await self._transition(conn, operation_id, event, actor)
-            op = await self._load(conn, operation_id)
+
+        def moved_to(conn: Connection) -> tuple[bool, Operation | None]:
+            return self._transition(conn, operation_id, event, actor), self._load(
+                conn, operation_id
+            )
+
+        moved, op = await self.transact(moved_to)
         assert op is not None
         if not moved:  # pragma: no cover - only if the row moved between read and write
             raise IllegalTransition(op.state, event)
@@ -602,10 +631,11 @@ class Store:
         """Move unclaimed operations past their expiry to `expired`; returns their ids."""
         now = self.clock()
         expirable = [state.value for state in sources_for(Event.EXPIRED)]
-        expired: list[str] = []
-        async with self.write() as conn:
+
+        def expired_now(conn: Connection) -> list[str]:
+            expired: list[str] = []
             due = (
-                await conn.execute(
+                conn.execute(
                     select(OperationRow.id, OperationRow.source_routes)
                     .where(OperationRow.state.in_(expirable), OperationRow.expires_at <= now)
                     .order_by(OperationRow.expires_at)
@@ -613,7 +643,7 @@ class Store:
                 )
             ).all()
             for operation_id, routed in due:
-                moved = await self._transition(
+                moved = self._transition(
                     conn,
                     operation_id,
                     Event.EXPIRED,
@@ -624,16 +654,18 @@ class Store:
                     continue
                 expired.append(operation_id)
                 if routed:  # the proposer hears of it through its routes
-                    op = await self._load(conn, operation_id)
+                    op = self._load(conn, operation_id)
                     assert op is not None
-                    await enqueue_closing(conn, op, now)
-        return expired
+                    enqueue_closing(conn, op, now)
+            return expired
+
+        return await self.transact(expired_now)
 
     # -- reads ------------------------------------------------------------------------------
 
     async def get(self, operation_id: str) -> Operation | None:
         async with self.read() as conn:
-            return await self._load(conn, operation_id)
+            return await conn.run_sync(self._load, operation_id)
 
     async def list_operations(
         self,

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import case, func, insert, select, update
+from sqlalchemy import Connection, Insert, case, func, insert, select, update
 
 from store.authority import Store
 from store.leases import lease_due
@@ -54,20 +54,24 @@ class CardLedger:
     async def shown(self, operation_id: str, version: int, action: str) -> None:
         """The card now shows `version` (sent, patched, or answered in a callback)."""
         now = self.store.clock()
-        async with self.store.write() as conn:
-            await conn.execute(
-                update(OperationRow)
-                .where(OperationRow.id == operation_id)
-                .values(
-                    card_version=func.max(func.coalesce(OperationRow.card_version, 0), version)
-                    if self.store.engine.dialect.name == "sqlite"
-                    else func.greatest(func.coalesce(OperationRow.card_version, 0), version),
-                    # something newer happened meanwhile: due again at once
-                    card_due_at=case((OperationRow.version > version, now), else_=None),
-                    card_attempts=0,
-                )
+        shows = (
+            update(OperationRow)
+            .where(OperationRow.id == operation_id)
+            .values(
+                card_version=func.max(func.coalesce(OperationRow.card_version, 0), version)
+                if self.store.sqlite
+                else func.greatest(func.coalesce(OperationRow.card_version, 0), version),
+                # something newer happened meanwhile: due again at once
+                card_due_at=case((OperationRow.version > version, now), else_=None),
+                card_attempts=0,
             )
-            await self._log(conn, operation_id, version, action, True, None, None, now)
+        )
+
+        def write(conn: Connection) -> None:
+            conn.execute(shows)
+            conn.execute(_logged(operation_id, version, action, True, None, None, now))
+
+        await self.store.transact(write)
 
     async def due_now(self, op: Operation) -> bool:
         """A decision's card is due at once (its answer showed nothing, e.g. "processing").
@@ -77,13 +81,12 @@ class CardLedger:
         and then that is left alone (a lease is never cut short)."""
         if op.card_due_at is None:
             return False
-        async with self.store.write() as conn:
-            moved = await conn.execute(
-                update(OperationRow)
-                .where(OperationRow.id == op.id, OperationRow.card_due_at == op.card_due_at)
-                .values(card_due_at=self.store.clock())
-            )
-        return bool(moved.rowcount == 1)
+        due = (
+            update(OperationRow)
+            .where(OperationRow.id == op.id, OperationRow.card_due_at == op.card_due_at)
+            .values(card_due_at=self.store.clock())
+        )
+        return await self.store.transact(lambda conn: conn.execute(due).rowcount == 1)
 
     async def failed(
         self,
@@ -102,34 +105,13 @@ class CardLedger:
             values.update(card_error=detail[:DETAIL_MAX], card_due_at=None)
         else:
             values.update(card_due_at=now + timedelta(seconds=retry_in_s))
-        async with self.store.write() as conn:
-            await conn.execute(
-                update(OperationRow).where(OperationRow.id == operation_id).values(**values)
-            )
-            await self._log(conn, operation_id, version, action, False, code, detail, now)
+        fails = update(OperationRow).where(OperationRow.id == operation_id).values(**values)
 
-    @staticmethod
-    async def _log(
-        conn: Any,
-        operation_id: str,
-        version: int,
-        action: str,
-        ok: bool,
-        code: int | None,
-        detail: str | None,
-        at: datetime,
-    ) -> None:
-        await conn.execute(
-            insert(CardDeliveryRow).values(
-                operation_id=operation_id,
-                version=version,
-                action=CardAction(action).value,  # our own words only; the database checks too
-                at=at,
-                ok=ok,
-                code=code,
-                detail=detail[:DETAIL_MAX] if detail else None,
-            )
-        )
+        def write(conn: Connection) -> None:
+            conn.execute(fails)
+            conn.execute(_logged(operation_id, version, action, False, code, detail, now))
+
+        await self.store.transact(write)
 
     async def history(self, operation_id: str) -> list[CardDelivery]:
         async with self.store.read() as conn:
@@ -153,3 +135,26 @@ class CardLedger:
                 )
             ).one()
         return int(count), oldest
+
+
+def _logged(
+    operation_id: str,
+    version: int,
+    action: str,
+    ok: bool,
+    code: int | None,
+    detail: str | None,
+    at: datetime,
+) -> Insert:
+    """The card_deliveries row of one send, patch or answer."""
+    return insert(
+        CardDeliveryRow
+    ).values(
+        operation_id=operation_id,
+        version=version,
+        action=CardAction(action).value,  # our own words only; the database checks too
+        at=at,
+        ok=ok,
+        code=code,
+        detail=detail[:DETAIL_MAX] if detail else None,
+    )

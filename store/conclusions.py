@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy import Connection
 from ulid import ULID
 
 from store.canonical import canonical_digest
@@ -65,8 +65,8 @@ def closing_outcome(op: Operation) -> dict[str, Any] | None:
 CHANNELS = {"conversation": Channel.REPLY, "callback": Channel.WEBHOOK}
 
 
-async def enqueue_conclusions(
-    conn: AsyncConnection,
+def enqueue_conclusions(
+    conn: Connection,
     *,
     operation_id: str,
     routes: Mapping[str, Any] | None,
@@ -85,8 +85,8 @@ async def enqueue_conclusions(
     for route, channel in CHANNELS.items():
         if route not in routes:
             continue
-        inserted = await conn.execute(
-            insert_once(conn, DeliveryRow)
+        inserted = conn.execute(
+            insert_once(conn.dialect.name, DeliveryRow)
             .values(
                 id=str(ULID.from_datetime(now)),
                 operation_id=operation_id,
@@ -105,12 +105,13 @@ async def enqueue_conclusions(
     return added
 
 
-async def enqueue_closing(conn: AsyncConnection, op: Operation, now: datetime) -> int:
-    """Inside the transaction that rejected or expired `op`: its conclusion, if routed."""
+def enqueue_closing(conn: Connection, op: Operation, now: datetime) -> int:
+    """Inside the transaction that rejected or expired `op`: its conclusion, if routed.
+    (From an async connection: `await conn.run_sync(enqueue_closing, op, now)`.)"""
     closing = closing_outcome(op)
     if closing is None:
         return 0
-    return await enqueue_conclusions(
+    return enqueue_conclusions(
         conn,
         operation_id=op.id,
         routes=op.envelope.source.routes(),

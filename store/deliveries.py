@@ -12,8 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import func, insert, select, update
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy import Connection, Insert, func, insert, select, update
 
 from store.authority import Store
 from store.leases import lease_rows, next_due
@@ -91,20 +90,24 @@ class DeliveryLedger:
 
     async def delivered(self, delivery_id: str, result: str, code: int | None = None) -> None:
         now = self.store.clock()
-        async with self.store.write() as conn:
-            await conn.execute(
-                update(DeliveryRow)
-                .where(DeliveryRow.id == delivery_id)
-                .values(
-                    state=DeliveryState.DELIVERED.value,
-                    due_at=None,
-                    delivered_at=now,
-                    result=result[:128],
-                    attempts=DeliveryRow.attempts + 1,
-                    last_error=None,
-                )
+        delivered = (
+            update(DeliveryRow)
+            .where(DeliveryRow.id == delivery_id)
+            .values(
+                state=DeliveryState.DELIVERED.value,
+                due_at=None,
+                delivered_at=now,
+                result=result[:128],
+                attempts=DeliveryRow.attempts + 1,
+                last_error=None,
             )
-            await self._log(conn, delivery_id, now, True, code, result)
+        )
+
+        def write(conn: Connection) -> None:
+            conn.execute(delivered)
+            conn.execute(_attempt_logged(delivery_id, now, True, code, result))
+
+        await self.store.transact(write)
 
     async def failed(
         self, delivery_id: str, code: int | None, detail: str, *, retry_in_s: float | None
@@ -119,30 +122,31 @@ class DeliveryLedger:
             values.update(state=DeliveryState.FAILED.value, due_at=None)
         else:
             values.update(due_at=now + timedelta(seconds=retry_in_s))
-        async with self.store.write() as conn:
-            await conn.execute(
-                update(DeliveryRow).where(DeliveryRow.id == delivery_id).values(**values)
-            )
-            await self._log(conn, delivery_id, now, False, code, detail)
+        failed = update(DeliveryRow).where(DeliveryRow.id == delivery_id).values(**values)
+
+        def write(conn: Connection) -> None:
+            conn.execute(failed)
+            conn.execute(_attempt_logged(delivery_id, now, False, code, detail))
+
+        await self.store.transact(write)
 
     async def retry(self, delivery_id: str) -> Delivery | None:
         """An operator's replay of a failed delivery: same id, attempts counted afresh."""
-        async with self.store.write() as conn:
-            result = await conn.execute(
-                update(DeliveryRow)
-                .where(
-                    DeliveryRow.id == delivery_id, DeliveryRow.state == DeliveryState.FAILED.value
-                )
-                .values(state=DeliveryState.PENDING.value, due_at=self.store.clock(), attempts=0)
-            )
-            if result.rowcount != 1:
+        replayed = (
+            update(DeliveryRow)
+            .where(DeliveryRow.id == delivery_id, DeliveryRow.state == DeliveryState.FAILED.value)
+            .values(state=DeliveryState.PENDING.value, due_at=self.store.clock(), attempts=0)
+        )
+
+        def write(conn: Connection) -> Delivery | None:
+            if conn.execute(replayed).rowcount != 1:
                 return None
-            row = (
-                await conn.execute(
-                    select(DeliveryRow.__table__).where(DeliveryRow.id == delivery_id)
-                )
+            row = conn.execute(
+                select(DeliveryRow.__table__).where(DeliveryRow.id == delivery_id)
             ).one()
-        return Delivery.from_row(row)
+            return Delivery.from_row(row)
+
+        return await self.store.transact(write)
 
     async def get(self, delivery_id: str) -> Delivery | None:
         async with self.store.read() as conn:
@@ -185,21 +189,15 @@ class DeliveryLedger:
             ).all()
         return {state: int(count) for state, count in rows}
 
-    @staticmethod
-    async def _log(
-        conn: AsyncConnection,
-        delivery_id: str,
-        at: datetime,
-        ok: bool,
-        code: int | None,
-        detail: str | None,
-    ) -> None:
-        await conn.execute(
-            insert(DeliveryAttemptRow).values(
-                delivery_id=delivery_id,
-                at=at,
-                ok=ok,
-                code=code,
-                detail=detail[:DETAIL_MAX] if detail else None,
-            )
-        )
+
+def _attempt_logged(
+    delivery_id: str, at: datetime, ok: bool, code: int | None, detail: str | None
+) -> Insert:
+    """The delivery_attempts row of one attempt."""
+    return insert(DeliveryAttemptRow).values(
+        delivery_id=delivery_id,
+        at=at,
+        ok=ok,
+        code=code,
+        detail=detail[:DETAIL_MAX] if detail else None,
+    )

@@ -28,9 +28,8 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import and_, insert, or_, select, update
+from sqlalchemy import Connection, and_, insert, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.ext.asyncio import AsyncConnection
 from ulid import ULID
 
 from store.authority import Store
@@ -166,8 +165,7 @@ class ExecutionLedger:
 
     async def begin_preflight(self, operation_id: str) -> None:
         """queued -> preflight: the checks against a fresh observation begin."""
-        async with self.store.write() as conn:
-            await self._step(conn, operation_id, Execution.PREFLIGHT)
+        await self.store.transact(lambda conn: self._step(conn, operation_id, Execution.PREFLIGHT))
 
     async def reserve_and_mark(
         self,
@@ -185,17 +183,20 @@ class ExecutionLedger:
         order's exposure still counts here. Counting it twice (when the observation did
         include it) only ever refuses more, never exceeds the budget.
         """
+
+        def write(conn: Connection) -> Reserved | ReservationRefused | None:
+            held = None
+            if exposure is not None:
+                held = self._hold(conn, operation_id, exposure)
+                if isinstance(held, ReservationRefused):
+                    self._observe(conn, operation_id, refused(held))
+                    return held
+            self._step(conn, operation_id, Execution.RESERVED)
+            return held
+
         for _ in range(RESERVE_RETRIES):
             try:
-                async with self.store.write() as conn:
-                    held = None
-                    if exposure is not None:
-                        held = await self._hold(conn, operation_id, exposure)
-                        if isinstance(held, ReservationRefused):
-                            await self._observe(conn, operation_id, refused(held))
-                            return held
-                    await self._step(conn, operation_id, Execution.RESERVED)
-                    return held
+                return await self.store.transact(write)
             except _Raced:
                 continue
         raise RuntimeError(f"could not reserve for {operation_id}: too much contention")
@@ -205,67 +206,63 @@ class ExecutionLedger:
         write that must commit before the request leaves. An attempt already recorded (by an
         older release) keeps its client id: a restart never mints a second one."""
         now = self.store.clock()
-        async with self.store.write() as conn:
-            await self._step(conn, operation_id, Execution.DISPATCHING)
-            row = (
-                await conn.execute(
-                    _upsert(conn)
-                    .values(
-                        id=str(ULID.from_datetime(now)),
-                        operation_id=operation_id,
-                        client_id=client_id,
-                        recorded_at=now,
-                        dispatched_at=now,
-                    )
-                    .on_conflict_do_update(
-                        index_elements=[AttemptRow.operation_id], set_={"dispatched_at": now}
-                    )
-                    .returning(*AttemptRow.__table__.columns)
-                )
-            ).one()
-        return Attempt.from_row(row)
+        recorded = (
+            _upsert(self.store.sqlite)
+            .values(
+                id=str(ULID.from_datetime(now)),
+                operation_id=operation_id,
+                client_id=client_id,
+                recorded_at=now,
+                dispatched_at=now,
+            )
+            .on_conflict_do_update(
+                index_elements=[AttemptRow.operation_id], set_={"dispatched_at": now}
+            )
+            .returning(*AttemptRow.__table__.columns)
+        )
+
+        def write(conn: Connection) -> Attempt:
+            self._step(conn, operation_id, Execution.DISPATCHING)
+            return Attempt.from_row(conn.execute(recorded).one())
+
+        return await self.store.transact(write)
 
     async def record_observation(self, operation_id: str, seen: Observation) -> Outcome:
         """One write: the outcome appended (the envelope shows outcome_observed), the
         proposer's conclusions queued if it concludes its stage, the reservation settled,
         the attempt answered, the card due, the execution state moved and the next look
         scheduled."""
-        async with self.store.write() as conn:
-            return await self._observe(conn, operation_id, seen)
+        return await self.store.transact(lambda conn: self._observe(conn, operation_id, seen))
 
-    # -- inside those writes ----------------------------------------------------------------
+    # -- inside those writes (plain functions of a sync connection: Store.transact) ----------
 
-    async def _step(self, conn: AsyncConnection, operation_id: str, target: Execution) -> None:
+    def _step(self, conn: Connection, operation_id: str, target: Execution) -> None:
         """Move the execution state to `target`, from a state the table allows."""
         sources = [state.value for state in execution_sources(target)]
-        result = await conn.execute(
+        result = conn.execute(
             update(OperationRow)
             .where(OperationRow.id == operation_id, OperationRow.execution_state.in_(sources))
             .values(execution_state=target.value, updated_at=self.store.clock())
         )
         if result.rowcount != 1:
-            raise IllegalExecutionStep(await _execution_of(conn, operation_id), target)
-        await self._audit(conn, operation_id, f"execution:{target.value}")
+            raise IllegalExecutionStep(_execution_of(conn, operation_id), target)
+        self._audit(conn, operation_id, f"execution:{target.value}")
 
-    async def _observe(
-        self, conn: AsyncConnection, operation_id: str, seen: Observation
-    ) -> Outcome:
+    def _observe(self, conn: Connection, operation_id: str, seen: Observation) -> Outcome:
         stage = Stage(seen.stage)
         detail = dict(seen.detail)
         digest = outcome_digest(operation_id, stage, seen.status, detail, seen.reconciles)
         now = self.store.clock()
-        current = (
-            await conn.execute(
-                select(
-                    OperationRow.state, OperationRow.execution_state, OperationRow.source_routes
-                ).where(OperationRow.id == operation_id)
-            )
+        current = conn.execute(
+            select(
+                OperationRow.state, OperationRow.execution_state, OperationRow.source_routes
+            ).where(OperationRow.id == operation_id)
         ).one()
         state = next_state(State(current.state), Event.OUTCOME)
         execution = Execution(current.execution_state or Execution.QUEUED)
         if execution not in execution_sources(seen.execution):
             raise IllegalExecutionStep(execution, seen.execution)
-        moved = await conn.execute(
+        moved = conn.execute(
             update(OperationRow)
             .where(
                 OperationRow.id == operation_id,
@@ -282,8 +279,8 @@ class ExecutionLedger:
             )
         )
         if moved.rowcount != 1:  # another writer moved it since the read: it decides
-            raise IllegalExecutionStep(await _execution_of(conn, operation_id), seen.execution)
-        await enqueue_conclusions(
+            raise IllegalExecutionStep(_execution_of(conn, operation_id), seen.execution)
+        enqueue_conclusions(
             conn,
             operation_id=operation_id,
             routes=json.loads(current.source_routes) if current.source_routes else None,
@@ -293,7 +290,7 @@ class ExecutionLedger:
             reconciles=seen.reconciles,
             now=now,
         )
-        await conn.execute(
+        conn.execute(
             insert(OutcomeRow).values(
                 operation_id=operation_id,
                 stage=stage.value,
@@ -305,19 +302,19 @@ class ExecutionLedger:
             )
         )
         if seen.settles is not None:
-            await self._settle(conn, operation_id, seen.settles)
+            self._settle(conn, operation_id, seen.settles)
         if seen.answers_attempt:
             error = seen.attempt_error
-            await conn.execute(
+            conn.execute(
                 update(AttemptRow)
                 .where(AttemptRow.operation_id == operation_id)
                 .values(resolved_at=now, last_error=error[:300] if error else None)
             )
-        await self._audit(conn, operation_id, f"outcome:{seen.status}")
+        self._audit(conn, operation_id, f"outcome:{seen.status}")
         return Outcome(operation_id, stage.value, seen.status, detail, digest, seen.reconciles)
 
-    async def _audit(self, conn: AsyncConnection, operation_id: str, event: str) -> None:
-        await conn.execute(
+    def _audit(self, conn: Connection, operation_id: str, event: str) -> None:
+        conn.execute(
             insert(AuditRow).values(
                 operation_id=operation_id, at=self.store.clock(), actor=ACTOR, event=event[:32]
             )
@@ -336,12 +333,12 @@ class ExecutionLedger:
     async def schedule(self, operation_id: str, in_s: float | None, *, tried: bool = False) -> None:
         """Due again in `in_s` seconds (None: nothing left to do); `tried` counts a fruitless look.
         The one write of a pass that learned nothing new."""
-        async with self.store.write() as conn:
-            await conn.execute(
-                update(OperationRow)
-                .where(OperationRow.id == operation_id)
-                .values(**self._schedule_values(in_s, tried=tried))
-            )
+        scheduled = (
+            update(OperationRow)
+            .where(OperationRow.id == operation_id)
+            .values(**self._schedule_values(in_s, tried=tried))
+        )
+        await self.store.transact(lambda conn: conn.execute(scheduled))
 
     def _schedule_values(self, in_s: float | None, *, tried: bool) -> dict[str, Any]:
         due = None if in_s is None else self.store.clock() + timedelta(seconds=in_s)
@@ -351,17 +348,17 @@ class ExecutionLedger:
         """Something changed at the venue for these operations: look at them now."""
         if not operation_ids:
             return 0
-        async with self.store.write() as conn:
-            result = await conn.execute(
-                update(OperationRow)
-                .where(
-                    OperationRow.id.in_(list(operation_ids)),
-                    OperationRow.exec_due_at.is_not(None),
-                    OperationRow.exec_due_at > self.store.clock(),
-                )
-                .values(exec_due_at=self.store.clock())
+        now = self.store.clock()
+        due = (
+            update(OperationRow)
+            .where(
+                OperationRow.id.in_(list(operation_ids)),
+                OperationRow.exec_due_at.is_not(None),
+                OperationRow.exec_due_at > now,
             )
-        return int(result.rowcount)
+            .values(exec_due_at=now)
+        )
+        return await self.store.transact(lambda conn: int(conn.execute(due).rowcount))
 
     async def reconcile_now(self, operation_id: str | None = None) -> list[str]:
         """Look at unknown submissions and working orders now (all, or one): an operator's
@@ -381,15 +378,18 @@ class ExecutionLedger:
         query = select(OperationRow.id).where(looking)
         if operation_id is not None:
             query = query.where(OperationRow.id == operation_id)
-        async with self.store.write() as conn:
-            ids = list((await conn.execute(query)).scalars())
+
+        def write(conn: Connection) -> list[str]:
+            ids = list(conn.execute(query).scalars())
             if ids:
-                await conn.execute(
+                conn.execute(
                     update(OperationRow)
                     .where(OperationRow.id.in_(ids))
                     .values(exec_due_at=self.store.clock(), exec_tries=0)
                 )
-        return ids
+            return ids
+
+        return await self.store.transact(write)
 
     # -- the attempt --------------------------------------------------------------------------
 
@@ -404,8 +404,8 @@ class ExecutionLedger:
 
     # -- reservations -------------------------------------------------------------------------
 
-    async def _hold(
-        self, conn: AsyncConnection, operation_id: str, exposure: Exposure
+    def _hold(
+        self, conn: Connection, operation_id: str, exposure: Exposure
     ) -> Reserved | ReservationRefused:
         """Inside `reserve_and_mark`'s write: hold `exposure.amount` if it fits the budget."""
         account, amount = exposure.account, exposure.amount
@@ -413,11 +413,9 @@ class ExecutionLedger:
         # skipped, not an error); FOR UPDATE then queues concurrent reservers on PostgreSQL
         # (SQLite has one writer anyway and SQLAlchemy leaves the clause out there); the
         # conditional version update below is what guarantees the budget either way
-        await conn.execute(insert_once(conn, AccountRow).values(account=account, version=0))
-        version = (
-            await conn.execute(
-                select(AccountRow.version).where(AccountRow.account == account).with_for_update()
-            )
+        conn.execute(insert_once(conn.dialect.name, AccountRow).values(account=account, version=0))
+        version = conn.execute(
+            select(AccountRow.version).where(AccountRow.account == account).with_for_update()
         ).scalar_one()
         holding = ReservationRow.state == ReservationState.ACTIVE.value
         if exposure.observed_at is not None:
@@ -428,11 +426,9 @@ class ExecutionLedger:
                     ReservationRow.released_at >= exposure.observed_at,
                 ),
             )
-        rows = (
-            await conn.execute(
-                select(
-                    ReservationRow.operation_id, ReservationRow.amount, ReservationRow.state
-                ).where(ReservationRow.account == account, holding)
+        rows = conn.execute(
+            select(ReservationRow.operation_id, ReservationRow.amount, ReservationRow.state).where(
+                ReservationRow.account == account, holding
             )
         ).all()
         held = sum((Decimal(row.amount) for row in rows), Decimal(0))
@@ -443,14 +439,14 @@ class ExecutionLedger:
             return Reserved(account, amount, held)  # taken before a restart (older releases)
         if exposure.observed + held + amount > exposure.budget:
             return ReservationRefused(account, amount, exposure.budget, exposure.observed, held)
-        moved = await conn.execute(
+        moved = conn.execute(
             update(AccountRow)
             .where(AccountRow.account == account, AccountRow.version == version)
             .values(version=version + 1)
         )
         if moved.rowcount != 1:
             raise _Raced
-        await conn.execute(
+        conn.execute(
             insert(ReservationRow).values(
                 operation_id=operation_id,
                 account=account,
@@ -467,25 +463,28 @@ class ExecutionLedger:
 
     async def settle(self, operation_id: str, *, converted: bool) -> bool:
         """The venue answered: the held exposure is now observable (converted) or gone."""
-        async with self.store.write() as conn:
-            return await self._settle(conn, operation_id, _settled(converted))
+        return await self.store.transact(
+            lambda conn: self._settle(conn, operation_id, _settled(converted))
+        )
 
     async def close_out(self, operation_id: str, *, converted: bool) -> None:
         """The outcome is recorded and the venue has settled it, but a crash cut the
         bookkeeping short: settle the reservation and stop looking, in one write."""
-        async with self.store.write() as conn:
-            await self._settle(conn, operation_id, _settled(converted))
-            await conn.execute(
-                update(OperationRow)
-                .where(OperationRow.id == operation_id)
-                .values(**self._schedule_values(None, tried=False))
-            )
+        stops = (
+            update(OperationRow)
+            .where(OperationRow.id == operation_id)
+            .values(**self._schedule_values(None, tried=False))
+        )
 
-    async def _settle(
-        self, conn: AsyncConnection, operation_id: str, settles: ReservationState
-    ) -> bool:
+        def write(conn: Connection) -> None:
+            self._settle(conn, operation_id, _settled(converted))
+            conn.execute(stops)
+
+        await self.store.transact(write)
+
+    def _settle(self, conn: Connection, operation_id: str, settles: ReservationState) -> bool:
         assert settles is not ReservationState.ACTIVE, settles
-        result = await conn.execute(
+        result = conn.execute(
             update(ReservationRow)
             .where(
                 ReservationRow.operation_id == operation_id,
@@ -551,20 +550,16 @@ def _settled(converted: bool) -> ReservationState:
     return ReservationState.CONVERTED if converted else ReservationState.RELEASED
 
 
-async def _execution_of(conn: AsyncConnection, operation_id: str) -> Execution:
-    current = (
-        await conn.execute(
-            select(OperationRow.execution_state).where(OperationRow.id == operation_id)
-        )
+def _execution_of(conn: Connection, operation_id: str) -> Execution:
+    current = conn.execute(
+        select(OperationRow.execution_state).where(OperationRow.id == operation_id)
     ).scalar_one_or_none()
     return Execution(current or Execution.QUEUED)
 
 
-def _upsert(conn: AsyncConnection) -> postgresql.Insert | sqlite.Insert:
+def _upsert(on_sqlite: bool) -> postgresql.Insert | sqlite.Insert:
     """INSERT ... ON CONFLICT for the attempt (the dialects' inserts spell it alike)."""
-    if conn.dialect.name == "postgresql":
-        return postgresql.insert(AttemptRow)
-    return sqlite.insert(AttemptRow)
+    return sqlite.insert(AttemptRow) if on_sqlite else postgresql.insert(AttemptRow)
 
 
 async def views(store: Store, operations: Sequence[Operation]) -> list[dict[str, Any]]:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import Connection, func, select, update
 
 from store.authority import Store
 from store.canonical import canonical_json
@@ -166,25 +166,29 @@ class Inbox:
     async def attempt(self, kind: str, key: str, max_tries: int) -> bool:
         """Count one processing try; False (and marked failed) once `max_tries` are used up."""
         key = stored_key(key)
-        async with self.store.write() as conn:
-            result = await conn.execute(
-                update(InboxRow)
-                .where(
-                    InboxRow.kind == kind,
-                    InboxRow.key == key,
-                    InboxRow.status == RECEIVED,
-                    InboxRow.tries < max_tries,
-                )
-                .values(tries=InboxRow.tries + 1)
+        counted = (
+            update(InboxRow)
+            .where(
+                InboxRow.kind == kind,
+                InboxRow.key == key,
+                InboxRow.status == RECEIVED,
+                InboxRow.tries < max_tries,
             )
-            if result.rowcount == 1:
+            .values(tries=InboxRow.tries + 1)
+        )
+        used_up = (
+            update(InboxRow)
+            .where(InboxRow.kind == kind, InboxRow.key == key, InboxRow.status == RECEIVED)
+            .values(status=FAILED)
+        )
+
+        def write(conn: Connection) -> bool:
+            if conn.execute(counted).rowcount == 1:
                 return True
-            await conn.execute(
-                update(InboxRow)
-                .where(InboxRow.kind == kind, InboxRow.key == key, InboxRow.status == RECEIVED)
-                .values(status=FAILED)
-            )
-        return False
+            conn.execute(used_up)
+            return False
+
+        return await self.store.transact(write)
 
     async def unanswered(
         self, kind: str, limit: int = 100, *, received_before: datetime | None = None

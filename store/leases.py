@@ -49,8 +49,7 @@ async def lease_rows(
         .values({due: now + timedelta(seconds=lease_s)})
         .returning(*table.__table__.columns)
     )
-    async with store.write() as conn:
-        rows = (await conn.execute(lease)).all()
+    rows = await store.transact(lambda conn: conn.execute(lease).all())
     # RETURNING promises no order: sort for a stable one
     return sorted(rows, key=lambda row: row.id)
 

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from sqlalchemy import Insert
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.ext.asyncio import AsyncConnection
 
 from store.models import Base
 
 
-def insert_once(conn: AsyncConnection, row: type[Base]) -> Insert:
+def insert_once(dialect: str, row: type[Base]) -> Insert:
     """An insert the database skips when any unique key of `row` is already taken; with
-    RETURNING it returns no row then (both backends)."""
-    if conn.dialect.name == "postgresql":
+    RETURNING it returns no row then (both backends). `dialect`: `conn.dialect.name`."""
+    if dialect == "postgresql":
         return postgresql.insert(row).on_conflict_do_nothing()
     return sqlite.insert(row).on_conflict_do_nothing()

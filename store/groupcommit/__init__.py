@@ -48,8 +48,12 @@ How the store uses it
 `open_store` starts one writer beside the SQLAlchemy engine (`Store.writer`). A click's
 first write (inbox entry + claim or reject, `store.clicks`), its second (answer + card
 shown, `store.click_sql`), the claim and the reject (`store.claim_sql`, `store.reject_sql`)
-are intents; on SQLite every other write (`Store.write()`) takes a turn; on PostgreSQL
-those use the engine's pool as before.
+are intents. Every other write is `Store.transact(fn)`, a plain function of a sync
+SQLAlchemy `Connection`: on SQLite a `Work` item (`GroupWriter.run`) that the writer runs
+on its thread inside its next batch, in its own savepoint, so background writes (executor
+steps, card marks, deliveries, leases, proposals) share fsyncs instead of queueing for
+turns; on PostgreSQL a transaction of its own on the engine's pool. `Store.write()` (a
+turn on SQLite) remains for tests and any write that must await between statements.
 """
 
 from __future__ import annotations

@@ -7,13 +7,16 @@ import enum
 import threading
 from abc import ABC, abstractmethod
 from collections import deque
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
+
+from sqlalchemy import Connection
 
 Row = dict[str, Any]
+T = TypeVar("T")
 Results = tuple[list[Row], ...]  # one list of rows per statement of the intent
 
 DEFAULT_BATCH_LIMIT = 256  # intents per transaction; bounds a batch's time holding the lock
@@ -86,6 +89,18 @@ class Turn:
     lane: Lane
 
 
+@dataclass(frozen=True)
+class Work:
+    """A write written with SQLAlchemy, as a plain function of a sync `Connection` (SQLite
+    only). The writer runs it on its own thread inside the next batch, in its own savepoint,
+    like an intent: many commit with one fsync and none waits for a turn. It must only
+    touch the database and return quickly: the batch holds the write lock meanwhile. What
+    it returns (or raises) reaches its caller after the batch's COMMIT."""
+
+    fn: Callable[[Connection], Any]
+    lane: Lane
+
+
 class NestedTurn(RuntimeError):
     """A write was asked for while this task already holds the writer's turn: it would wait
     for itself forever."""
@@ -121,7 +136,8 @@ class BatchNotCommitted(RuntimeError):
 @dataclass
 class WriterStats:
     batches: int = 0
-    intents: int = 0
+    intents: int = 0  # items committed in batches: intents and work
+    work: int = 0  # of those, `Work` items (`GroupWriter.run`)
     largest_batch: int = 0
     turns: int = 0  # SQLAlchemy transactions lent the database (`GroupWriter.turn`)
 
@@ -135,7 +151,7 @@ class WriterStats:
 class Pending:
     """A submitted intent and where its result goes (the waiter's own loop and future)."""
 
-    intent: Intent | Turn
+    intent: Intent | Turn | Work
     loop: asyncio.AbstractEventLoop
     future: asyncio.Future[Any]  # Results for an intent, a threading.Event for a turn
 
@@ -159,8 +175,8 @@ def intent_of(pending: Pending) -> Intent:
 
 
 def runs_of_intents(batch: Sequence[Pending]) -> list[list[Pending]]:
-    """The batch cut at each turn: runs of intents (one transaction each) and lone turns, in
-    the order taken."""
+    """The batch cut at each turn: runs of intents and work (one transaction each) and lone
+    turns, in the order taken."""
     runs: list[list[Pending]] = []
     for pending in batch:
         if isinstance(pending.intent, Turn):
@@ -187,7 +203,7 @@ def lend(pending: Pending, given_back: threading.Event) -> None:
         given_back.set()  # the waiter's loop is closed: nobody will use the turn
 
 
-def settle(pending: Pending, outcome: Results | BaseException) -> None:
+def settle(pending: Pending, outcome: Any) -> None:
     """Resolve a waiter on its own loop (a waiter that gave up is left alone)."""
 
     def resolve() -> None:
@@ -206,6 +222,8 @@ def settle(pending: Pending, outcome: Results | BaseException) -> None:
 
 class GroupWriter(ABC):
     """The shared half: accepting intents into two lanes, and the caller's side of waiting."""
+
+    runs_work = False  # whether `run` (a `Work` item on the writer's thread) is supported
 
     def __init__(self, batch_limit: int = DEFAULT_BATCH_LIMIT) -> None:
         if batch_limit < 2:
@@ -233,7 +251,7 @@ class GroupWriter(ABC):
     def _wake(self) -> None:
         """Tell the writer there is work (or that it is closing); called outside the lock."""
 
-    def _queue(self, item: Intent | Turn) -> Pending:
+    def _queue(self, item: Intent | Turn | Work) -> Pending:
         held = _turn_held.get()
         if held is not None and not held[0].is_set() and held[1] is asyncio.current_task():
             raise NestedTurn("this task holds the writer's turn; write inside that transaction")
@@ -250,6 +268,14 @@ class GroupWriter(ABC):
         """Queue `intent`; its rows per statement once its batch has committed."""
         results: Results = await self._queue(intent).future
         return results
+
+    async def run(self, fn: Callable[[Connection], T], lane: Lane | None = None) -> T:
+        """`fn` as a `Work` item of the next batch; what it returned once the batch committed
+        (or what it raised: then nothing of it was written)."""
+        if not self.runs_work:
+            raise TypeError(f"{type(self).__name__} runs intents only, not work")
+        found: T = await self._queue(Work(fn, current_lane() if lane is None else lane)).future
+        return found
 
     def enqueue(self, intent: Intent) -> Pending:
         """Queue `intent` and return at once; await `.future` for its rows, or `withdraw` it."""
@@ -319,11 +345,10 @@ class GroupWriter(ABC):
         with self._lock:
             return self._closing and not any(self._lanes)
 
-    def _committed(
-        self, batch: Sequence[Pending], outcomes: Sequence[Results | BaseException]
-    ) -> None:
+    def _committed(self, batch: Sequence[Pending], outcomes: Sequence[Any]) -> None:
         """The batch's COMMIT returned: now, and only now, every waiter learns its outcome."""
         self.stats.count(len(batch))
+        self.stats.work += sum(isinstance(pending.intent, Work) for pending in batch)
         for pending, outcome in zip(batch, outcomes, strict=True):
             settle(pending, outcome)
 

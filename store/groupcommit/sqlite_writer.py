@@ -7,7 +7,9 @@ import sqlite3
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
+from sqlalchemy import Connection, StaticPool, create_engine
 from sqlalchemy.engine import make_url
 
 from store.engine import SQLITE_BUSY_TIMEOUT_MS
@@ -20,7 +22,7 @@ from store.groupcommit.contract import (
     Results,
     Row,
     Turn,
-    intent_of,
+    Work,
     runs_of_intents,
 )
 
@@ -39,6 +41,35 @@ def connect(path: str) -> sqlite3.Connection:
     conn.execute("PRAGMA foreign_keys=ON")
     conn.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
     return conn
+
+
+class _BatchOwnedConnection:
+    """The writer's sqlite3 connection as SQLAlchemy sees it for `Work`: its commit and
+    rollback do nothing, because the writer commits the whole batch itself (and rolls back
+    one item to its savepoint). Everything else is the connection itself."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+
+    def commit(self) -> None:
+        pass
+
+    def rollback(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass  # the writer closes the real connection
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._conn, name)
+
+
+def sqlalchemy_view(conn: sqlite3.Connection) -> Connection:
+    """A SQLAlchemy Connection over the writer's own sqlite3 connection, for `Work`."""
+    engine = create_engine(
+        "sqlite://", creator=lambda: _BatchOwnedConnection(conn), poolclass=StaticPool
+    )
+    return engine.connect()
 
 
 def run_intent(conn: sqlite3.Connection, intent: Intent) -> Results:
@@ -63,6 +94,8 @@ def _finish(stopped: asyncio.Future[None]) -> None:
 
 
 class SqliteGroupWriter(GroupWriter):
+    runs_work = True
+
     def __init__(
         self,
         path: str,
@@ -81,6 +114,7 @@ class SqliteGroupWriter(GroupWriter):
         )
         self._stopped: asyncio.Future[None] | None = None
         self._conn: sqlite3.Connection | None = None
+        self._work_conn: Connection | None = None
 
     @classmethod
     def for_url(
@@ -101,6 +135,7 @@ class SqliteGroupWriter(GroupWriter):
     async def start(self) -> None:
         # opened here, not on the thread, so a bad path raises to whoever starts the writer
         self._conn = await asyncio.to_thread(connect, self.path)
+        self._work_conn = await asyncio.to_thread(sqlalchemy_view, self._conn)
         loop = asyncio.get_running_loop()
         self._stopped = loop.create_future()
         self._loop = loop
@@ -143,18 +178,20 @@ class SqliteGroupWriter(GroupWriter):
                     else:
                         self._commit(conn, run)
         finally:
+            if self._work_conn is not None:
+                self._work_conn.close()
             conn.close()
             stopped = self._stopped
             assert stopped is not None
             self._loop.call_soon_threadsafe(_finish, stopped)
 
     def _commit(self, conn: sqlite3.Connection, batch: Sequence[Pending]) -> None:
-        outcomes: list[Results | BaseException] = []
+        outcomes: list[Any] = []  # Results, what a Work returned, or an exception
         try:
             if not conn.in_transaction:
                 conn.execute("BEGIN IMMEDIATE")
             for pending in batch:
-                outcomes.append(self._in_savepoint(conn, intent_of(pending)))
+                outcomes.append(self._in_savepoint(conn, pending.intent))
             if self._before_commit is not None:
                 self._before_commit(len(batch))
             conn.execute("COMMIT")
@@ -180,14 +217,26 @@ class SqliteGroupWriter(GroupWriter):
         except sqlite3.Error:
             pass  # SQLite already rolled back (e.g. a failed COMMIT on I/O error)
 
-    @staticmethod
-    def _in_savepoint(conn: sqlite3.Connection, intent: Intent) -> Results | BaseException:
+    def _in_savepoint(self, conn: sqlite3.Connection, item: Intent | Turn | Work) -> Any:
+        assert not isinstance(item, Turn), "a turn is lent, never run in a batch"
         conn.execute("SAVEPOINT intent")
         try:
-            results = run_intent(conn, intent)
-        except Exception as error:  # the intent's own failure: undo it, the batch goes on
+            if isinstance(item, Work):
+                assert self._work_conn is not None
+                # SQLAlchemy's commit and rollback are its own bookkeeping only: the
+                # batch-owned connection's touch nothing (the batch commits below, or the
+                # item rolls back to its savepoint)
+                try:
+                    found = item.fn(self._work_conn)
+                except Exception:
+                    self._work_conn.rollback()
+                    raise
+                self._work_conn.commit()
+            else:
+                found = run_intent(conn, item)
+        except Exception as error:  # the item's own failure: undo it, the batch goes on
             conn.execute("ROLLBACK TO intent")
             conn.execute("RELEASE intent")
             return error
         conn.execute("RELEASE intent")
-        return results
+        return found

@@ -15,6 +15,7 @@ import pytest
 
 from store.authority import Claimed, Click, Store
 from store.execution import ExecutionLedger
+from store.groupcommit import WriterStats
 from store.records import Operation
 from tests.factories import ORDER_PAYLOAD, offered
 from workers.domains.execution import client_id_for
@@ -210,8 +211,10 @@ async def leased(worker: ExecutionWorker, operation_id: str, deadline_s: float =
 
 
 def writes(store: Store) -> int:
-    """Writes so far: SQLAlchemy write transactions and group-commit intents."""
-    return store.writes + (store.writer.stats.intents if store.writer else 0)
+    """Writes so far: SQLAlchemy write transactions (`write`, `transact`) and hand-written
+    group-commit intents (the writer's intents, less the `transact` work among them)."""
+    stats = store.writer.stats if store.writer else WriterStats()
+    return store.writes + stats.intents - stats.work
 
 
 async def pass_writes(store: Store, worker: ExecutionWorker, op: Operation) -> int:

@@ -20,7 +20,7 @@ from typing import Any
 
 import asyncpg  # type: ignore[import-untyped]
 import pytest
-from sqlalchemy import text
+from sqlalchemy import Connection, text
 from ulid import ULID
 
 from store.authority import Store
@@ -515,3 +515,78 @@ async def test_a_statement_runs_only_if_an_earlier_one_matched_as_it_says(
     assert await scalar(store, written) == 2
     with pytest.raises(ValueError, match="earlier statement"):
         Intent((Statement(AUDIT.sql, {"actor": "x"}, only_if=(0, True)),))
+
+
+def audit_work(actor: str, fail: bool = False) -> Callable[[Connection], Any]:
+    """A `Work` item: SQLAlchemy on the writer's thread, writing one audit row (then failing,
+    if asked: the row must not survive)."""
+
+    def work(conn: Connection) -> Any:
+        row = conn.execute(text(AUDIT.sql), {"actor": actor}).mappings().one()
+        if fail:
+            raise LookupError(f"{actor} failed after writing")
+        return dict(row)
+
+    return work
+
+
+async def test_work_rides_a_batch_with_intents_and_a_failing_one_sinks_alone(
+    store: Store, backend: Backend, make_writer: WriterFactory
+) -> None:
+    if backend.name != "sqlite":
+        writer = await make_writer()
+        with pytest.raises(TypeError):  # PostgreSQL's writer runs intents only
+            await writer.run(audit_work("pg"))
+        return
+    gate = CommitGate()
+    writer = await make_writer(gate)
+    blocker = asyncio.create_task(writer.submit(Intent((audit("blocker"),))))
+    await gate.held()
+    good_work = asyncio.create_task(writer.run(audit_work("good-work")))
+    doomed = asyncio.create_task(writer.run(audit_work("doomed-work", fail=True)))
+    intent = asyncio.create_task(writer.submit(Intent((audit("intent"),))))
+    await until_queued(writer, 3)
+    for _ in range(20):
+        await asyncio.sleep(0)
+    assert not any(task.done() for task in (good_work, doomed, intent)), "told before COMMIT"
+    gate.release()
+
+    assert (await good_work)["actor"] == "good-work"
+    assert (await intent)[0][0]["actor"] == "intent"
+    with pytest.raises(LookupError):
+        await doomed
+    await blocker
+    assert gate.sizes == [1, 3], "work and intents shared one batch"
+    assert writer.stats.work == 2  # both work items were in the committed batch
+    actors = "SELECT count(*) FROM audit WHERE actor IN ('good-work', 'intent')"
+    assert await scalar(store, actors) == 2
+    assert await scalar(store, "SELECT count(*) FROM audit WHERE actor = 'doomed-work'") == 0
+
+
+async def test_a_transaction_of_the_store_commits_whole_or_not_at_all(
+    store: Store,
+) -> None:
+    """`Store.transact` on either backend: what the function returns once committed; if it
+    raises, nothing it wrote stays."""
+    row = await store.transact(audit_work("kept"))
+    assert row["actor"] == "kept"
+    with pytest.raises(LookupError):
+        await store.transact(audit_work("dropped", fail=True))
+    assert await scalar(store, "SELECT count(*) FROM audit WHERE actor = 'kept'") == 1
+    assert await scalar(store, "SELECT count(*) FROM audit WHERE actor = 'dropped'") == 0
+
+
+async def test_a_store_transaction_inside_a_write_is_refused_on_sqlite_not_deadlocked(
+    store: Store, backend: Backend
+) -> None:
+    """SQLite has one writer: a transaction asked for inside the turn a task holds would wait
+    for itself, so it is refused. PostgreSQL has no turns: it is a transaction of its own."""
+    async with store.write():
+        if backend.name == "sqlite":
+            with pytest.raises(NestedTurn):
+                await store.transact(audit_work("nested"))
+        else:
+            assert (await store.transact(audit_work("nested")))["actor"] == "nested"
+    assert (await store.transact(audit_work("after")))["actor"] == "after"
+    nested = await scalar(store, "SELECT count(*) FROM audit WHERE actor = 'nested'")
+    assert nested == (0 if backend.name == "sqlite" else 1)
