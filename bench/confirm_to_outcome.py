@@ -54,7 +54,8 @@ from callback_ack import (
 from sandbox_process import SandboxProcess
 
 SETTLE_DEADLINE_S = 300.0
-EXECUTION = {"poll_s": 0.2, "venue_tick_s": 0.5, "concurrency": 8}
+CONCURRENCY = 8  # executor passes in flight, as `[execution] concurrency` defaults
+EXECUTION: dict[str, float] = {"poll_s": 0.2, "venue_tick_s": 0.5, "concurrency": CONCURRENCY}
 # The targets, at TARGET_LEVEL operations confirmed at once.
 TARGET_LEVEL = 100
 TARGET_START_P99_MS = 500.0
@@ -185,7 +186,7 @@ def verdict(row: Row) -> str:
     )
 
 
-async def main(levels: Sequence[int], concurrency: int = EXECUTION["concurrency"]) -> int:
+async def main(levels: Sequence[int], concurrency: int = CONCURRENCY) -> int:
     sandbox = await SandboxProcess.start()
     rows: list[Row] = []
     try:
@@ -238,7 +239,10 @@ def cli() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--levels", default="1,10,100", help="operations confirmed at once")
     parser.add_argument(
-        "--concurrency", type=int, default=EXECUTION["concurrency"], help="executor passes in flight"
+        "--concurrency",
+        type=int,
+        default=CONCURRENCY,
+        help="executor passes in flight",
     )
     args = parser.parse_args()
     logging.basicConfig(level=logging.ERROR)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from dataclasses import dataclass, field
 from datetime import UTC, tzinfo
 from typing import Any, Protocol
 
@@ -21,12 +22,13 @@ from store.execution import view
 from store.lifecycle import State
 from store.logcontext import about
 from store.records import Operation
-from workers.loop import drain_loop
+from workers.loop import window_loop
 
 log = logging.getLogger("countersign.cards")
 
 MAX_ATTEMPTS = 8
 MAX_BACKOFF_S = 60.0
+WINDOW = 20  # card calls in flight at most
 
 
 class CardChannel(Protocol):
@@ -35,6 +37,12 @@ class CardChannel(Protocol):
     async def send_card(self, chat_id: str, card: dict[str, Any], uuid: str) -> str: ...
 
     async def patch_card(self, message_id: str, card: dict[str, Any]) -> None: ...
+
+
+@dataclass
+class CardTurn:
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    waiting: int = 0
 
 
 def card_uuid(operation_id: str) -> str:
@@ -58,13 +66,24 @@ class CardWorker:
         self.tz = tz
         self.poll_s = poll_s
         self._kick = asyncio.Event()
+        self._per_card: dict[str, CardTurn] = {}  # cards with a call under way or waiting
 
     def kick(self) -> None:
         """Something is due now (a proposal, a decision, an expiry): do not wait for the poll."""
         self._kick.set()
 
     async def run(self, stop: asyncio.Event) -> None:
-        await drain_loop(self.drain, self._kick, stop, self.poll_s, log)
+        """Up to `WINDOW` cards in flight; each one sent or patched makes room for the next
+        lease, so a slow Lark call never holds back the cards behind it."""
+        await window_loop(
+            self.ledger.lease_due,
+            self.deliver,
+            width=WINDOW,
+            kicked=self._kick,
+            stop=stop,
+            poll_s=self.poll_s,
+            log=log,
+        )
 
     async def drain(self) -> int:
         due = await self.ledger.lease_due()
@@ -72,8 +91,18 @@ class CardWorker:
         return len(due)
 
     async def deliver(self, op: Operation) -> None:
-        with about(op.id):
-            await self._deliver(op)
+        # One call at a time per card: a newer version leased while an older one is still
+        # being sent or patched waits for it, so the card never ends on the older one.
+        turn = self._per_card.setdefault(op.id, CardTurn())
+        turn.waiting += 1
+        try:
+            async with turn.lock:
+                with about(op.id):
+                    await self._deliver(op)
+        finally:
+            turn.waiting -= 1
+            if not turn.waiting:
+                del self._per_card[op.id]
 
     async def _deliver(self, op: Operation) -> None:
         card = render_card(

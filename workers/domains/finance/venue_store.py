@@ -523,31 +523,43 @@ class VenueStoreError(RuntimeError):
 
 
 class VenueStore:
-    """The venue's SQLite file. Use `run` from a worker thread (asyncio.to_thread)."""
+    """The venue's SQLite file. Use `run` from a worker thread (asyncio.to_thread).
+
+    Two connections, each behind its own lock: one for writes, one for reads. In WAL mode a
+    read sees the last commit without waiting for a write's fsync, so status reads (the
+    executor's preflight and observations) do not queue behind other orders' submissions."""
 
     def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
         self._conn: sqlite3.Connection | None = conn
         self._lock = threading.Lock()
+        self._reader: sqlite3.Connection | None = None
+        self._read_lock = threading.Lock()
         self.path = path
+
+    @staticmethod
+    def _open(path: Path) -> sqlite3.Connection:
+        conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=10)
+        conn.row_factory = sqlite3.Row
+        conn.execute("PRAGMA foreign_keys=ON")
+        conn.execute("PRAGMA busy_timeout=10000")
+        return conn
 
     @classmethod
     def connect(cls, path: Path, *, create: bool = True) -> VenueStore:
         if not create and not path.exists():
             raise FileNotFoundError(f"no simulated venue state at {path}")
         path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=10)
+        conn = cls._open(path)
+        store = cls(conn, path)
         try:
-            conn.row_factory = sqlite3.Row
             mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
             if str(mode).lower() != "wal":
                 raise VenueStoreError(f"{path}: could not switch to WAL (journal mode {mode})")
             conn.execute("PRAGMA synchronous=FULL")
-            conn.execute("PRAGMA foreign_keys=ON")
-            conn.execute("PRAGMA busy_timeout=10000")
-            store = cls(conn, path)
             store.run(store._migrate, write=True)
+            store._reader = cls._open(path)  # after the migration: the schema is there
         except BaseException:
-            conn.close()
+            store.close()
             raise
         return store
 
@@ -566,8 +578,9 @@ class VenueStore:
 
     def run(self, fn: Callable[[Txn], T], *, write: bool) -> T:
         """Run `fn` in one transaction (IMMEDIATE for writes) with exact decimal arithmetic."""
-        with self._lock:
-            conn = self._conn
+        lock = self._lock if write or self._reader is None else self._read_lock
+        with lock:
+            conn = self._conn if lock is self._lock else self._reader
             if conn is None:
                 raise VenueStoreError("the simulated venue is closed")
             conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
@@ -581,6 +594,10 @@ class VenueStore:
             return result
 
     def close(self) -> None:
+        with self._read_lock:
+            if self._reader is not None:
+                self._reader.close()
+                self._reader = None
         with self._lock:
             if self._conn is not None:
                 self._conn.close()
