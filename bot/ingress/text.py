@@ -15,6 +15,7 @@ import logging
 import re
 from collections.abc import Awaitable, Callable, Set
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Protocol
 
 from bot.ingress.stats import ConsumerStats
@@ -92,6 +93,7 @@ class TextListener:
         self._tasks: list[asyncio.Task[None]] = []
         self._recovery: asyncio.Task[None] | None = None
         self._running = False
+        self._in_hand: set[str] = set()  # message ids being answered by this process
 
     def on_event(self, envelope: dict[str, Any], transport: str) -> None:
         """From a transport, on the main loop: enqueue and return at once."""
@@ -116,7 +118,9 @@ class TextListener:
             for i in range(self.settings.workers)
         ]
         # recovery runs once and ends; it is not part of `healthy`
-        self._recovery = asyncio.create_task(self._recover(), name="text-recovery")
+        self._recovery = asyncio.create_task(
+            self._recover(self.store.clock()), name="text-recovery"
+        )
 
     async def stop(self) -> None:
         self._running = False
@@ -144,17 +148,28 @@ class TextListener:
             with contextlib.suppress(asyncio.QueueFull):
                 self.queue.put_nowait(envelope)
 
-    async def _recover(self) -> None:
-        """Answer what a previous run stored but did not answer."""
-        for entry in await self.inbox.unanswered(INBOX_KIND):
+    async def _recover(self, started_at: datetime) -> None:
+        """Answer what a previous run stored but did not answer. Only entries received before
+        this run started: a live message stored meanwhile is the live path's to answer."""
+        for entry in await self.inbox.unanswered(INBOX_KIND, received_before=started_at):
             try:
                 await self.handle(entry.payload)
             except Exception:
                 log.exception("recovering text %s failed", entry.key)
 
     async def handle(self, envelope: dict[str, Any]) -> None:
-        with answering_a_person():  # its writes go ahead of background work, as a click's do
-            await self._handle(envelope)
+        message_id = envelope.get("event", {}).get("message", {}).get("message_id")
+        message_id = message_id if isinstance(message_id, str) else ""
+        if message_id and message_id in self._in_hand:
+            # A re-push (or recovery) of a message this process is answering right now.
+            self.stats.outcomes["duplicate"] += 1
+            return
+        self._in_hand.add(message_id)
+        try:
+            with answering_a_person():  # its writes go ahead of background work, as a click's
+                await self._handle(envelope)
+        finally:
+            self._in_hand.discard(message_id)
 
     async def _handle(self, envelope: dict[str, Any]) -> None:
         message = envelope.get("event", {}).get("message", {})

@@ -9,6 +9,7 @@ one neutral line with no data.
 from __future__ import annotations
 
 import json
+from collections import deque
 from typing import Any
 
 import pytest
@@ -106,6 +107,50 @@ async def test_a_re_pushed_message_is_answered_once(stack: Stack) -> None:
     await until(state, lambda: stack.hub.deliveries[pushed["event_id"]].acked)
     marker = await say(stack, "help")
     await until(state, lambda: bool(replies_to(stack, marker)))
+    assert len(replies_to(stack, message_id)) == 1
+
+
+async def test_a_message_re_pushed_while_its_reply_is_in_flight_is_tried_once(
+    stack: Stack,
+) -> None:
+    # Lark answers the reply after 5 s; the generous app rate limit makes the sandbox note each
+    # authorized call as it arrives, so "one call" is visible while it is still in flight.
+    status, _ = await stack.control(
+        "POST", "/faults", {"latency_ms": 5_000, "app_rate_limit_per_s": 1000}
+    )
+    assert status == 200
+    calls = stack.state.app_call_times.setdefault("cli_sandbox", deque())
+    message_id = await say(stack, "help")
+    inbox = Inbox(stack.store)
+
+    async def reply_in_flight() -> bool:
+        entry = await inbox.get(INBOX_KIND, message_id)
+        return entry is not None and entry.tries == 1 and len(calls) == 1
+
+    await eventually(reply_in_flight)  # the sandbox publishes no change for a call's arrival
+    state = stack.state
+    envelope = events.message_received(
+        state,
+        state.apps["cli_sandbox"],
+        state.chats["oc_ops"],
+        state.users["ou_bob"],
+        state.messages[message_id],
+        "@_user_1 help",
+    )  # the same message again while the first answer is on its way (a second worker is free)
+    status, pushed = await stack.control(
+        "POST", "/apps/cli_sandbox/push", {"envelope": envelope, "kind": "event"}
+    )
+    assert status == 200
+    await until(state, lambda: stack.hub.deliveries[pushed["event_id"]].acked)
+    assert not replies_to(stack, message_id)  # the push was taken in while the reply was out
+
+    async def answered() -> bool:
+        entry = await inbox.get(INBOX_KIND, message_id)
+        return entry is not None and entry.answer is not None
+
+    await eventually(answered, deadline_s=30)
+    entry = await inbox.get(INBOX_KIND, message_id)
+    assert entry is not None and entry.tries == 1  # one try, not one per delivery
     assert len(replies_to(stack, message_id)) == 1
 
 
