@@ -13,6 +13,8 @@ record but its claim missed the 2 s budget) and "busy" (not even on record in ti
   HTTP calls to the sandbox from this process's loop. Operations are proposed through the
   HTTP API and their cards posted by the bot before the clock starts. Every click must come
   back with the success toast and the card, or "processing"/"busy" (counted), else "failed".
+  `--workers process`: the bot's workers (executor, cards, venue) in a second process, as
+  `[execution] workers = "process"` does, so the clicks' answers have this interpreter.
 * floor: after the bot has stopped (one lark ws client per process), an unmodified
   lark-oapi `ws.Client` in this process whose card.action.trigger handler returns a
   constant toast, on cards the app sent through the sandbox's OpenAPI. Lark itself is not
@@ -22,6 +24,7 @@ The ratio rows are bot/floor of p50, p99 and answers/s per level, next to the is
 targets: p99 <= 2x the floor's at 10 and 100 in flight, and no "processing" at 100.
 
     .venv/bin/python bench/callback_ack.py [--clicks N] [--levels 1,10,100]
+        [--workers inline|process]
 
 The floor's SDK thread has no stop(), so the script ends with os._exit once the table is out.
 """
@@ -259,10 +262,11 @@ async def bench_bot(
     clicks: int,
     levels: Sequence[int],
     warmup: int,
+    workers: str = "inline",
 ) -> list[Level]:
     with tempfile.TemporaryDirectory(prefix="cs-bench-") as tmp:
         port = free_port()
-        config = bot_config(sandbox, Path(tmp), port)
+        config = bot_config(sandbox, Path(tmp), port, {"workers": workers})
         stop = asyncio.Event()
         ready = asyncio.Event()
         bot = asyncio.create_task(serve(config, stop=stop, on_ready=lambda _url: ready.set()))
@@ -373,14 +377,15 @@ def table(bot: Sequence[Level], floor: Sequence[Level], clicks: int) -> str:
     return "\n".join(lines)
 
 
-async def main(clicks: int, levels: Sequence[int], warmup: int) -> int:
+async def main(clicks: int, levels: Sequence[int], warmup: int, workers: str) -> int:
     sandbox = await SandboxProcess.start()
     try:
         connector = aiohttp.TCPConnector(limit=0)
         async with aiohttp.ClientSession(connector=connector) as http:
-            bot = await bench_bot(http, sandbox, clicks, levels, warmup)
+            bot = await bench_bot(http, sandbox, clicks, levels, warmup, workers)
             print("bot done; floor: a bare lark-oapi ws client answering a constant toast")
             floor = await bench_floor(http, sandbox, clicks, levels, warmup)
+        print(f"bot workers: {workers}")
         print(table(bot, floor, clicks), flush=True)
     finally:
         logging.getLogger("Lark").setLevel(logging.CRITICAL)  # it logs the close as an error
@@ -393,10 +398,16 @@ def cli() -> None:
     parser.add_argument("--clicks", type=int, default=200, help="clicks per level")
     parser.add_argument("--levels", default="1,10,100", help="comma-separated clickers in flight")
     parser.add_argument("--warmup", type=int, default=20, help="clicks before the first level")
+    parser.add_argument(
+        "--workers",
+        choices=("inline", "process"),
+        default="inline",
+        help="the bot's [execution] workers: in its interpreter or a second process",
+    )
     args = parser.parse_args()
     levels = [int(x) for x in args.levels.split(",") if x.strip()]
     logging.basicConfig(level=logging.ERROR)
-    code = asyncio.run(main(args.clicks, levels, args.warmup))
+    code = asyncio.run(main(args.clicks, levels, args.warmup, args.workers))
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)  # the floor's SDK thread has no stop(); don't wait on it at exit

@@ -16,8 +16,10 @@ The issue's targets are printed beside the figures: at 100 operations, executor 
 p99 <= 0.5 s and final card p99 <= 1 s.
 
     .venv/bin/python bench/confirm_to_outcome.py [--levels 1,10,100] [--concurrency 8]
+        [--workers inline|process]
 
-`--concurrency` is the executor's window (`[execution] concurrency`, passes in flight).
+`--concurrency` is the executor's window (`[execution] concurrency`, passes in flight);
+`--workers process` runs the bot's workers in a second process (`[execution] workers`).
 """
 
 from __future__ import annotations
@@ -54,7 +56,7 @@ from callback_ack import (
 from sandbox_process import SandboxProcess
 
 SETTLE_DEADLINE_S = 300.0
-CONCURRENCY = 8  # executor passes in flight, as `[execution] concurrency` defaults
+CONCURRENCY = 8  # executor passes in flight (`[execution] concurrency`; its default is 4)
 EXECUTION: dict[str, float] = {"poll_s": 0.2, "venue_tick_s": 0.5, "concurrency": CONCURRENCY}
 # The issue's targets, at TARGET_LEVEL operations confirmed at once.
 TARGET_LEVEL = 100
@@ -186,13 +188,16 @@ def verdict(row: Row) -> str:
     )
 
 
-async def main(levels: Sequence[int], concurrency: int = CONCURRENCY) -> int:
+async def main(
+    levels: Sequence[int], concurrency: int = CONCURRENCY, workers: str = "inline"
+) -> int:
     sandbox = await SandboxProcess.start()
     rows: list[Row] = []
     try:
         with tempfile.TemporaryDirectory(prefix="cs-bench-") as tmp:
             port = free_port()
-            config = bot_config(sandbox, Path(tmp), port, {**EXECUTION, "concurrency": concurrency})
+            execution = {**EXECUTION, "concurrency": concurrency, "workers": workers}
+            config = bot_config(sandbox, Path(tmp), port, execution)
             store_url = config.settings.store.url
             stop = asyncio.Event()
             ready = asyncio.Event()
@@ -215,7 +220,7 @@ async def main(levels: Sequence[int], concurrency: int = CONCURRENCY) -> int:
         await sandbox.stop()
     print(
         "confirm -> outcome (SQLite, simulated venue, sandbox over ws), latency from the click; "
-        f"executor concurrency {concurrency}"
+        f"executor concurrency {concurrency}, workers {workers}"
     )
     print(
         f"{'operations':>10} | {'start p50':>10} {'start p99':>10} | "
@@ -244,10 +249,16 @@ def cli() -> None:
         default=CONCURRENCY,
         help="executor passes in flight",
     )
+    parser.add_argument(
+        "--workers",
+        choices=("inline", "process"),
+        default="inline",
+        help="the bot's [execution] workers: in its interpreter or a second process",
+    )
     args = parser.parse_args()
     logging.basicConfig(level=logging.ERROR)
     levels = [int(x) for x in args.levels.split(",") if x.strip()]
-    code = asyncio.run(main(levels, args.concurrency))
+    code = asyncio.run(main(levels, args.concurrency, args.workers))
     sys.stdout.flush()
     os._exit(code)
 

@@ -159,6 +159,10 @@ class ExecutionSettings(Section):
     track_max_s: float = Field(default=30.0, ge=1, le=3600)
     # how often the simulated venue's matching runs (resting orders fill as the mark moves)
     venue_tick_s: float = Field(default=1.0, gt=0, le=60)
+    # where `run` runs the workers (executor, cards, deliveries, expiry, venue clock):
+    # "inline" in its own interpreter, or "process": a supervised second process, so a burst
+    # of executions never delays the answers to clicks (both are CPU-bound Python)
+    workers: Literal["inline", "process"] = "inline"
 
     @model_validator(mode="after")
     def _timeouts_nest(self) -> Self:
@@ -543,6 +547,24 @@ def resolve(settings: Settings, environ: Mapping[str, str]) -> Config:
     dashboard_env = settings.http.dashboard_token_env
     dashboard = SecretStr(environ.get(dashboard_env, "") if dashboard_env else "")
     return Config(settings, proposers, secrets, dashboard)
+
+
+def secrets_environ(config: Config) -> dict[str, str]:
+    """The environment `resolve` would need to rebuild `config`: each secret under the name
+    the settings give it (for a worker process handed its config through a pipe)."""
+    settings = config.settings
+    environ: dict[str, str] = {}
+    for proposer in config.proposers:
+        environ[proposer.settings.token_env] = proposer.token.get_secret_value()
+        for name, env in proposer.settings.callback_secret_env.items():
+            environ[env] = proposer.callback_secrets[name].get_secret_value()
+    lark = settings.lark
+    environ[lark.app_secret_env] = config.lark.app_secret.get_secret_value()
+    environ[lark.encrypt_key_env] = config.lark.encrypt_key.get_secret_value()
+    environ[lark.verification_token_env] = config.lark.verification_token.get_secret_value()
+    if settings.http.dashboard_token_env:
+        environ[settings.http.dashboard_token_env] = config.dashboard_token.get_secret_value()
+    return environ
 
 
 def zone(name: str) -> tzinfo:

@@ -11,7 +11,7 @@ import contextlib
 import logging
 import os
 import signal
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from aiohttp import web
@@ -25,7 +25,8 @@ from bot.ingress.text_scope import AudienceScope, Scope
 from bot.lark.api import LarkApi
 from bot.lark.webhook import add_webhook_routes
 from bot.lark.ws import WsTransport
-from bot.workforce import RetryingLark, build_workforce, start_workforce
+from bot.worker_process import WorkerProcess
+from bot.workforce import RetryingLark, Workforce, build_workforce, start_workforce
 from store.authority import Store
 from store.opening import open_store
 from store.timeutil import Clock, utc_now
@@ -106,8 +107,11 @@ async def serve(
     callbacks = text = ws = None
     api = _lark_api(config)
     force = await build_workforce(config, store, api, clock=clock, tz=tz)
-    cards_worker = force.cards
-    if api is not None and cards_worker is not None:
+    # "process": the workers run in a child; this process only forwards their wake-ups
+    workers = WorkerProcess(config) if settings.execution.workers == "process" else None
+    kick_cards = workers.kicker("cards") if workers else force.kick_cards
+    kick_executor = workers.kicker("executor") if workers else force.executor.kick
+    if api is not None and force.cards is not None:
         callbacks = CallbackConsumer(
             store,
             CallbackSettings(
@@ -117,8 +121,8 @@ async def serve(
                 tz,
                 answer_budget_s=lark.answer_budget_s,
             ),
-            on_card_due=cards_worker.kick,
-            on_claimed=force.executor.kick,
+            on_card_due=kick_cards,
+            on_claimed=kick_executor,
         )
 
         async def health_report() -> dict[str, Any]:
@@ -150,12 +154,20 @@ async def serve(
             exit_after_s=lark.exit_after_s,
             on_fatal=fatal,
         )
-    health = Health(config, store, callbacks, text, ws, force.executor, force.due_listener)
+    health = Health(
+        config,
+        store,
+        callbacks,
+        text,
+        ws,
+        workers or force.executor,
+        None if workers else force.due_listener,
+    )
     app = create_app(
         config,
         store,
         health=health,
-        on_proposed=cards_worker.kick if cards_worker else (lambda: None),
+        on_proposed=kick_cards,
         capabilities=force.capability_readers(),
     )
     if lark.mode == "webhook":
@@ -174,7 +186,10 @@ async def serve(
         if callbacks is not None and text is not None:
             callbacks.start()
             text.start()
-        start_workforce(force, config, store, stop)
+        if workers is not None:
+            force.tasks.append(asyncio.create_task(workers.run(stop), name="worker-process"))
+        else:
+            start_workforce(force, config, store, stop)
         if ws is not None:
             ws.start()
         url = f"http://{settings.http.host}:{settings.http.port}"
@@ -211,16 +226,20 @@ async def serve_workers(
     on_ready: Callable[[], None] | None = None,
     stop: asyncio.Event | None = None,
     clock: Clock = utc_now,
+    link: Callable[[Workforce, asyncio.Event], Coroutine[Any, Any, None]] | None = None,
 ) -> int:
     """`countersign worker`: the card worker, executor, reconciler, expiry and venue clock
     alone, without HTTP or Lark ingress. Safe next to `run` processes: every worker leases
-    its operations in the store."""
+    its operations in the store. `link`: the worker process's tie to the `run` that started
+    it (`bot.worker_process`)."""
     store = await _open_store(config, clock)
     stop = _stop_on_signals(stop)
     api = _lark_api(config)
     force = await build_workforce(config, store, api, clock=clock)
     try:
         start_workforce(force, config, store, stop)
+        if link is not None:
+            force.tasks.append(asyncio.create_task(link(force, stop), name="parent-link"))
         if on_ready is not None:
             on_ready()
         await stop.wait()

@@ -91,6 +91,14 @@ class Workforce:
         if self.cards is not None:
             self.cards.kick()
 
+    def wakes(self) -> dict[str, Callable[[], None]]:
+        """Each worker's kick by the name wake-ups from outside this process use."""
+        return {
+            "executor": self.executor.kick,
+            "cards": self.kick_cards,
+            "deliveries": self.deliveries.kick,
+        }
+
     async def close(self, grace_s: float) -> None:
         if self.tasks:
             _done, late = await asyncio.wait(self.tasks, timeout=grace_s)
@@ -183,9 +191,7 @@ async def build_workforce(
     force = Workforce(cards, executor, deliveries, venue)
     if not is_sqlite(settings.store.url):
         force.due_listener = DueListener(
-            settings.store.url,
-            {"executor": executor.kick, "cards": force.kick_cards, "deliveries": deliveries.kick},
-            schema=settings.store.schema_name,
+            settings.store.url, force.wakes(), schema=settings.store.schema_name
         )
     return force
 

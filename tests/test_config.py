@@ -21,6 +21,7 @@ from bot.config import (
     Settings,
     check,
     check_data,
+    parse,
     read_file,
 )
 from bot.profiles import dev_settings
@@ -391,3 +392,11 @@ def test_config_check_dev(tmp_path: Path, extra: list[str]) -> None:
     assert shown["lark"]["mode"] == "off"
     assert "config ok" in result.stderr
     assert _tree(tmp_path) == before
+
+
+def test_workers_are_inline_or_a_process_and_anything_else_is_named_with_the_fix() -> None:
+    assert parse({"execution": {"workers": "process"}}).execution.workers == "process"
+    assert parse({}).execution.workers == "inline"
+    _settings, problems = check_data({"execution": {"workers": "threads"}}, {})
+    [problem] = [p for p in problems if p.field == "execution.workers"]
+    assert "inline" in problem.line() and "process" in problem.line()

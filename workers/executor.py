@@ -88,6 +88,14 @@ class ExecutionWorker:
         """Something is due now (a claim, a venue change, a notification from a replica)."""
         self._kick.set()
 
+    @property
+    def state(self) -> str:
+        """For `/readyz`: an executor in this process runs while the process does."""
+        return "running"
+
+    def where(self) -> dict[str, object]:
+        return {"process": "inline"}
+
     async def run(self, stop: asyncio.Event) -> None:
         """Up to `concurrency` passes in flight; each one that finishes makes room for the next
         lease, so one slow venue call never holds back the operations behind it."""

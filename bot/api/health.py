@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -36,8 +37,18 @@ class Transport(Protocol):
 
 
 class Executor(Protocol):
+    """The executor in this process, or the worker process running it."""
+
     passes: int
     failures: int
+    outcomes: Counter[str]  # by status
+
+    @property
+    def state(self) -> str: ...
+
+    def where(self) -> dict[str, object]:
+        """Where it runs (for a worker process: its pid and how often it was started)."""
+        ...
 
 
 class Listener(Protocol):
@@ -140,7 +151,8 @@ class Health:
                 )
             ).scalar_one()
         return {
-            "state": "running",
+            "state": self.executor.state,
+            **self.executor.where(),
             "passes": self.executor.passes,
             "failures": self.executor.failures,
             "unknown_outstanding": int(unknown),

@@ -88,7 +88,7 @@ async def metrics_text(health: Health) -> bytes:
         families += _callbacks(health.callbacks.stats)
     if health.text is not None:
         families += _text(health.text.stats)
-    executor: Any = health.executor
+    executor = health.executor
     if executor is not None:
         executions = CounterMetricFamily(
             f"{PREFIX}_executions",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,11 @@ from store.groupcommit.contract import (
 # Called on the writer thread with the batch size, after the intents ran and before COMMIT.
 # Tests hold it to prove no waiter is resolved before the commit.
 BeforeCommit = Callable[[int], None]
+
+# BEGIN IMMEDIATE retries while another process writes: the first pause, doubling up to the
+# longest (a batch holds the lock a few milliseconds)
+BUSY_FIRST_PAUSE_S = 0.0002
+BUSY_MAX_PAUSE_S = 0.002
 
 
 def connect(path: str) -> sqlite3.Connection:
@@ -203,11 +209,27 @@ class SqliteGroupWriter(GroupWriter):
 
     @staticmethod
     def _begin(conn: sqlite3.Connection) -> BaseException | None:
+        """BEGIN IMMEDIATE, waiting for another process's writer (`workers = "process"`) in
+        short steps: SQLite's own busy handler sleeps 1, 2, 5, 10, ... ms between tries, far
+        longer than a batch holds the lock. Busy beyond the timeout, or I/O: the batch fails."""
+        deadline = time.monotonic() + SQLITE_BUSY_TIMEOUT_MS / 1000
+        pause = BUSY_FIRST_PAUSE_S
+        conn.execute("PRAGMA busy_timeout=0")
         try:
-            conn.execute("BEGIN IMMEDIATE")
-        except sqlite3.Error as error:  # busy beyond the timeout, I/O: this batch fails
-            return error
-        return None
+            while True:
+                try:
+                    conn.execute("BEGIN IMMEDIATE")
+                    return None
+                except sqlite3.OperationalError as error:
+                    busy = error.sqlite_errorcode & 0xFF == sqlite3.SQLITE_BUSY
+                    if not busy or time.monotonic() >= deadline:
+                        return error
+                except sqlite3.Error as error:
+                    return error
+                time.sleep(pause)
+                pause = min(BUSY_MAX_PAUSE_S, pause * 2)
+        finally:
+            conn.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
 
     @staticmethod
     def _rollback(conn: sqlite3.Connection) -> None:

@@ -1,0 +1,269 @@
+"""`[execution] workers = "process"`: `run` starts the workers in a supervised second process.
+
+Why: the answer path (clicks, claims) and the workers (executor, venue, card patches) are
+both CPU-bound Python. In one interpreter a burst of executions delays every click's answer;
+in two, each has its own core.
+
+The link between the two, all inherited at spawn (no path, no port):
+* the config: one JSON line on the child's stdin (the settings and the secrets they name, so
+  no secret is on a command line or in the environment). stdin then stays open: its EOF
+  tells the child the parent is gone or stopping.
+* wake-ups: the parent's kicks (a claim wakes the executor; a proposal or a decision whose
+  answer showed nothing, the card worker) go as datagrams over a socketpair; the child sends
+  its executor counters back on it every second, for `/readyz`. On PostgreSQL the child also
+  LISTENs like any replica; the datagrams are just faster.
+* dying together: on Linux the child asks the kernel for SIGKILL when its parent dies, so a
+  crashed parent never leaves workers running beside its successor. A child that dies is
+  started again with backoff; what it left is leased and recovered as after any crash.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ctypes
+import json
+import logging
+import os
+import signal
+import socket
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable
+
+from bot.config import Config, parse, resolve, secrets_environ
+from bot.logs import configure, redact
+from bot.workforce import Workforce
+
+log = logging.getLogger("countersign.workers")
+
+STATS_EVERY_S = 1.0
+STALE_AFTER_S = 5.0  # no counters for this long: the child is not running its loop
+FIRST_RESTART_S = 0.5
+MAX_RESTART_S = 30.0
+HEALTHY_RUN_S = 60.0  # a child that ran this long starts the backoff afresh when it dies
+STOP_GRACE_S = 10.0
+DATAGRAM_MAX = 4096
+EXIT_ORPHANED = 4
+PR_SET_PDEATHSIG = 1
+
+
+class WorkerProcess:
+    """The parent's side: spawns the child, restarts it, forwards kicks, keeps its counters."""
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self._mine, self._theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self._mine.setblocking(False)
+        self._process: asyncio.subprocess.Process | None = None
+        self._stats_at: float | None = None
+        self.passes = 0
+        self.failures = 0
+        self.outcomes: Counter[str] = Counter()  # by status, for /metrics
+        self.starts = 0  # children started so far (restarts = starts - 1)
+
+    @property
+    def pid(self) -> int | None:
+        return None if self._process is None else self._process.pid
+
+    @property
+    def state(self) -> str:
+        """`running` while the child reports in; `starting` before its first report or after
+        a silence; `down` between a death and the restart."""
+        if self._process is None or self._process.returncode is not None:
+            return "down"
+        if self._stats_at is None or time.monotonic() - self._stats_at > STALE_AFTER_S:
+            return "starting"
+        return "running"
+
+    def where(self) -> dict[str, object]:
+        return {"process": "separate", "pid": self.pid, "starts": self.starts}
+
+    def kick(self, worker: str) -> None:
+        """Wake `worker` in the child now. Dropped if the child is gone or its queue is full:
+        then its own first pass (on restart) or its poll finds the work."""
+        with contextlib.suppress(OSError):
+            self._mine.send(worker.encode())
+
+    def kicker(self, worker: str) -> Callable[[], None]:
+        return lambda: self.kick(worker)
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Keep a child running until `stop`; then let it finish its passes and exit."""
+        loop = asyncio.get_running_loop()
+        loop.add_reader(self._mine.fileno(), self._on_report)
+        delay = FIRST_RESTART_S
+        try:
+            while not stop.is_set():
+                started = time.monotonic()
+                code: int | str | None
+                try:
+                    code = await self._run_child(stop)
+                except OSError as error:  # could not even start it (fork, exec): try again
+                    code = f"{type(error).__name__}: {error}"
+                if stop.is_set():
+                    break
+                if time.monotonic() - started > HEALTHY_RUN_S:
+                    delay = FIRST_RESTART_S
+                log.error("worker process exited with %s; starting it again in %.1f s", code, delay)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), delay)
+                delay = min(MAX_RESTART_S, delay * 2)
+        finally:
+            loop.remove_reader(self._mine.fileno())
+            self._mine.close()
+            self._theirs.close()
+
+    async def _run_child(self, stop: asyncio.Event) -> int | None:
+        fd = self._theirs.fileno()
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "bot.worker_process",
+            str(os.getpid()),
+            str(fd),
+            stdin=asyncio.subprocess.PIPE,
+            pass_fds=(fd,),
+        )
+        self._process, self._stats_at = process, None
+        self.starts += 1
+        assert process.stdin is not None
+        handoff = {
+            "settings": self.config.settings.model_dump(mode="json"),
+            "environ": secrets_environ(self.config),
+        }
+        with contextlib.suppress(ConnectionError):  # a child that died at once: seen below
+            process.stdin.write(json.dumps(handoff).encode() + b"\n")
+            await process.stdin.drain()
+        log.info("worker process %s started", process.pid)
+        exited = asyncio.ensure_future(process.wait())
+        stopping = asyncio.ensure_future(stop.wait())
+        try:
+            await asyncio.wait({exited, stopping}, return_when=asyncio.FIRST_COMPLETED)
+            if not exited.done():
+                process.stdin.close()  # EOF: the child stops like on SIGTERM
+                try:
+                    await asyncio.wait_for(asyncio.shield(exited), STOP_GRACE_S)
+                except TimeoutError:
+                    log.warning("worker process %s did not stop in time: killed", process.pid)
+                    process.kill()
+                    await exited
+        finally:
+            stopping.cancel()
+            if not exited.done():  # the parent itself is being cancelled: take the child along
+                with contextlib.suppress(ProcessLookupError):
+                    process.kill()
+                await asyncio.shield(exited)
+        return process.returncode
+
+    def _on_report(self) -> None:
+        while True:
+            try:
+                datagram = self._mine.recv(DATAGRAM_MAX)
+            except BlockingIOError:
+                return
+            try:
+                report = json.loads(datagram)
+                self.passes, self.failures = int(report["passes"]), int(report["failures"])
+                self.outcomes = Counter({str(k): int(v) for k, v in report["outcomes"].items()})
+            except (ValueError, KeyError, TypeError, AttributeError):
+                log.warning("worker process sent an unreadable report")
+                continue
+            self._stats_at = time.monotonic()
+
+
+class ParentLink:
+    """The child's side: kicks from the parent wake its workers; its counters go back."""
+
+    def __init__(self, fd: int) -> None:
+        self._sock = socket.socket(fileno=fd)
+        self._sock.setblocking(False)
+
+    async def run(self, force: Workforce, stop: asyncio.Event) -> None:
+        loop = asyncio.get_running_loop()
+        wakes = force.wakes()
+
+        def on_kick() -> None:
+            while True:
+                try:
+                    name = self._sock.recv(DATAGRAM_MAX).decode(errors="replace")
+                except BlockingIOError:
+                    return
+                except OSError:  # the parent's end is gone: stdin's EOF stops us
+                    loop.remove_reader(self._sock.fileno())
+                    return
+                wake = wakes.get(name)
+                if wake is not None:
+                    wake()
+
+        loop.add_reader(self._sock.fileno(), on_kick)
+        try:
+            while not stop.is_set():
+                executor = force.executor
+                report = {
+                    "passes": executor.passes,
+                    "failures": executor.failures,
+                    "outcomes": dict(executor.outcomes),
+                }
+                with contextlib.suppress(OSError):
+                    self._sock.send(json.dumps(report).encode())
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), STATS_EVERY_S)
+        finally:
+            with contextlib.suppress(ValueError, OSError):
+                loop.remove_reader(self._sock.fileno())
+            self._sock.close()
+
+
+def _die_with_parent(parent_pid: int) -> None:
+    """SIGKILL this process when its parent dies (Linux); exit now if it already has."""
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent_pid:  # the parent died before the request above took effect
+        os._exit(EXIT_ORPHANED)
+
+
+async def _serve(config: Config, fd: int) -> int:
+    from bot.server import serve_workers
+
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+
+    async def until_parent_closes() -> None:
+        reader = asyncio.StreamReader()
+        transport, _ = await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader), sys.stdin
+        )
+        try:
+            await reader.read()  # returns at EOF
+        finally:
+            transport.close()
+        stop.set()
+
+    watch = asyncio.create_task(until_parent_closes())
+    link = ParentLink(fd)
+    try:
+        return await serve_workers(config, stop=stop, link=link.run)
+    finally:
+        watch.cancel()
+
+
+def main(argv: list[str]) -> int:
+    parent_pid, fd = int(argv[0]), int(argv[1])
+    _die_with_parent(parent_pid)
+    configure()
+    handoff = json.loads(sys.stdin.buffer.readline() or b"null")
+    if not isinstance(handoff, dict):
+        log.error("worker process: no config from the parent")
+        return EXIT_ORPHANED
+    config = resolve(parse(handoff["settings"]), handoff["environ"])
+    redact(config.secret_values())
+    return asyncio.run(_serve(config, fd))
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
