@@ -13,6 +13,8 @@ record but its claim missed the 2 s budget) and "busy" (not even on record in ti
   HTTP calls to the sandbox from this process's loop. Operations are proposed through the
   HTTP API and their cards posted by the bot before the clock starts. Every click must come
   back with the success toast and the card, or "processing"/"busy" (counted), else "failed".
+* clickers: in a third process (bench/clickers.py), as real clicks come from Lark's users:
+  they spend neither the bot's interpreter nor the floor's.
   `--workers process`: the bot's workers (executor, cards, venue) in a second process, as
   `[execution] workers = "process"` does, so the clicks' answers have this interpreter.
 * floor: after the bot has stopped (one lark ws client per process), an unmodified
@@ -34,15 +36,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
-import math
 import os
 import socket
 import sys
 import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +54,8 @@ from bot.server import serve
 from cards.strings import text
 
 sys.path.insert(0, str(Path(__file__).parent))  # run as a script: its sibling benches
+from clickers import Level
+from clickers import click_level as click_cards
 from sandbox_process import SandboxProcess, post_cards
 from sandbox_push import start_sdk_client
 
@@ -74,30 +76,6 @@ PROCESSING = {text("toast.processing", "en"), text("toast.processing", "zh")}
 BUSY = {text("toast.busy", "en"), text("toast.busy", "zh")}
 
 
-@dataclass(frozen=True)
-class Level:
-    in_flight: int
-    clicks: int
-    seconds: float
-    p50_ms: float
-    p99_ms: float
-    processing: int
-    busy: int
-    failed: int
-
-    @property
-    def per_s(self) -> float:
-        return self.clicks / self.seconds
-
-    def share(self, count: int) -> str:
-        return f"{100 * count / self.clicks:.0f}%"
-
-
-def percentile(sorted_values: Sequence[float], q: float) -> float:
-    index = min(len(sorted_values) - 1, max(0, math.ceil(q * len(sorted_values)) - 1))
-    return sorted_values[index]
-
-
 async def click_level(
     http: aiohttp.ClientSession,
     sandbox: SandboxProcess,
@@ -106,50 +84,17 @@ async def click_level(
     answer: str,
     clicked: dict[str, datetime] | None = None,
 ) -> Level:
-    """Click each card once with `in_flight` clickers; `answer` is the toast type expected.
-    `clicked`, when given, gets each card's click time (wall clock, before the request)."""
-    queue = list(reversed(cards))
-    latencies: list[float] = []
-    processing = busy = failed = 0
-
-    async def clicker(index: int) -> None:
-        nonlocal processing, busy, failed
-        while queue:
-            message_id = queue.pop()
-            if clicked is not None:
-                clicked[message_id] = datetime.now(UTC)
-            async with http.post(
-                f"{sandbox.base_url}/sandbox/api/messages/{message_id}/click",
-                json={"operator": OPERATORS[index % 2], "button": "confirm"},
-            ) as response:
-                reply = await response.json()
-            if response.status != 200 or reply.get("status") != "answered":
-                failed += 1
-                continue
-            latencies.append(float(reply["latency_ms"]))
-            toast = reply.get("toast") or {}
-            if toast.get("content") in PROCESSING:
-                processing += 1
-            elif toast.get("content") in BUSY:
-                busy += 1
-            elif toast.get("type") != answer:
-                failed += 1
-
-    started = time.perf_counter()
-    await asyncio.gather(*(clicker(index) for index in range(in_flight)))
-    seconds = time.perf_counter() - started
-    latencies.sort()
-    if not latencies:
-        return Level(in_flight, len(cards), seconds, math.nan, math.nan, processing, busy, failed)
-    return Level(
+    """Click each card once with `in_flight` clickers, in their own process (bench/clickers.py);
+    `answer` is the toast type expected; `clicked`, when given, gets each card's click time."""
+    del http  # the clickers have their own
+    return await click_cards(
+        sandbox.base_url,
+        cards,
         in_flight,
-        len(cards),
-        seconds,
-        percentile(latencies, 0.50),
-        percentile(latencies, 0.99),
-        processing,
-        busy,
-        failed,
+        answer,
+        processing=PROCESSING,
+        busy=BUSY,
+        clicked=clicked,
     )
 
 

@@ -8,7 +8,8 @@ directory, the simulated venue in its own file); the
 executor preflights, reserves, submits (a limit buy at the mark fills at once) and records
 the outcome; the card worker patches the original card.
 
-* click: when the control API was asked to click (wall clock, before the push).
+* click: when the control API was asked to click (wall clock, before the push); all at once,
+  from a process of their own (bench/clickers.py), as real clicks come from Lark.
 * executor start: the audit row of the operation's first execution step (preflight).
 * final card patched: the card delivery that showed the operation's final version.
 
@@ -33,7 +34,7 @@ import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 
 import aiohttp
@@ -47,12 +48,12 @@ from store.opening import open_store
 sys.path.insert(0, str(Path(__file__).parent))  # run as a script: its sibling bench
 from callback_ack import (
     CONNECT_DEADLINE_S,
-    OPERATORS,
     bot_config,
+    click_level,
     free_port,
     offered_cards,
-    percentile,
 )
+from clickers import percentile
 from sandbox_process import SandboxProcess
 
 SETTLE_DEADLINE_S = 300.0
@@ -72,24 +73,6 @@ class Row:
     card_p50: float
     card_p99: float
     seconds: float
-
-
-async def click_all(
-    http: aiohttp.ClientSession, sandbox: SandboxProcess, cards: list[str]
-) -> datetime:
-    clicked_at = datetime.now(UTC)
-
-    async def click(index: int, message_id: str) -> None:
-        async with http.post(
-            f"{sandbox.base_url}/sandbox/api/messages/{message_id}/click",
-            json={"operator": OPERATORS[index % 2], "button": "confirm"},
-        ) as response:
-            reply = await response.json()
-        if response.status != 200 or reply.get("status") != "answered":
-            raise RuntimeError(f"click not answered: {reply}")
-
-    await asyncio.gather(*(click(i, m) for i, m in enumerate(cards)))
-    return clicked_at
 
 
 async def measure(store: Store, clicked: Mapping[str, datetime]) -> tuple[list[float], list[float]]:
@@ -157,11 +140,14 @@ async def run_level(
     http: aiohttp.ClientSession, sandbox: SandboxProcess, bot_url: str, store_url: str, count: int
 ) -> Row:
     cards = await offered_cards(http, bot_url, count)
+    clicked: dict[str, datetime] = {}
     started = time.perf_counter()
-    clicked_at = await click_all(http, sandbox, cards)
+    level = await click_level(http, sandbox, cards, count, "success", clicked)
+    if level.failed:
+        raise RuntimeError(f"{level.failed} of {count} clicks not answered with success")
     store = await open_store(store_url)
     try:
-        start_ms, card_ms = await measure(store, dict.fromkeys(cards, clicked_at))
+        start_ms, card_ms = await measure(store, clicked)
     finally:
         await store.close()
     seconds = time.perf_counter() - started

@@ -53,14 +53,13 @@ from store.opening import open_store
 
 sys.path.insert(0, str(Path(__file__).parent))  # run as a script: its sibling benches
 from callback_ack import (
-    Level,
     bot_environ,
     click_level,
     free_port,
     offered_cards,
-    percentile,
     settings_data,
 )
+from clickers import Level, percentile
 from confirm_to_outcome import EXECUTION, measure
 from sandbox_process import SandboxProcess, wait_until
 from store_claims import private_schema

@@ -14,9 +14,20 @@ from collections.abc import AsyncIterator, Callable, Collection, Mapping, Sequen
 from contextlib import asynccontextmanager, nullcontext
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+from functools import partial
 from typing import Any, TypeVar
 
-from sqlalchemy import ColumnElement, Connection, and_, func, insert, or_, select, update
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    and_,
+    bindparam,
+    func,
+    insert,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from ulid import ULID
@@ -37,6 +48,7 @@ from store.groupcommit import (
 )
 from store.lifecycle import Event, IllegalTransition, State, next_state, sources_for
 from store.models import AuditRow, ClaimRow, ConfirmationRow, OperationRow
+from store.reader import SqliteReader
 from store.reasons import Reason
 from store.records import AuditEntry, Confirmation, Operation
 from store.reject_sql import reject_statements, rejected_as
@@ -193,15 +205,23 @@ def content_differences(old: Any, new: Any, path: str = "") -> list[str]:
 
 
 T = TypeVar("T")
+# built once: building a statement costs more than running it (the click path reads this)
+LOAD_OPERATION = select(OperationRow.__table__).where(OperationRow.id == bindparam("operation_id"))
 
 
 class Store:
     def __init__(
-        self, engine: AsyncEngine, clock: Clock = utc_now, writer: GroupWriter | None = None
+        self,
+        engine: AsyncEngine,
+        clock: Clock = utc_now,
+        writer: GroupWriter | None = None,
+        reader: SqliteReader | None = None,
     ) -> None:
         self.engine = engine
         self.clock = clock
         self.sqlite = engine.dialect.name == "sqlite"
+        # hot reads in one hop on SQLite (store/reader.py); None: through the engine
+        self.reader = reader
         # The process's one group-commit writer (store/groupcommit): hot paths submit intents
         # to it; on SQLite every other write takes a turn from it, so one writes at a time.
         self.writer = writer
@@ -212,6 +232,8 @@ class Store:
     async def close(self) -> None:
         if self.writer is not None:
             await self.writer.close()
+        if self.reader is not None:
+            await self.reader.close()
         await self.engine.dispose()
 
     # -- plumbing ---------------------------------------------------------------------------
@@ -254,11 +276,17 @@ class Store:
         async with self.engine.connect() as conn:
             yield conn
 
+    async def fetch(self, read: Callable[[Connection], T]) -> T:
+        """A read as a plain function of a sync `Connection` (one snapshot): on SQLite in
+        one hop on the reader's thread, else on the pool (`run_sync`)."""
+        if self.reader is not None:
+            return await self.reader.run(read)
+        async with self.read() as conn:
+            return await conn.run_sync(read)
+
     @staticmethod
     def _load(conn: Connection, operation_id: str) -> Operation | None:
-        row = (
-            conn.execute(select(OperationRow.__table__).where(OperationRow.id == operation_id))
-        ).one_or_none()
+        row = conn.execute(LOAD_OPERATION, {"operation_id": operation_id}).one_or_none()
         return None if row is None else Operation.from_row(row)
 
     def _audit(
@@ -664,8 +692,7 @@ class Store:
     # -- reads ------------------------------------------------------------------------------
 
     async def get(self, operation_id: str) -> Operation | None:
-        async with self.read() as conn:
-            return await conn.run_sync(self._load, operation_id)
+        return await self.fetch(partial(self._load, operation_id=operation_id))
 
     async def list_operations(
         self,

@@ -47,6 +47,13 @@ def canonical_json(value: Any) -> str:
     )
 
 
+def record_json(value: Any) -> str:
+    """JSON kept for the record (an envelope, an answer), never digested: compact and as
+    given, by the C encoder (canonical_json walks the value in Python first, and the click
+    path stores two of these per click)."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
 def sha256_hex(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 

@@ -21,7 +21,7 @@ from typing import Any
 from ulid import ULID
 
 from store.authority import Claimed, Click, Decided, Store
-from store.canonical import canonical_json
+from store.canonical import record_json
 from store.claim_sql import claim_params, claim_statements
 from store.click_sql import ENTRY_INSERT, ENTRY_STORED, bound_time, stored_time
 from store.groupcommit import Intent, Lane, Statement
@@ -75,7 +75,7 @@ class ClickWrites:
                 {
                     **entry_params,
                     "at": bound_time(now, sqlite),
-                    "payload": canonical_json(cleaned),
+                    "payload": record_json(cleaned),
                     "status": RECEIVED,
                 },
             ),

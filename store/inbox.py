@@ -20,7 +20,7 @@ from typing import Any
 from sqlalchemy import Connection, func, select, update
 
 from store.authority import Store
-from store.canonical import canonical_json
+from store.canonical import record_json
 from store.click_sql import ShownCard, answered_intent, entry_intent, replayed, stored_time
 from store.groupcommit import Statement, current_lane
 from store.models import InboxRow
@@ -105,7 +105,7 @@ class Inbox:
             entry_intent(
                 kind=kind,
                 key=key,
-                payload=canonical_json(cleaned),
+                payload=record_json(cleaned),
                 now=now,
                 sqlite=self.store.sqlite,
                 lane=current_lane(),
@@ -153,7 +153,7 @@ class Inbox:
             answered_intent(
                 kind=kind,
                 key=stored_key(key),
-                answer=canonical_json(answer),
+                answer=record_json(answer),
                 now=self.store.clock(),
                 sqlite=self.store.sqlite,
                 shown=shown,

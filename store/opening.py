@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from store.authority import Store
 from store.engine import create_engine, is_sqlite
-from store.groupcommit import open_writer
+from store.groupcommit import SqliteGroupWriter, open_writer
 from store.migrate import current_revision, head_revision, upgrade
+from store.reader import SqliteReader
 from store.timeutil import Clock, utc_now
 
 
@@ -35,4 +36,5 @@ async def open_store(
     except BaseException:
         await engine.dispose()
         raise
-    return Store(engine, clock, writer)
+    reader = SqliteReader(writer.path) if isinstance(writer, SqliteGroupWriter) else None
+    return Store(engine, clock, writer, reader)
