@@ -13,7 +13,6 @@ effect. Once a batch has it, it commits or fails with the batch.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -23,7 +22,7 @@ from ulid import ULID
 from store.authority import Claimed, Click, Decided, Store
 from store.canonical import record_json
 from store.claim_sql import claim_params, claim_statements
-from store.click_sql import ENTRY_INSERT, ENTRY_STORED, bound_time, stored_time
+from store.click_sql import ENTRY_INSERT, ENTRY_STORED, bound_time, replayed
 from store.groupcommit import Intent, Lane, Statement
 from store.groupcommit.contract import Pending
 from store.inbox import RECEIVED, InboxEntry, Received, stored_key, without_secrets
@@ -132,16 +131,7 @@ class ClickWrites:
         results = await queued.pending.future
         inserted, stored = results[0], results[1]
         if not inserted:
-            (row,) = stored
-            entry = InboxEntry(
-                kind=self.kind,
-                key=queued.entry.key,
-                received_at=stored_time(row["received_at"]),
-                payload=json.loads(row["payload"]),
-                status=row["status"],
-                tries=row["tries"],
-                answer=json.loads(row["answer"]) if row["answer"] is not None else None,
-            )
+            entry = InboxEntry.from_stored(self.kind, queued.entry.key, replayed(stored))
             return FirstWrite(Received(entry, first=False), None)
         received = Received(queued.entry, first=True)
         click, seen = queued.click, queued.seen

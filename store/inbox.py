@@ -22,7 +22,7 @@ from sqlalchemy import Connection, func, select, update
 from store.authority import Store
 from store.canonical import record_json
 from store.click_sql import ShownCard, answered_intent, entry_intent, replayed, stored_time
-from store.groupcommit import Statement, current_lane
+from store.groupcommit import Row, Statement, current_lane
 from store.models import InboxRow
 from store.vocabulary import InboxStatus
 
@@ -82,6 +82,19 @@ class InboxEntry:
             answer=json.loads(row.answer) if row.answer is not None else None,
         )
 
+    @classmethod
+    def from_stored(cls, kind: str, key: str, row: Row) -> InboxEntry:
+        """An entry as a raw driver returned it (a group-commit intent's row)."""
+        return cls(
+            kind=kind,
+            key=key,
+            received_at=stored_time(row["received_at"]),
+            payload=json.loads(row["payload"]),
+            status=row["status"],
+            tries=row["tries"],
+            answer=json.loads(row["answer"]) if row["answer"] is not None else None,
+        )
+
 
 @dataclass(frozen=True)
 class Received:
@@ -113,16 +126,7 @@ class Inbox:
         )
         if inserted:
             return Received(InboxEntry(kind, key, now, cleaned, RECEIVED, 0, None), first=True)
-        row = replayed(stored)
-        entry = InboxEntry(
-            kind=kind,
-            key=key,
-            received_at=stored_time(row["received_at"]),
-            payload=json.loads(row["payload"]),
-            status=row["status"],
-            tries=row["tries"],
-            answer=json.loads(row["answer"]) if row["answer"] is not None else None,
-        )
+        entry = InboxEntry.from_stored(kind, key, replayed(stored))
         return Received(entry, first=False)
 
     @staticmethod
