@@ -115,17 +115,27 @@ def claim_params(
     }
 
 
-def claimed_as(seen: Operation, operator: str, now: datetime, version: int) -> Operation:
-    """`seen` as the claim leaves it (what the statements above set)."""
+def decided_as(
+    seen: Operation, to_state: State, operator: str, now: datetime, version: int, **also: Any
+) -> Operation:
+    """`seen` as an operator's decision leaves it: what the claim's or the reject's statements
+    set (`also`: what else one of them sets)."""
     return replace(
         seen,
-        state=State(TO_STATE),
+        state=to_state,
         version=version,
         updated_at=now,
-        execution_state=Execution.QUEUED.value,
         decided_by=operator,
         decided_at=now,
         card_due_at=now + GRACE,
+        **also,
+    )
+
+
+def claimed_as(seen: Operation, operator: str, now: datetime, version: int) -> Operation:
+    """`seen` as the claim leaves it (what the statements above set)."""
+    return decided_as(
+        seen, State(TO_STATE), operator, now, version, execution_state=Execution.QUEUED.value
     )
 
 

@@ -8,13 +8,12 @@ inbox entry (`after`) so that the click costs one write before its answer.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
 from ulid import ULID
 
-from store.claim_sql import GRACE, sqlite_time
+from store.claim_sql import GRACE, decided_as, sqlite_time
 from store.conclusions import CHANNELS, closing_outcome
 from store.groupcommit import Statement
 from store.lifecycle import Event, next_state, sources_for
@@ -51,15 +50,7 @@ ON CONFLICT DO NOTHING
 
 def rejected_as(seen: Operation, operator: str, now: datetime, version: int) -> Operation:
     """`seen` as the reject leaves it (what the statements below set)."""
-    return replace(
-        seen,
-        state=TO_STATE,
-        version=version,
-        updated_at=now,
-        decided_by=operator,
-        decided_at=now,
-        card_due_at=now + GRACE,
-    )
+    return decided_as(seen, TO_STATE, operator, now, version)
 
 
 def reject_statements(
