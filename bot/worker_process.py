@@ -62,6 +62,7 @@ class WorkerProcess:
         self.failures = 0
         self.outcomes: Counter[str] = Counter()  # by status, for /metrics
         self.starts = 0  # children started so far (restarts = starts - 1)
+        self._kicked: set[str] = set()  # workers to wake once this turn of the loop is over
 
     @property
     def pid(self) -> int | None:
@@ -81,10 +82,23 @@ class WorkerProcess:
         return {"process": "separate", "pid": self.pid, "starts": self.starts}
 
     def kick(self, worker: str) -> None:
-        """Wake `worker` in the child now. Dropped if the child is gone or its queue is full:
-        then its own first pass (on restart) or its poll finds the work."""
-        with contextlib.suppress(OSError):
-            self._mine.send(worker.encode())
+        """Wake `worker` in the child, at the end of this turn of the event loop: a burst of
+        claims is one datagram per worker, not one per claim. Dropped if the child is gone or
+        its queue is full: then its own first pass (on restart) or its poll finds the work."""
+        if not self._kicked:
+            try:
+                asyncio.get_running_loop().call_soon(self._send_kicks)
+            except RuntimeError:  # not on a loop: nothing to gather with
+                self._kicked.add(worker)
+                self._send_kicks()
+                return
+        self._kicked.add(worker)
+
+    def _send_kicks(self) -> None:
+        kicked, self._kicked = self._kicked, set()
+        for worker in sorted(kicked):
+            with contextlib.suppress(OSError):
+                self._mine.send(worker.encode())
 
     def kicker(self, worker: str) -> Callable[[], None]:
         return lambda: self.kick(worker)
