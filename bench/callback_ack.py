@@ -26,7 +26,11 @@ The ratio rows are bot/floor of p50, p99 and answers/s per level, next to the is
 targets: p99 <= 2x the floor's at 10 and 100 in flight, and no "processing" at 100.
 
     .venv/bin/python bench/callback_ack.py [--clicks N] [--levels 1,10,100]
-        [--workers inline|process]
+        [--workers inline|process] [--pin]
+
+`--pin` keeps the bot (and later the floor's SDK client) on CPU 0 and the sandbox and the
+clickers on the other CPUs, so the stand-ins for Lark and its users do not take the bot's
+core (on 2 CPUs they otherwise share both with it).
 
 The floor's SDK thread has no stop(), so the script ends with os._exit once the table is out.
 """
@@ -54,7 +58,7 @@ from bot.server import serve
 from cards.strings import text
 
 sys.path.insert(0, str(Path(__file__).parent))  # run as a script: its sibling benches
-from clickers import Level
+from clickers import STAND_IN_CPUS, Level
 from clickers import click_level as click_cards
 from sandbox_process import SandboxProcess, post_cards
 from sandbox_push import start_sdk_client
@@ -322,6 +326,16 @@ def table(bot: Sequence[Level], floor: Sequence[Level], clicks: int) -> str:
     return "\n".join(lines)
 
 
+def pin(cpus: int) -> str:
+    """The bot (and the floor's SDK client) on CPU 0, the stand-ins for Lark and its users
+    (sandbox, clickers) on the others: Lark is remote, so it should not take the bot's core."""
+    if cpus < 2:
+        raise SystemExit("--pin needs at least 2 CPUs")
+    os.environ[STAND_IN_CPUS] = ",".join(str(cpu) for cpu in range(1, cpus))
+    os.sched_setaffinity(0, {0})
+    return f"pinned: bot and floor on CPU 0; sandbox and clickers on CPU 1-{cpus - 1}"
+
+
 async def main(clicks: int, levels: Sequence[int], warmup: int, workers: str) -> int:
     sandbox = await SandboxProcess.start()
     try:
@@ -349,8 +363,15 @@ def cli() -> None:
         default="inline",
         help="the bot's [execution] workers: in its interpreter or a second process",
     )
+    parser.add_argument(
+        "--pin",
+        action="store_true",
+        help="the bot on CPU 0, the sandbox and the clickers on the other CPUs",
+    )
     args = parser.parse_args()
     levels = [int(x) for x in args.levels.split(",") if x.strip()]
+    if args.pin:
+        print(pin(os.cpu_count() or 1), flush=True)
     logging.basicConfig(level=logging.ERROR)
     code = asyncio.run(main(args.clicks, levels, args.warmup, args.workers))
     sys.stdout.flush()

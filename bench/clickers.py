@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import os
 import sys
 import time
 from collections.abc import Collection, Sequence
@@ -25,6 +26,16 @@ import aiohttp
 
 OPERATORS = ("ou_alice", "ou_bob")
 DEADLINE_S = 600.0
+# `--pin` (bench/callback_ack.py): the CPUs the stand-ins for Lark and its users (the sandbox
+# and the clickers) keep to, so they do not share the bot's core
+STAND_IN_CPUS = "BENCH_STAND_IN_CPUS"
+
+
+def pin_stand_in() -> None:
+    """Keep this process to the stand-ins' CPUs, if the bench asked for that."""
+    cpus = os.environ.get(STAND_IN_CPUS)
+    if cpus:
+        os.sched_setaffinity(0, {int(cpu) for cpu in cpus.split(",")})
 
 
 @dataclass(frozen=True)
@@ -136,4 +147,5 @@ async def clickers(request: dict[str, Any]) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
+    pin_stand_in()
     print(json.dumps(asyncio.run(clickers(json.loads(sys.stdin.read())))), flush=True)

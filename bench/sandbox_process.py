@@ -153,4 +153,7 @@ async def serve() -> None:
 
 
 if __name__ == "__main__":
+    from clickers import pin_stand_in  # run as a script: its sibling
+
+    pin_stand_in()
     asyncio.run(serve())
