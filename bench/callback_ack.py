@@ -81,7 +81,6 @@ BUSY = {text("toast.busy", "en"), text("toast.busy", "zh")}
 
 
 async def click_level(
-    http: aiohttp.ClientSession,
     sandbox: SandboxProcess,
     cards: list[str],
     in_flight: int,
@@ -90,7 +89,6 @@ async def click_level(
 ) -> Level:
     """Click each card once with `in_flight` clickers, in their own process (bench/clickers.py);
     `answer` is the toast type expected; `clicked`, when given, gets each card's click time."""
-    del http  # the clickers have their own
     return await click_cards(
         sandbox.base_url,
         cards,
@@ -226,13 +224,13 @@ async def bench_bot(
             total = warmup + clicks * len(levels)
             print(f"bot: proposing {total} orders and waiting for their cards ...", flush=True)
             cards = await offered_cards(http, bot_url, total)
-            await click_level(http, sandbox, cards[:warmup], 10, "success")
+            await click_level(sandbox, cards[:warmup], 10, "success")
             results = []
             offset = warmup
             for in_flight in levels:
                 batch = cards[offset : offset + clicks]
                 offset += clicks
-                results.append(await click_level(http, sandbox, batch, in_flight, "success"))
+                results.append(await click_level(sandbox, batch, in_flight, "success"))
             await cards_settled(http, bot_url)
             return results
         finally:
@@ -277,13 +275,13 @@ async def bench_floor(
     start_sdk_client(sandbox.app.app_id, sandbox.app.app_secret, sandbox.base_url, FLOOR_TOAST)
     await sandbox.wait_connections(http, 1, "the floor client's long connection")
     cards = await post_cards(sandbox, FLOOR_CARD, warmup + clicks * len(levels))
-    await click_level(http, sandbox, cards[:warmup], 10, "success")
+    await click_level(sandbox, cards[:warmup], 10, "success")
     results = []
     offset = warmup
     for in_flight in levels:
         batch = cards[offset : offset + clicks]
         offset += clicks
-        results.append(await click_level(http, sandbox, batch, in_flight, "success"))
+        results.append(await click_level(sandbox, batch, in_flight, "success"))
     return results
 
 

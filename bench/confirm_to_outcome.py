@@ -142,7 +142,7 @@ async def run_level(
     cards = await offered_cards(http, bot_url, count)
     clicked: dict[str, datetime] = {}
     started = time.perf_counter()
-    level = await click_level(http, sandbox, cards, count, "success", clicked)
+    level = await click_level(sandbox, cards, count, "success", clicked)
     if level.failed:
         raise RuntimeError(f"{level.failed} of {count} clicks not answered with success")
     store = await open_store(store_url)

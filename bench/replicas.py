@@ -302,7 +302,7 @@ async def run_level(
     print(f"{len(bots)} bot(s): proposing {warmup + ops} orders ...", flush=True)
     cards = await offered_cards(http, bots[0].url, warmup + ops)
     warm: dict[str, datetime] = {}
-    await click_level(http, sandbox, cards[:warmup], len(bots), "success", warm)
+    await click_level(sandbox, cards[:warmup], len(bots), "success", warm)
     await measure(store, warm)
 
     timed = cards[warmup:]
@@ -316,7 +316,7 @@ async def run_level(
         }
     )
     started = time.perf_counter()
-    level = await click_level(http, sandbox, timed, in_flight, "success", clicked)
+    level = await click_level(sandbox, timed, in_flight, "success", clicked)
     start_ms, card_ms = await measure(store, clicked)
     seconds = time.perf_counter() - started
     cpu_s, busy = meter.read()

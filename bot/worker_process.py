@@ -85,13 +85,8 @@ class WorkerProcess:
         """Wake `worker` in the child, at the end of this turn of the event loop: a burst of
         claims is one datagram per worker, not one per claim. Dropped if the child is gone or
         its queue is full: then its own first pass (on restart) or its poll finds the work."""
-        if not self._kicked:
-            try:
-                asyncio.get_running_loop().call_soon(self._send_kicks)
-            except RuntimeError:  # not on a loop: nothing to gather with
-                self._kicked.add(worker)
-                self._send_kicks()
-                return
+        if not self._kicked:  # kicks come from the event loop (consumers, the API)
+            asyncio.get_running_loop().call_soon(self._send_kicks)
         self._kicked.add(worker)
 
     def _send_kicks(self) -> None:
