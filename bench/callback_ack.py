@@ -220,10 +220,12 @@ async def bench_bot(
         try:
             await asyncio.wait_for(ready.wait(), CONNECT_DEADLINE_S)
             await sandbox.wait_connections(http, 1, "the bot's long connection")
+            pin_worker_process()
             bot_url = f"http://127.0.0.1:{port}"
             total = warmup + clicks * len(levels)
             print(f"bot: proposing {total} orders and waiting for their cards ...", flush=True)
             cards = await offered_cards(http, bot_url, total)
+            print(f"bot: {total} cards shown; clicking", flush=True)
             await click_level(sandbox, cards[:warmup], 10, "success")
             results = []
             offset = warmup
@@ -322,6 +324,19 @@ def table(bot: Sequence[Level], floor: Sequence[Level], clicks: int) -> str:
         f"no 'processing' answer at {NO_PROCESSING_AT}"
     )
     return "\n".join(lines)
+
+
+def pin_worker_process() -> None:
+    """Under --pin, the bot's worker process (`--workers process`) goes to the stand-ins'
+    CPUs: it inherited CPU 0 from this process, where it would take the answers' core. In
+    production both cores are the bot's; here the second is shared with Lark's stand-ins."""
+    cpus = os.environ.get(STAND_IN_CPUS)
+    if not cpus:
+        return
+    for child in Path(f"/proc/{os.getpid()}/task/{os.getpid()}/children").read_text().split():
+        cmdline = Path(f"/proc/{child}/cmdline").read_bytes().split(b"\0")
+        if b"bot.worker_process" in cmdline:
+            os.sched_setaffinity(int(child), {int(cpu) for cpu in cpus.split(",")})
 
 
 def pin(cpus: int) -> str:

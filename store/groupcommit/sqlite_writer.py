@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import fcntl
+import os
 import sqlite3
 import threading
 import time
@@ -19,6 +21,7 @@ from store.groupcommit.contract import (
     ConditionNotMet,
     GroupWriter,
     Intent,
+    Lane,
     Pending,
     Results,
     Row,
@@ -94,6 +97,49 @@ def run_intent(conn: sqlite3.Connection, intent: Intent) -> Results:
     return tuple(results)
 
 
+class PeopleFirst:
+    """People's batches before background batches, across the processes writing one SQLite
+    file (the bot and its worker process, `workers = "process"`).
+
+    SQLite's write lock is not fair: a worker process with a backlog takes it again the
+    moment it commits, while a click's claim retries BEGIN. So a batch that answers someone
+    holds a turnstile (an flock on `<database>-turn`) from before its BEGIN until its
+    COMMIT, and a background-only batch passes through it before its BEGIN: a person then
+    waits for at most the one background transaction already under way. The kernel drops
+    the lock with a process that dies holding it."""
+
+    def __init__(self, database: str) -> None:
+        self._fd = os.open(f"{database}-turn", os.O_RDWR | os.O_CREAT, 0o600)
+        self.held = False
+
+    def enter(self, people_waiting: bool) -> None:
+        """Wait while another writer's people batch runs; hold the turnstile if ours is one.
+        Bounded like BEGIN: past the busy timeout, go on (SQLite's lock still serializes)."""
+        deadline = time.monotonic() + SQLITE_BUSY_TIMEOUT_MS / 1000
+        pause = BUSY_FIRST_PAUSE_S
+        while True:
+            try:
+                fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    return
+                time.sleep(pause)
+                pause = min(BUSY_MAX_PAUSE_S, pause * 2)
+        if people_waiting:
+            self.held = True
+        else:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+
+    def leave(self) -> None:
+        if self.held:
+            self.held = False
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+
+    def close(self) -> None:
+        os.close(self._fd)
+
+
 def _finish(stopped: asyncio.Future[None]) -> None:
     if not stopped.done():
         stopped.set_result(None)
@@ -121,6 +167,7 @@ class SqliteGroupWriter(GroupWriter):
         self._stopped: asyncio.Future[None] | None = None
         self._conn: sqlite3.Connection | None = None
         self._work_conn: Connection | None = None
+        self._people_first: PeopleFirst | None = None
 
     @classmethod
     def for_url(
@@ -142,6 +189,7 @@ class SqliteGroupWriter(GroupWriter):
         # opened here, not on the thread, so a bad path raises to whoever starts the writer
         self._conn = await asyncio.to_thread(connect, self.path)
         self._work_conn = await asyncio.to_thread(sqlalchemy_view, self._conn)
+        self._people_first = PeopleFirst(self.path)
         loop = asyncio.get_running_loop()
         self._stopped = loop.create_future()
         self._loop = loop
@@ -157,39 +205,48 @@ class SqliteGroupWriter(GroupWriter):
             self._work.notify()
 
     def _run(self) -> None:
-        assert self._conn is not None
-        conn = self._conn
+        assert self._conn is not None and self._people_first is not None
+        conn, people_first = self._conn, self._people_first
         try:
             while True:
                 with self._work:
                     self._work.wait_for(lambda: self._closing or any(self._lanes))
+                    people_waiting = bool(self._lanes[Lane.PEOPLE])
                 # The write lock first, the batch after: while this waits for another
                 # writer (another process, a borrowed turn elsewhere), nothing is taken, so
                 # a waiting intent can still be withdrawn.
-                began = self._begin(conn)
-                batch = self._take()
-                if not batch:
-                    self._rollback(conn)
-                    if self._drained:
-                        return
-                    continue
-                if isinstance(began, BaseException):
-                    self._fail_all(batch, began)
-                    continue
-                for run in runs_of_intents(batch):
-                    if isinstance(run[0].intent, Turn):
-                        self._rollback(conn)  # nothing written yet in this transaction
-                        given_back = self._lend(run[0])
-                        given_back.wait()  # the borrower writes on its own connection meanwhile
-                    else:
-                        self._commit(conn, run)
+                people_first.enter(people_waiting)
+                try:
+                    self._write_batch(conn)
+                finally:
+                    people_first.leave()
+                if self._drained:
+                    return
         finally:
             if self._work_conn is not None:
                 self._work_conn.close()
             conn.close()
+            people_first.close()
             stopped = self._stopped
             assert stopped is not None
             self._loop.call_soon_threadsafe(_finish, stopped)
+
+    def _write_batch(self, conn: sqlite3.Connection) -> None:
+        began = self._begin(conn)
+        batch = self._take()
+        if not batch:
+            self._rollback(conn)
+            return
+        if isinstance(began, BaseException):
+            self._fail_all(batch, began)
+            return
+        for run in runs_of_intents(batch):
+            if isinstance(run[0].intent, Turn):
+                self._rollback(conn)  # nothing written yet in this transaction
+                given_back = self._lend(run[0])
+                given_back.wait()  # the borrower writes on its own connection meanwhile
+            else:
+                self._commit(conn, run)
 
     def _commit(self, conn: sqlite3.Connection, batch: Sequence[Pending]) -> None:
         outcomes: list[Any] = []  # Results, what a Work returned, or an exception

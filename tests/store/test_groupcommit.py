@@ -6,6 +6,7 @@ Real SQLite and PostgreSQL, the store's own schema, a real subprocess killed wit
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import json
 import os
 import signal
@@ -590,3 +591,59 @@ async def test_a_store_transaction_inside_a_write_is_refused_on_sqlite_not_deadl
     assert (await store.transact(audit_work("after")))["actor"] == "after"
     nested = await scalar(store, "SELECT count(*) FROM audit WHERE actor = 'nested'")
     assert nested == (0 if backend.name == "sqlite" else 1)
+
+
+def _turnstile_held(database: Path) -> bool:
+    """Whether some writer holds `<database>-turn` (a people batch is waiting or writing)."""
+    fd = os.open(f"{database}-turn", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # closing drops the lock if we took it
+    return False
+
+
+async def test_a_person_waits_for_one_background_transaction_of_another_writer_not_its_backlog(
+    tmp_path: Path,
+) -> None:
+    """Two writers on one SQLite file, as the bot and its worker process are: the worker's
+    backlog of background batches must not keep taking SQLite's (unfair) write lock ahead of
+    a click's claim waiting in the other writer."""
+    database = tmp_path / "shared.sqlite"
+    with sqlite3.connect(database) as conn:
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("CREATE TABLE written (id INTEGER PRIMARY KEY AUTOINCREMENT, who TEXT)")
+
+    def written(who: str) -> Statement:
+        return Statement("INSERT INTO written (who) VALUES (:who)", {"who": who})
+
+    gate = CommitGate()
+    worker = SqliteGroupWriter(str(database), batch_limit=2, before_commit=gate.hold)
+    bot = SqliteGroupWriter(str(database))
+    await worker.start()
+    await bot.start()
+    try:
+        first = asyncio.create_task(worker.submit(Intent((written("background-0"),))))
+        await gate.held()  # the worker holds SQLite's write lock at its first COMMIT
+        backlog = [
+            asyncio.create_task(worker.submit(Intent((written(f"background-{n}"),))))
+            for n in range(1, 7)
+        ]
+        await until_queued(worker, 6)
+        person = asyncio.create_task(bot.submit(Intent((written("person"),), Lane.PEOPLE)))
+        deadline = asyncio.get_running_loop().time() + WAIT_S
+        while not _turnstile_held(database):  # the bot's batch is in line, waiting on BEGIN
+            assert asyncio.get_running_loop().time() < deadline, "the person never got in line"
+            await asyncio.sleep(0.005)
+        gate.release()
+        await asyncio.wait_for(asyncio.gather(first, person, *backlog), WAIT_S)
+    finally:
+        gate.release()
+        await bot.close()
+        await worker.close()
+    with sqlite3.connect(database) as conn:
+        order = [who for (who,) in conn.execute("SELECT who FROM written ORDER BY id")]
+    assert order[:2] == ["background-0", "person"], order
+    assert sorted(order[2:]) == [f"background-{n}" for n in range(1, 7)]
