@@ -238,8 +238,8 @@ def cli() -> None:
     parser.add_argument(
         "--workers",
         choices=("inline", "process"),
-        default="inline",
-        help="the bot's [execution] workers: in its interpreter or a second process",
+        default="process",
+        help="the bot's [execution] workers: a second process (run's default) or inline",
     )
     args = parser.parse_args()
     logging.basicConfig(level=logging.ERROR)

@@ -160,9 +160,10 @@ class ExecutionSettings(Section):
     # how often the simulated venue's matching runs (resting orders fill as the mark moves)
     venue_tick_s: float = Field(default=1.0, gt=0, le=60)
     # where `run` runs the workers (executor, cards, deliveries, expiry, venue clock):
-    # "inline" in its own interpreter, or "process": a supervised second process, so a burst
-    # of executions never delays the answers to clicks (both are CPU-bound Python)
-    workers: Literal["inline", "process"] = "inline"
+    # "process" (the default), a supervised second process, so a burst of executions never
+    # delays the answers to clicks (both are CPU-bound Python and would share one core); or
+    # "inline" in the bot's own interpreter (one process, for tests and tiny hosts)
+    workers: Literal["inline", "process"] = "process"
 
     @model_validator(mode="after")
     def _timeouts_nest(self) -> Self:

@@ -29,6 +29,7 @@ from workers.domains.finance.venue import SimVenue
 # a crossed resting order fills 30% per venue tick: resting -> partially filled -> filled
 DEMO_FAULTS = "partial_fill=0.3"
 STEP_DEADLINE_S = 30.0
+METRICS_DEADLINE_S = 5.0
 RESTING_MARK = Decimal("58900")  # below the resting buy's 59000 limit
 # what the story must move on /metrics (name + labels as JSON)
 METRICS_MOVED = {
@@ -221,12 +222,23 @@ class Demo:
             acme = [m for m in (await r.json())["items"] if m.get("sender_type") == "app"]
         print(f"[message draft] messages the bot posted in oc_acme: {len(acme)}", flush=True)
         ok = ok and len(acme) == 1
-        after = await self.metrics()
+        after = await self.metrics_moved(before)
         for key, want in METRICS_MOVED.items():
             moved = after.get(key, 0.0) - before.get(key, 0.0)
             print(f"[metrics] {key} moved by {moved:g} (expected {want:g})", flush=True)
             ok = ok and moved == want
         return ok
+
+    async def metrics_moved(self, before: dict[str, float]) -> dict[str, float]:
+        """/metrics once it shows what the story moved, or as it is at the deadline: the
+        executor's counters come from the worker process a datagram later."""
+        deadline = time.monotonic() + METRICS_DEADLINE_S
+        while True:
+            after = await self.metrics()
+            moved = {key: after.get(key, 0.0) - before.get(key, 0.0) for key in METRICS_MOVED}
+            if moved == METRICS_MOVED or time.monotonic() >= deadline:
+                return after
+            await asyncio.sleep(0.2)
 
     async def nudge_resting(self, views: list[dict[str, Any]]) -> None:
         """Interactive: once the resting sample rests, move the mark so it fills in parts."""

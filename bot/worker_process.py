@@ -10,7 +10,8 @@ The link between the two, all inherited at spawn (no path, no port):
   tells the child the parent is gone or stopping.
 * wake-ups: the parent's kicks (a claim wakes the executor; a proposal or a decision whose
   answer showed nothing, the card worker) go as datagrams over a socketpair; the child sends
-  its executor counters back on it every second, for `/readyz`. On PostgreSQL the child also
+  its executor counters back on it at once after each outcome and at least every second,
+  for `/readyz` and `/metrics`. On PostgreSQL the child also
   LISTENs like any replica; the datagrams are just faster.
 * dying together: on Linux the child asks the kernel for SIGKILL when its parent dies, so a
   crashed parent never leaves workers running beside its successor. A child that dies is
@@ -206,9 +207,14 @@ class ParentLink:
                 if wake is not None:
                     wake()
 
+        # an outcome is reported at once, so the parent's /metrics counts it by the time
+        # its card shows it; the rest (passes) at least every second
+        outcome = asyncio.Event()
+        force.outcome_hooks.append(outcome.set)
         loop.add_reader(self._sock.fileno(), on_kick)
         try:
             while not stop.is_set():
+                outcome.clear()
                 executor = force.executor
                 report = {
                     "passes": executor.passes,
@@ -217,12 +223,21 @@ class ParentLink:
                 }
                 with contextlib.suppress(OSError):
                     self._sock.send(json.dumps(report).encode())
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(stop.wait(), STATS_EVERY_S)
+                await _first_of(stop, outcome, STATS_EVERY_S)
         finally:
             with contextlib.suppress(ValueError, OSError):
                 loop.remove_reader(self._sock.fileno())
             self._sock.close()
+
+
+async def _first_of(stop: asyncio.Event, event: asyncio.Event, timeout_s: float) -> None:
+    """Until `stop` or `event` is set, or `timeout_s` has passed."""
+    waits = [asyncio.ensure_future(stop.wait()), asyncio.ensure_future(event.wait())]
+    try:
+        await asyncio.wait(waits, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for wait in waits:
+            wait.cancel()
 
 
 def _die_with_parent(parent_pid: int) -> None:

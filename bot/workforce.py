@@ -80,6 +80,9 @@ class Workforce:
     # PostgreSQL only: notifications from other replicas wake these workers
     due_listener: DueListener | None = None
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
+    # called after the executor records an outcome (the card and delivery workers' kicks;
+    # a worker process adds its report to the parent)
+    outcome_hooks: list[Callable[[], None]] = field(default_factory=list)
 
     def capability_readers(self) -> dict[str, Callable[[], Awaitable[Any]]]:
         """Per kind, how intake reads what its adapter could ever execute."""
@@ -188,7 +191,7 @@ async def build_workforce(
         track_max_s=execution.track_max_s,
         on_outcome=on_outcome,
     )
-    force = Workforce(cards, executor, deliveries, venue)
+    force = Workforce(cards, executor, deliveries, venue, outcome_hooks=outcome_hooks)
     if not is_sqlite(settings.store.url):
         force.due_listener = DueListener(
             settings.store.url, force.wakes(), schema=settings.store.schema_name

@@ -396,7 +396,8 @@ def test_config_check_dev(tmp_path: Path, extra: list[str]) -> None:
 
 def test_workers_are_inline_or_a_process_and_anything_else_is_named_with_the_fix() -> None:
     assert parse({"execution": {"workers": "process"}}).execution.workers == "process"
-    assert parse({}).execution.workers == "inline"
+    assert parse({"execution": {"workers": "inline"}}).execution.workers == "inline"
+    assert parse({}).execution.workers == "process"  # answers and workers on their own cores
     _settings, problems = check_data({"execution": {"workers": "threads"}}, {})
     [problem] = [p for p in problems if p.field == "execution.workers"]
     assert "inline" in problem.line() and "process" in problem.line()

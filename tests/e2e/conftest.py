@@ -52,6 +52,9 @@ class ShiftableClock:
 
 # Quick looks so tests see outcomes promptly; the timeouts keep their production order.
 FAST_EXECUTION = {
+    # in the test's own process, where its fault hooks and crash points are; the worker
+    # process has tests of its own (test_worker_process.py)
+    "workers": "inline",
     "poll_s": 0.2,
     "submit_timeout_s": 2.0,
     "not_found_after_s": 4.0,
