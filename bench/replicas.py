@@ -23,6 +23,12 @@ The issue's target: 2 replicas >= 1.5x the answers/s of one, unless both cores a
 (then the CPU figures say so); 0 duplicate claims or executions. Linux only (/proc).
 
     .venv/bin/python bench/replicas.py [--ops N] [--in-flight C] [--replicas 1,2,3]
+        [--workers inline|process]
+
+Each bot runs its workers inline unless `--workers process`: the bots stand for hosts of
+their own, and on a 2-core machine three bots with a worker process each (six interpreters)
+answer some clicks "busy" (not on record within the ack budget; Lark's user clicks again),
+which this bench does not do, so those operations never settle.
 """
 
 from __future__ import annotations
@@ -380,7 +386,7 @@ def table(rows: Sequence[Row], ops: int, in_flight: int, schema: str) -> str:
     return "\n".join(lines)
 
 
-async def main(url: str, ops: int, in_flight: int, levels: Sequence[int]) -> int:
+async def main(url: str, ops: int, in_flight: int, levels: Sequence[int], workers: str) -> int:
     rows: list[Row] = []
     sandbox = await SandboxProcess.start()
     try:
@@ -393,7 +399,11 @@ async def main(url: str, ops: int, in_flight: int, levels: Sequence[int]) -> int
                     config = data / "countersign.toml"
                     # port 0 is a placeholder: every bot gets its own with --port
                     config.write_text(
-                        toml_document(settings_data(sandbox, data, 0, EXECUTION, store_settings))
+                        toml_document(
+                            settings_data(
+                                sandbox, data, 0, {**EXECUTION, "workers": workers}, store_settings
+                            )
+                        )
                     )
                     async with aiohttp.ClientSession(
                         connector=aiohttp.TCPConnector(limit=0)
@@ -421,12 +431,19 @@ def cli() -> None:
     parser.add_argument("--in-flight", type=int, default=50, help="clickers in flight")
     parser.add_argument("--replicas", default="1,2,3", help="comma-separated bot counts")
     parser.add_argument("--pg-url", default=DEFAULT_PG_URL, help="postgresql+asyncpg:// URL")
+    parser.add_argument(
+        "--workers",
+        choices=("inline", "process"),
+        default="inline",
+        help="each bot's [execution] workers; inline by default: the K bots stand for K "
+        "hosts, and a child each would put 2K interpreters on this machine's cores",
+    )
     args = parser.parse_args()
     levels = [int(x) for x in args.replicas.split(",") if x.strip()]
     if args.ops < 1 or args.in_flight < 1 or not levels or min(levels) < 1:
         parser.error("--ops, --in-flight and every --replicas count must be at least 1")
     logging.basicConfig(level=logging.ERROR)
-    sys.exit(asyncio.run(main(args.pg_url, args.ops, args.in_flight, levels)))
+    sys.exit(asyncio.run(main(args.pg_url, args.ops, args.in_flight, levels, args.workers)))
 
 
 if __name__ == "__main__":
