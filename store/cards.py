@@ -10,9 +10,11 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Connection, Insert, case, func, insert, select, update
+from sqlalchemy import Connection, Insert, func, insert, select, update
 
 from store.authority import Store
+from store.click_sql import ShownCard, shown_statements
+from store.groupcommit import Intent, current_lane
 from store.leases import lease_due
 from store.models import CardDeliveryRow, OperationRow
 from store.records import Operation
@@ -52,26 +54,18 @@ class CardLedger:
         )
 
     async def shown(self, operation_id: str, version: int, action: str) -> None:
-        """The card now shows `version` (sent, patched, or answered in a callback)."""
-        now = self.store.clock()
-        shows = (
-            update(OperationRow)
-            .where(OperationRow.id == operation_id)
-            .values(
-                card_version=func.max(func.coalesce(OperationRow.card_version, 0), version)
-                if self.store.sqlite
-                else func.greatest(func.coalesce(OperationRow.card_version, 0), version),
-                # something newer happened meanwhile: due again at once
-                card_due_at=case((OperationRow.version > version, now), else_=None),
-                card_attempts=0,
-            )
+        """The card now shows `version` (sent, patched, or answered in a callback).
+
+        Hand-written SQL, as the click's answer writes the same mark: a card worker marks
+        every card it sends or patches, and an intent holds the write lock a fraction of
+        what a SQLAlchemy `Work` does (0.04 against 0.56 ms on an idle SQLite)."""
+        statements = shown_statements(
+            ShownCard(operation_id, version),
+            CardAction(action),  # our own words only; the database checks too
+            self.store.clock(),
+            self.store.sqlite,
         )
-
-        def write(conn: Connection) -> None:
-            conn.execute(shows)
-            conn.execute(_logged(operation_id, version, action, True, None, None, now))
-
-        await self.store.transact(write)
+        await self.store.submit(Intent(statements, current_lane()))
 
     async def due_now(self, op: Operation) -> bool:
         """A decision's card is due at once (its answer showed nothing, e.g. "processing").

@@ -141,11 +141,22 @@ def answered_intent(
         )
     ]
     if shown is not None:
-        card = {"operation_id": shown.operation_id, "version": shown.version, "at": at}
-        statements.append(Statement(SQLITE_SHOWN if sqlite else PG_SHOWN, card))
-        log = {**card, "action": CardAction.CALLBACK.value, "ok": 1 if sqlite else True}
-        statements.append(Statement(SHOWN_LOG, log))
+        statements.extend(shown_statements(shown, CardAction.CALLBACK, now, sqlite))
     return Intent((*statements, *also), lane)
+
+
+def shown_statements(
+    shown: ShownCard, action: CardAction, now: datetime, sqlite: bool
+) -> tuple[Statement, Statement]:
+    """The card now shows `shown.version` (sent, patched, or answered in a callback): its
+    mark on the operation (due again at once if something newer happened) and its log row."""
+    card = {
+        "operation_id": shown.operation_id,
+        "version": shown.version,
+        "at": bound_time(now, sqlite),
+    }
+    log = {**card, "action": action.value, "ok": 1 if sqlite else True}
+    return Statement(SQLITE_SHOWN if sqlite else PG_SHOWN, card), Statement(SHOWN_LOG, log)
 
 
 def refusal_statements(

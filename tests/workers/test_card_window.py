@@ -109,7 +109,11 @@ async def test_a_newer_version_waits_for_the_call_still_patching_its_card(
 
         await eventually(both_patched)
         assert lark.most_at_once == 1, "two calls patched one card at once"
-        assert worker._per_card == {}, "finished cards are forgotten"
+
+        async def forgotten() -> bool:  # once the second patch's mark is written
+            return worker._per_card == {}
+
+        await eventually(forgotten)  # finished cards are forgotten
     finally:
         stop.set()
         await asyncio.wait_for(running, 10)
