@@ -8,7 +8,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +38,16 @@ BeforeCommit = Callable[[int], None]
 # longest (a batch holds the lock a few milliseconds)
 BUSY_FIRST_PAUSE_S = 0.0002
 BUSY_MAX_PAUSE_S = 0.002
+
+
+def busy_pauses() -> Iterator[float]:
+    """The pauses between tries of a busy lock (BEGIN IMMEDIATE, the people-first
+    turnstile), until the busy timeout has passed."""
+    deadline = time.monotonic() + SQLITE_BUSY_TIMEOUT_MS / 1000
+    pause = BUSY_FIRST_PAUSE_S
+    while time.monotonic() < deadline:
+        yield pause
+        pause = min(BUSY_MAX_PAUSE_S, pause * 2)
 
 
 def connect(path: str) -> sqlite3.Connection:
@@ -115,17 +125,14 @@ class PeopleFirst:
     def enter(self, people_waiting: bool) -> None:
         """Wait while another writer's people batch runs; hold the turnstile if ours is one.
         Bounded like BEGIN: past the busy timeout, go on (SQLite's lock still serializes)."""
-        deadline = time.monotonic() + SQLITE_BUSY_TIMEOUT_MS / 1000
-        pause = BUSY_FIRST_PAUSE_S
-        while True:
+        for pause in busy_pauses():
             try:
                 fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 break
             except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    return
                 time.sleep(pause)
-                pause = min(BUSY_MAX_PAUSE_S, pause * 2)
+        else:
+            return
         if people_waiting:
             self.held = True
         else:
@@ -269,22 +276,21 @@ class SqliteGroupWriter(GroupWriter):
         """BEGIN IMMEDIATE, waiting for another process's writer (`workers = "process"`) in
         short steps: SQLite's own busy handler sleeps 1, 2, 5, 10, ... ms between tries, far
         longer than a batch holds the lock. Busy beyond the timeout, or I/O: the batch fails."""
-        deadline = time.monotonic() + SQLITE_BUSY_TIMEOUT_MS / 1000
-        pause = BUSY_FIRST_PAUSE_S
         conn.execute("PRAGMA busy_timeout=0")
+        busy: BaseException = TimeoutError("the write lock stayed busy")
         try:
-            while True:
+            for pause in busy_pauses():
                 try:
                     conn.execute("BEGIN IMMEDIATE")
                     return None
                 except sqlite3.OperationalError as error:
-                    busy = error.sqlite_errorcode & 0xFF == sqlite3.SQLITE_BUSY
-                    if not busy or time.monotonic() >= deadline:
+                    if error.sqlite_errorcode & 0xFF != sqlite3.SQLITE_BUSY:
                         return error
+                    busy = error
                 except sqlite3.Error as error:
                     return error
                 time.sleep(pause)
-                pause = min(BUSY_MAX_PAUSE_S, pause * 2)
+            return busy
         finally:
             conn.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
 
