@@ -135,9 +135,12 @@ async def update_app(request: web.Request) -> web.Response:
     for field in ("event_url", "card_url"):
         if field in body:
             url = str(body[field] or "")
-            if url and not await hub.webhooks.verify_url(url, app):
+            failure = await hub.webhooks.url_verification_failure(url, app) if url else None
+            if failure is not None:
                 raise _fail(
-                    422, "url_verification_failed", f"{field}: {url} did not answer the challenge"
+                    422,
+                    "url_verification_failed",
+                    f"{field}: {url} did not answer the challenge ({failure})",
                 )
             setattr(app, field, url)
     return web.json_response(asdict(app))

@@ -139,12 +139,17 @@ class WebhookPusher:
         return await self._send(url, body, signed_headers(app, body), timeout_s)
 
     async def _send(
-        self, url: str, body: bytes, headers: dict[str, str], timeout_s: float | None
+        self,
+        url: str,
+        body: bytes,
+        headers: dict[str, str],
+        timeout_s: float | None,
+        *,
+        connect_within_total: bool = False,
     ) -> WebhookReply:
         total = self._timeout_s if timeout_s is None else timeout_s
-        timeout = aiohttp.ClientTimeout(
-            total=total, sock_connect=min(self._connect_timeout_s, total)
-        )
+        connect = total if connect_within_total else min(self._connect_timeout_s, total)
+        timeout = aiohttp.ClientTimeout(total=total, sock_connect=connect)
         started = time.perf_counter()
 
         def elapsed() -> float:
@@ -166,22 +171,35 @@ class WebhookPusher:
 
     async def verify_url(self, url: str, app: App, *, timeout_s: float | None = None) -> bool:
         """Lark's handshake when a request URL is saved: echo the challenge (within 1 s)."""
+        return await self.url_verification_failure(url, app, timeout_s=timeout_s) is None
+
+    async def url_verification_failure(
+        self, url: str, app: App, *, timeout_s: float | None = None
+    ) -> str | None:
+        """Why `url` failed the challenge handshake, or None when it echoed the challenge."""
         challenge = secrets.token_urlsafe(16)
         envelope = {
             "challenge": challenge,
             "token": app.verification_token,
             "type": "url_verification",
         }
-        reply = await self.post(
+        body = sealed_body(app, envelope)
+        # Lark's limit covers the whole echo, connecting included
+        reply = await self._send(
             url,
-            app,
-            envelope,
-            timeout_s=self._url_verify_timeout_s if timeout_s is None else timeout_s,
+            body,
+            signed_headers(app, body),
+            self._url_verify_timeout_s if timeout_s is None else timeout_s,
+            connect_within_total=True,
         )
+        if reply.failure is not None:
+            return reply.detail or reply.failure
         if reply.status != 200:
-            return False
+            return f"it answered HTTP {reply.status}"
         answer = reply.json()
-        return isinstance(answer, dict) and answer.get("challenge") == challenge
+        if not isinstance(answer, dict) or answer.get("challenge") != challenge:
+            return "it answered without the challenge"
+        return None
 
     async def close(self) -> None:
         if self._session is not None:

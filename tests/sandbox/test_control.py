@@ -236,4 +236,6 @@ async def test_url_verification_is_required_to_save_a_url(sandbox: Sandbox) -> N
         "PATCH", "/apps/cli_sandbox", {"card_url": "http://127.0.0.1:9/card"}
     )
     assert status == 422 and reply["error"]["code"] == "url_verification_failed"
+    # the developer is told why: nothing listens on port 9
+    assert "card_url" in reply["error"]["message"] and "Connect" in reply["error"]["message"]
     assert sandbox.app.card_url == ""
