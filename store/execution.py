@@ -29,17 +29,25 @@ from decimal import Decimal
 from typing import Any
 
 from sqlalchemy import Connection, and_, insert, or_, select, update
-from sqlalchemy.dialects import postgresql, sqlite
-from ulid import ULID
 
 from store.authority import Store
 from store.canonical import canonical_json
+from store.click_sql import stored_time
 from store.conclusions import enqueue_conclusions, outcome_digest
+from store.execution_sql import (
+    ACTOR,
+    OUTCOME_SOURCES,
+    dispatch_intent,
+    observation_intent,
+    step_intent,
+)
+from store.groupcommit import ConditionNotMet, Intent, Results
 from store.leases import lease_due, next_due
 from store.lifecycle import (
     Event,
     Execution,
     IllegalExecutionStep,
+    IllegalTransition,
     State,
     execution_sources,
     next_state,
@@ -51,7 +59,6 @@ from store.vocabulary import ReservationState, Stage
 
 RESERVE_RETRIES = 20
 EXEC_LEASE_S = 60
-ACTOR = "system:executor"
 
 
 @dataclass(frozen=True)
@@ -165,7 +172,7 @@ class ExecutionLedger:
 
     async def begin_preflight(self, operation_id: str) -> None:
         """queued -> preflight: the checks against a fresh observation begin."""
-        await self.store.transact(lambda conn: self._step(conn, operation_id, Execution.PREFLIGHT))
+        await self._step_to(operation_id, Execution.PREFLIGHT)
 
     async def reserve_and_mark(
         self,
@@ -184,13 +191,15 @@ class ExecutionLedger:
         include it) only ever refuses more, never exceeds the budget.
         """
 
-        def write(conn: Connection) -> Reserved | ReservationRefused | None:
-            held = None
-            if exposure is not None:
-                held = self._hold(conn, operation_id, exposure)
-                if isinstance(held, ReservationRefused):
-                    self._observe(conn, operation_id, refused(held))
-                    return held
+        if exposure is None:
+            await self._step_to(operation_id, Execution.RESERVED)
+            return None
+
+        def write(conn: Connection) -> Reserved | ReservationRefused:
+            held = self._hold(conn, operation_id, exposure)
+            if isinstance(held, ReservationRefused):
+                self._observe(conn, operation_id, refused(held))
+                return held
             self._step(conn, operation_id, Execution.RESERVED)
             return held
 
@@ -205,34 +214,60 @@ class ExecutionLedger:
         """reserved -> dispatching with the attempt, its client id and dispatched_at, in one
         write that must commit before the request leaves. An attempt already recorded (by an
         older release) keeps its client id: a restart never mints a second one."""
-        now = self.store.clock()
-        recorded = (
-            _upsert(self.store.sqlite)
-            .values(
-                id=str(ULID.from_datetime(now)),
-                operation_id=operation_id,
-                client_id=client_id,
-                recorded_at=now,
-                dispatched_at=now,
-            )
-            .on_conflict_do_update(
-                index_elements=[AttemptRow.operation_id], set_={"dispatched_at": now}
-            )
-            .returning(*AttemptRow.__table__.columns)
+        intent = dispatch_intent(operation_id, client_id, self.store.clock(), self.store.sqlite)
+        results = await self._conditional(intent, operation_id, Execution.DISPATCHING)
+        (row,) = results[2]
+        return Attempt(
+            row["id"],
+            row["operation_id"],
+            row["client_id"],
+            row["last_error"],
+            _time_or_none(row["dispatched_at"]),
+            _time_or_none(row["resolved_at"]),
         )
-
-        def write(conn: Connection) -> Attempt:
-            self._step(conn, operation_id, Execution.DISPATCHING)
-            return Attempt.from_row(conn.execute(recorded).one())
-
-        return await self.store.transact(write)
 
     async def record_observation(self, operation_id: str, seen: Observation) -> Outcome:
         """One write: the outcome appended (the envelope shows outcome_observed), the
         proposer's conclusions queued if it concludes its stage, the reservation settled,
         the attempt answered, the card due, the execution state moved and the next look
         scheduled."""
-        return await self.store.transact(lambda conn: self._observe(conn, operation_id, seen))
+        stage, detail = Stage(seen.stage), dict(seen.detail)
+        digest = outcome_digest(operation_id, stage, seen.status, detail, seen.reconciles)
+        intent = observation_intent(
+            operation_id, seen, digest, self.store.clock(), self.store.sqlite
+        )
+        try:
+            await self.store.submit(intent)
+        except ConditionNotMet:
+            state, execution = await self._where(operation_id)
+            if state not in OUTCOME_SOURCES:
+                raise IllegalTransition(state, Event.OUTCOME) from None
+            raise IllegalExecutionStep(execution, seen.execution) from None
+        return Outcome(operation_id, stage.value, seen.status, detail, digest, seen.reconciles)
+
+    async def _step_to(self, operation_id: str, target: Execution) -> None:
+        intent = step_intent(operation_id, target, self.store.clock(), self.store.sqlite)
+        await self._conditional(intent, operation_id, target)
+
+    async def _conditional(self, intent: Intent, operation_id: str, target: Execution) -> Results:
+        """Submit an intent whose first statement moves the execution state to `target`."""
+        try:
+            return await self.store.submit(intent)
+        except ConditionNotMet:
+            _, execution = await self._where(operation_id)
+            raise IllegalExecutionStep(execution, target) from None
+
+    async def _where(self, operation_id: str) -> tuple[State, Execution]:
+        """Where the operation stands now (why a conditional write matched nothing)."""
+        async with self.store.read() as conn:
+            row = (
+                await conn.execute(
+                    select(OperationRow.state, OperationRow.execution_state).where(
+                        OperationRow.id == operation_id
+                    )
+                )
+            ).one()
+        return State(row.state), Execution(row.execution_state or Execution.QUEUED)
 
     # -- inside those writes (plain functions of a sync connection: Store.transact) ----------
 
@@ -557,9 +592,8 @@ def _execution_of(conn: Connection, operation_id: str) -> Execution:
     return Execution(current or Execution.QUEUED)
 
 
-def _upsert(on_sqlite: bool) -> postgresql.Insert | sqlite.Insert:
-    """INSERT ... ON CONFLICT for the attempt (the dialects' inserts spell it alike)."""
-    return sqlite.insert(AttemptRow) if on_sqlite else postgresql.insert(AttemptRow)
+def _time_or_none(value: Any) -> datetime | None:
+    return None if value is None else stored_time(value)
 
 
 async def views(store: Store, operations: Sequence[Operation]) -> list[dict[str, Any]]:

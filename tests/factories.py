@@ -9,6 +9,7 @@ from typing import Any
 from store.authority import Draft, Store
 from store.envelope import Audience, Source
 from store.execution import Attempt, ExecutionLedger, Observation, ReservationRefused
+from store.groupcommit import WriterStats
 from store.lifecycle import Execution
 from store.records import Operation
 from store.vocabulary import ReservationState, Stage
@@ -123,3 +124,10 @@ async def dispatching(store: Store, operation_id: str) -> Attempt:
     await ledger.begin_preflight(operation_id)
     await ledger.reserve_and_mark(operation_id, None, refused=refused_by_budget)
     return await ledger.begin_dispatch(operation_id, f"cs-{operation_id}")
+
+
+def writes(store: Store) -> int:
+    """Writes so far: SQLAlchemy write transactions (`write`, `transact`) and hand-written
+    group-commit intents (the writer's intents, less the `transact` work among them)."""
+    stats = store.writer.stats if store.writer else WriterStats()
+    return store.writes + stats.intents - stats.work

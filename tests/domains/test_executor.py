@@ -15,9 +15,8 @@ import pytest
 
 from store.authority import Claimed, Click, Store
 from store.execution import ExecutionLedger
-from store.groupcommit import WriterStats
 from store.records import Operation
-from tests.factories import ORDER_PAYLOAD, offered
+from tests.factories import ORDER_PAYLOAD, offered, writes
 from workers.domains.execution import client_id_for
 from workers.domains.finance.runner import FinanceRunner
 from workers.domains.finance.settings import FinanceAccount, FinanceSettings
@@ -208,13 +207,6 @@ async def leased(worker: ExecutionWorker, operation_id: str, deadline_s: float =
             return op
         await asyncio.sleep(0.05)
     raise AssertionError(f"{operation_id} not due within {deadline_s} s")
-
-
-def writes(store: Store) -> int:
-    """Writes so far: SQLAlchemy write transactions (`write`, `transact`) and hand-written
-    group-commit intents (the writer's intents, less the `transact` work among them)."""
-    stats = store.writer.stats if store.writer else WriterStats()
-    return store.writes + stats.intents - stats.work
 
 
 async def pass_writes(store: Store, worker: ExecutionWorker, op: Operation) -> int:

@@ -31,7 +31,7 @@ from store.opening import open_store
 from store.records import Operation
 from store.vocabulary import ReservationState, Stage
 from tests.conftest import Backend
-from tests.factories import dispatching, offered, refused_by_budget
+from tests.factories import dispatching, offered, refused_by_budget, writes
 
 
 async def claimed(store: Store) -> Operation:
@@ -216,7 +216,7 @@ async def test_an_observation_is_one_write_with_everything_that_follows(store: S
     ledger = ExecutionLedger(store)
     await reserve(ledger, op.id, hold("acct", Decimal(10), Decimal(100), Decimal(0)))
     await ledger.begin_dispatch(op.id, f"cs-{op.id}")
-    before = store.writes
+    before = writes(store)
     await ledger.record_observation(
         op.id,
         Observation(
@@ -230,7 +230,7 @@ async def test_an_observation_is_one_write_with_everything_that_follows(store: S
             answers_attempt=True,
         ),
     )
-    assert store.writes == before + 1
+    assert writes(store) == before + 1
     current = await store.get(op.id)
     assert current is not None and current.state is State.OUTCOME_OBSERVED
     assert current.execution_state == "submitted" and current.card_due_at is not None
