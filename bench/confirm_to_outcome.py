@@ -140,6 +140,7 @@ async def run_level(
     http: aiohttp.ClientSession, sandbox: SandboxProcess, bot_url: str, store_url: str, count: int
 ) -> Row:
     cards = await offered_cards(http, bot_url, count)
+    print(f"{count} cards shown; clicking", flush=True)
     clicked: dict[str, datetime] = {}
     started = time.perf_counter()
     level = await click_level(sandbox, cards, count, "success", clicked)

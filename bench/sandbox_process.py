@@ -25,6 +25,7 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 
+from bot.heap import startup_heap_frozen
 from bot.sandbox import state as sandbox_state
 from bot.sandbox.app import SandboxOptions, build_sandbox
 from bot.sandbox.longconn import ClientConfig
@@ -147,7 +148,8 @@ async def serve() -> None:
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(signum, stop.set)
         print(f"http://127.0.0.1:{runner.addresses[0][1]}", flush=True)
-        await stop.wait()
+        with startup_heap_frozen():  # as `countersign sandbox` does
+            await stop.wait()
     finally:
         await runner.cleanup()
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from bot import config as config_mod
 from bot.client import ApiClient, ApiError, ApiReply
+from bot.heap import startup_heap_frozen
 from bot.logs import configure, redact
 from bot.profiles import DEV_ENVIRON, DEV_TOKEN, dev_config, dev_settings
 from bot.render import operation_row, operation_text
@@ -382,7 +383,8 @@ def cmd_sandbox(args: argparse.Namespace) -> int:
             loop = asyncio.get_running_loop()
             for signum in (signal.SIGINT, signal.SIGTERM):
                 loop.add_signal_handler(signum, stop.set)
-            await stop.wait()
+            with startup_heap_frozen():
+                await stop.wait()
         finally:
             await runner.cleanup()
 

@@ -19,6 +19,7 @@ from aiohttp import web
 from bot.api.app import RUNNER_OPTIONS, create_app
 from bot.api.health import Health
 from bot.config import Config, Settings, zone
+from bot.heap import startup_heap_frozen
 from bot.ingress.callbacks import CallbackConsumer, CallbackSettings
 from bot.ingress.text import TextListener, TextSettings
 from bot.ingress.text_scope import AudienceScope, Scope
@@ -193,11 +194,12 @@ async def serve(
         if ws is not None:
             ws.start()
         url = f"http://{settings.http.host}:{settings.http.port}"
-        if on_ready is not None:
-            maybe = on_ready(url)
-            if maybe is not None:
-                await maybe
-        await stop.wait()
+        with startup_heap_frozen():
+            if on_ready is not None:
+                maybe = on_ready(url)
+                if maybe is not None:
+                    await maybe
+            await stop.wait()
         log.info("stopping")
     finally:
         stop.set()
@@ -240,9 +242,10 @@ async def serve_workers(
         start_workforce(force, config, store, stop)
         if link is not None:
             force.tasks.append(asyncio.create_task(link(force, stop), name="parent-link"))
-        if on_ready is not None:
-            on_ready()
-        await stop.wait()
+        with startup_heap_frozen():
+            if on_ready is not None:
+                on_ready()
+            await stop.wait()
         log.info("stopping workers")
     finally:
         stop.set()
