@@ -13,6 +13,9 @@ the outcome; the card worker patches the original card.
 * executor start: the audit row of the operation's first execution step (preflight).
 * final card patched: the card delivery that showed the operation's final version.
 
+Before the table, where the time went at each level: click -> claim -> each execution step
+-> the outcome -> the final card, from the audit rows (p50 / p90 / max).
+
 The issue's targets are printed beside the figures: at 100 operations, executor start
 p99 <= 0.5 s and final card p99 <= 1 s.
 
@@ -27,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import logging
 import os
 import sys
@@ -57,6 +61,16 @@ from clickers import percentile
 from sandbox_process import SandboxProcess
 
 SETTLE_DEADLINE_S = 300.0
+# an operation's way from the click to its final card: audit events between the two
+STAGES = (
+    "click",
+    "confirmed",
+    "execution:preflight",
+    "execution:reserved",
+    "execution:dispatching",
+    "outcome:filled",
+    "card",
+)
 CONCURRENCY = 8  # executor passes in flight (`[execution] concurrency`; its default is 4)
 EXECUTION: dict[str, float] = {"poll_s": 0.2, "venue_tick_s": 0.5, "concurrency": CONCURRENCY}
 # The issue's targets, at TARGET_LEVEL operations confirmed at once.
@@ -125,6 +139,20 @@ async def measure(store: Store, clicked: Mapping[str, datetime]) -> tuple[list[f
                 ).where(CardDeliveryRow.operation_id.in_(ids), CardDeliveryRow.ok.is_(True))
             )
         ).all()
+        steps = (
+            await conn.execute(
+                select(AuditRow.operation_id, AuditRow.event, AuditRow.at).where(
+                    AuditRow.operation_id.in_(ids), AuditRow.event.in_(STAGES[1:-1])
+                )
+            )
+        ).all()
+    reached: dict[str, dict[str, datetime]] = {i: {"click": clicked_at[i]} for i in ids}
+    for step in steps:
+        reached[step.operation_id].setdefault(step.event, step.at)
+    for patch in patches:
+        if patch.version == final[patch.operation_id]:
+            reached[patch.operation_id]["card"] = patch.at
+    print(stage_table(reached), flush=True)
     start_ms = sorted(
         (row.at - clicked_at[row.operation_id]).total_seconds() * 1000 for row in starts
     )
@@ -134,6 +162,23 @@ async def measure(store: Store, clicked: Mapping[str, datetime]) -> tuple[list[f
         if row.version == final[row.operation_id]
     )
     return start_ms, card_ms
+
+
+def stage_table(reached: Mapping[str, Mapping[str, datetime]]) -> str:
+    """Where the time went: each stage's p50 / p90 / max across the operations, in ms."""
+    lines = [f"{'stage':>46} | {'p50':>7} {'p90':>7} {'max':>7}"]
+    for before, after in itertools.pairwise(STAGES):
+        spans = sorted(
+            (times[after] - times[before]).total_seconds() * 1000
+            for times in reached.values()
+            if before in times and after in times
+        )
+        if spans:
+            lines.append(
+                f"{before + ' -> ' + after:>46} | {percentile(spans, 0.5):7.0f} "
+                f"{percentile(spans, 0.9):7.0f} {spans[-1]:7.0f}"
+            )
+    return "\n".join(lines)
 
 
 async def run_level(

@@ -147,7 +147,7 @@ class OperationSettings(Section):
 
 class ExecutionSettings(Section):
     # concurrent operations the executor works on at once (per process)
-    concurrency: int = Field(default=4, ge=1, le=64)
+    concurrency: int = Field(default=4, ge=1, le=256)
     # the safety-net look of the executor and result deliveries when nothing woke them (a
     # claim, an outcome, a row's own due time and, on PostgreSQL, another replica's notice do)
     poll_s: float = Field(default=5.0, gt=0, le=3600)
