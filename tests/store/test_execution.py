@@ -25,7 +25,7 @@ from store.execution import (
     ReservationRefused,
     Reserved,
 )
-from store.lifecycle import Execution, IllegalExecutionStep, State
+from store.lifecycle import Execution, IllegalExecutionStep, IllegalTransition, State
 from store.models import AttemptRow, OperationRow
 from store.opening import open_store
 from store.records import Operation
@@ -112,6 +112,26 @@ async def test_execution_steps_follow_the_table(store: Store) -> None:
     assert current is not None and current.execution_state == "dispatching"
     with pytest.raises(IllegalExecutionStep):
         await ledger.begin_preflight(op.id)
+
+
+async def test_an_observation_needs_a_claimed_operation_in_a_step_that_allows_it(
+    store: Store,
+) -> None:
+    ledger = ExecutionLedger(store)
+    seen = Observation(Stage.INITIAL, "filled", Execution.COMPLETED, {"filled": "1"})
+    unclaimed = await offered(store)
+    with pytest.raises(IllegalTransition):  # nobody confirmed it: nothing can be observed
+        await ledger.record_observation(unclaimed.id, seen)
+    claimed_op = await claimed(store)
+    with pytest.raises(IllegalExecutionStep) as raised:  # claimed, but nothing was sent
+        await ledger.record_observation(claimed_op.id, seen)
+    assert raised.value.current is Execution.QUEUED
+    for op in (unclaimed, claimed_op):
+        assert await ledger.outcomes(op.id) == [], "a refused observation writes nothing"
+        assert await ledger.attempt(op.id) is None
+    await dispatching(store, claimed_op.id)
+    [outcome] = [await ledger.record_observation(claimed_op.id, seen)]
+    assert await ledger.outcomes(claimed_op.id) == [outcome]
 
 
 async def test_two_orders_that_fit_alone_but_not_together_reserve_once(store: Store) -> None:
