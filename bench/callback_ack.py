@@ -46,6 +46,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -88,8 +89,10 @@ async def click_level(
     clicked: dict[str, datetime] | None = None,
 ) -> Level:
     """Click each card once with `in_flight` clickers, in their own process (bench/clickers.py);
-    `answer` is the toast type expected; `clicked`, when given, gets each card's click time."""
-    return await click_cards(
+    `answer` is the toast type expected; `clicked`, when given, gets each card's click time.
+    The level's `cpu_s` is this process's: the bot's answering side, or the floor's client."""
+    cpu_before = time.process_time()
+    level = await click_cards(
         sandbox.base_url,
         cards,
         in_flight,
@@ -98,6 +101,7 @@ async def click_level(
         busy=BUSY,
         clicked=clicked,
     )
+    return replace(level, cpu_s=time.process_time() - cpu_before)
 
 
 # -- the bot ------------------------------------------------------------------------------------
@@ -306,13 +310,14 @@ def table(bot: Sequence[Level], floor: Sequence[Level], clicks: int) -> str:
         f"click -> answer through the sandbox (its own process; push -> ack as it measures "
         f"it), {clicks} clicks per level, each on its own card",
         f"{'in_flight':>9} | {'who':<5} {'p50_ms':>8} {'p99_ms':>8} {'ans/s':>8} "
-        f"{'processing':>10} {'busy':>5} {'failed':>6}",
+        f"{'processing':>10} {'busy':>5} {'failed':>6} {'cpu_ms/click':>12}",
     ]
     for b, f in zip(bot, floor, strict=True):
         for who, r in (("bot", b), ("floor", f)):
             lines.append(
                 f"{r.in_flight:>9} | {who:<5} {r.p50_ms:>8.1f} {r.p99_ms:>8.1f} {r.per_s:>8.0f} "
-                f"{r.share(r.processing):>10} {r.share(r.busy):>5} {r.failed:>6}"
+                f"{r.share(r.processing):>10} {r.share(r.busy):>5} {r.failed:>6} "
+                f"{r.cpu_ms_per_click:>12.2f}"
             )
         lines.append(
             f"{'':>9} | {'ratio':<5} {b.p50_ms / f.p50_ms:>8.1f} {b.p99_ms / f.p99_ms:>8.1f} "
@@ -322,6 +327,10 @@ def table(bot: Sequence[Level], floor: Sequence[Level], clicks: int) -> str:
         f"targets: p99 <= {TARGET_P99_RATIO:.0f}x the floor's p99 at "
         f"{' and '.join(map(str, TARGET_LEVELS))} in flight; "
         f"no 'processing' answer at {NO_PROCESSING_AT}"
+    )
+    lines.append(
+        "cpu_ms/click: CPU of the answering process (all its threads) per click; the bot's "
+        "worker process is not in it"
     )
     return "\n".join(lines)
 

@@ -48,10 +48,17 @@ class Level:
     processing: int
     busy: int
     failed: int
+    # CPU seconds the answering process spent during the level (all its threads), when the
+    # bench measured it: what one core can give decides how far latency can fall
+    cpu_s: float = math.nan
 
     @property
     def per_s(self) -> float:
         return self.clicks / self.seconds
+
+    @property
+    def cpu_ms_per_click(self) -> float:
+        return 1000 * self.cpu_s / self.clicks
 
     def share(self, count: int) -> str:
         return f"{100 * count / self.clicks:.0f}%"

@@ -110,14 +110,21 @@ def sandbox_config(
     )
 
 
-async def point_webhooks(sandbox: SandboxApp, bot_url: str) -> None:
-    """Save the bot's webhook URLs in the sandbox (it runs the url_verification challenge)."""
-    async with (
-        aiohttp.ClientSession() as http,
-        http.patch(
-            f"{sandbox.base_url}/sandbox/api/apps/{sandbox.app_id}",
-            json={"event_url": f"{bot_url}/lark/events", "card_url": f"{bot_url}/lark/card"},
-        ) as response,
-    ):
-        if response.status != 200:
-            raise RuntimeError(f"the sandbox refused the webhook URLs: {await response.text()}")
+async def point_webhooks(sandbox: SandboxApp, bot_url: str, attempts: int = 3) -> None:
+    """Save the bot's webhook URLs in the sandbox (it runs the url_verification challenge).
+
+    A challenge the bot did not echo in time is tried again, as someone saving the URL in
+    Lark's console would: a bot that has just started may be slow to its first answer."""
+    body = {"event_url": f"{bot_url}/lark/events", "card_url": f"{bot_url}/lark/card"}
+    refusal = ""
+    async with aiohttp.ClientSession() as http:
+        for _ in range(attempts):
+            async with http.patch(
+                f"{sandbox.base_url}/sandbox/api/apps/{sandbox.app_id}", json=body
+            ) as response:
+                if response.status == 200:
+                    return
+                refusal = await response.text()
+                if response.status != 422 or "url_verification_failed" not in refusal:
+                    break
+    raise RuntimeError(f"the sandbox refused the webhook URLs: {refusal}")

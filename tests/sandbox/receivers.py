@@ -56,19 +56,19 @@ async def webhook_receiver(app: App) -> AsyncIterator[Receiver]:
         raw.uri = request.path
         raw.body = await request.read()
         raw.headers = request.headers
-        if request.path == "/events" and receiver.fail_events > 0:
+        if request.path.endswith("/events") and receiver.fail_events > 0:
             receiver.fail_events -= 1
             return web.Response(status=500, text="try later")
-        if request.path == "/card" and receiver.override_status is not None:
+        if request.path.endswith("/card") and receiver.override_status is not None:
             return web.Response(status=receiver.override_status, body=receiver.override_body or b"")
-        if request.path == "/card" and receiver.override_body is not None:
+        if request.path.endswith("/card") and receiver.override_body is not None:
             return web.Response(status=200, body=receiver.override_body)
         answer = await asyncio.get_running_loop().run_in_executor(None, handler.do, raw)
         return web.Response(status=answer.status_code, body=answer.content)
 
     application = web.Application()
-    application.router.add_post("/card", serve)
-    application.router.add_post("/events", serve)
+    for path in ("/card", "/events", "/lark/card", "/lark/events"):  # the bot's: bot/devstack
+        application.router.add_post(path, serve)
     server = TestServer(application, host="127.0.0.1")
     await server.start_server()
     receiver.url = f"http://127.0.0.1:{server.port}"

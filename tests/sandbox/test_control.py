@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from bot.devstack import SandboxApp, point_webhooks
 from bot.sandbox.hub import Hub
 from tests.sandbox.conftest import Sandbox, card_content, lark_client, sdk, until, v2_card
 from tests.sandbox.receivers import Receiver, webhook_receiver
@@ -229,6 +230,30 @@ async def test_users_and_chats_are_created_and_validated(sandbox: Sandbox) -> No
     assert status == 422
     _, chats = await sandbox.control("GET", "/chats")
     assert {c["chat_id"] for c in chats["items"]} >= {"oc_ops", "oc_acme", "oc_other", "oc_new"}
+
+
+async def test_saving_the_bots_urls_tries_a_missed_challenge_again(sandbox: Sandbox) -> None:
+    app = sandbox.app
+    given = SandboxApp(
+        sandbox.base_url,
+        app.app_id,
+        app.app_secret,
+        app.encrypt_key,
+        app.verification_token,
+        app.tenant_key,
+    )
+    async with webhook_receiver(app) as receiver:
+        receiver.fail_events = 1  # the first challenge is not echoed
+        await point_webhooks(given, receiver.url)
+        assert (app.event_url, app.card_url) == (
+            f"{receiver.url}/lark/events",
+            f"{receiver.url}/lark/card",
+        )
+        app.event_url = app.card_url = ""
+        receiver.fail_events = 3  # as many misses as tries: refused, nothing saved
+        with pytest.raises(RuntimeError, match="url_verification_failed"):
+            await point_webhooks(given, receiver.url, attempts=3)
+        assert (app.event_url, app.card_url) == ("", "")
 
 
 async def test_url_verification_is_required_to_save_a_url(sandbox: Sandbox) -> None:
