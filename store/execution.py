@@ -31,17 +31,15 @@ from typing import Any
 from sqlalchemy import Connection, and_, insert, or_, select, update
 
 from store.authority import Store
-from store.canonical import canonical_json
 from store.click_sql import stored_time
-from store.conclusions import enqueue_conclusions, outcome_digest
+from store.conclusions import outcome_digest
 from store.execution_sql import (
-    ACTOR,
     OUTCOME_SOURCES,
     dispatch_intent,
     observation_intent,
     step_intent,
 )
-from store.groupcommit import ConditionNotMet, Intent, Results
+from store.groupcommit import ConditionNotMet, Intent, Results, run_on_connection
 from store.leases import lease_due, next_due
 from store.lifecycle import (
     Event,
@@ -49,10 +47,8 @@ from store.lifecycle import (
     IllegalExecutionStep,
     IllegalTransition,
     State,
-    execution_sources,
-    next_state,
 )
-from store.models import AccountRow, AttemptRow, AuditRow, OperationRow, OutcomeRow, ReservationRow
+from store.models import AccountRow, AttemptRow, OperationRow, OutcomeRow, ReservationRow
 from store.once import insert_once
 from store.records import Operation
 from store.vocabulary import ReservationState, Stage
@@ -197,10 +193,22 @@ class ExecutionLedger:
 
         def write(conn: Connection) -> Reserved | ReservationRefused:
             held = self._hold(conn, operation_id, exposure)
+            now, sqlite = self.store.clock(), self.store.sqlite
             if isinstance(held, ReservationRefused):
-                self._observe(conn, operation_id, refused(held))
-                return held
-            self._step(conn, operation_id, Execution.RESERVED)
+                seen = refused(held)
+                intent = observation_intent(
+                    operation_id, seen, _digest(operation_id, seen), now, sqlite
+                )
+                target = seen.execution
+            else:
+                intent, target = (
+                    step_intent(operation_id, Execution.RESERVED, now, sqlite),
+                    Execution.RESERVED,
+                )
+            try:
+                run_on_connection(conn, intent)
+            except ConditionNotMet:
+                raise IllegalExecutionStep(_execution_of(conn, operation_id), target) from None
             return held
 
         for _ in range(RESERVE_RETRIES):
@@ -231,8 +239,7 @@ class ExecutionLedger:
         proposer's conclusions queued if it concludes its stage, the reservation settled,
         the attempt answered, the card due, the execution state moved and the next look
         scheduled."""
-        stage, detail = Stage(seen.stage), dict(seen.detail)
-        digest = outcome_digest(operation_id, stage, seen.status, detail, seen.reconciles)
+        digest = _digest(operation_id, seen)
         intent = observation_intent(
             operation_id, seen, digest, self.store.clock(), self.store.sqlite
         )
@@ -243,7 +250,14 @@ class ExecutionLedger:
             if state not in OUTCOME_SOURCES:
                 raise IllegalTransition(state, Event.OUTCOME) from None
             raise IllegalExecutionStep(execution, seen.execution) from None
-        return Outcome(operation_id, stage.value, seen.status, detail, digest, seen.reconciles)
+        return Outcome(
+            operation_id,
+            Stage(seen.stage).value,
+            seen.status,
+            dict(seen.detail),
+            digest,
+            seen.reconciles,
+        )
 
     async def _step_to(self, operation_id: str, target: Execution) -> None:
         intent = step_intent(operation_id, target, self.store.clock(), self.store.sqlite)
@@ -268,92 +282,6 @@ class ExecutionLedger:
                 )
             ).one()
         return State(row.state), Execution(row.execution_state or Execution.QUEUED)
-
-    # -- inside those writes (plain functions of a sync connection: Store.transact) ----------
-
-    def _step(self, conn: Connection, operation_id: str, target: Execution) -> None:
-        """Move the execution state to `target`, from a state the table allows."""
-        sources = [state.value for state in execution_sources(target)]
-        result = conn.execute(
-            update(OperationRow)
-            .where(OperationRow.id == operation_id, OperationRow.execution_state.in_(sources))
-            .values(execution_state=target.value, updated_at=self.store.clock())
-        )
-        if result.rowcount != 1:
-            raise IllegalExecutionStep(_execution_of(conn, operation_id), target)
-        self._audit(conn, operation_id, f"execution:{target.value}")
-
-    def _observe(self, conn: Connection, operation_id: str, seen: Observation) -> Outcome:
-        stage = Stage(seen.stage)
-        detail = dict(seen.detail)
-        digest = outcome_digest(operation_id, stage, seen.status, detail, seen.reconciles)
-        now = self.store.clock()
-        current = conn.execute(
-            select(
-                OperationRow.state, OperationRow.execution_state, OperationRow.source_routes
-            ).where(OperationRow.id == operation_id)
-        ).one()
-        state = next_state(State(current.state), Event.OUTCOME)
-        execution = Execution(current.execution_state or Execution.QUEUED)
-        if execution not in execution_sources(seen.execution):
-            raise IllegalExecutionStep(execution, seen.execution)
-        moved = conn.execute(
-            update(OperationRow)
-            .where(
-                OperationRow.id == operation_id,
-                OperationRow.state == current.state,
-                OperationRow.execution_state == current.execution_state,
-            )
-            .values(
-                state=state.value,
-                execution_state=seen.execution.value,
-                version=OperationRow.version + 1,
-                updated_at=now,
-                card_due_at=now,
-                **self._schedule_values(seen.look_again_in_s, tried=False),
-            )
-        )
-        if moved.rowcount != 1:  # another writer moved it since the read: it decides
-            raise IllegalExecutionStep(_execution_of(conn, operation_id), seen.execution)
-        enqueue_conclusions(
-            conn,
-            operation_id=operation_id,
-            routes=json.loads(current.source_routes) if current.source_routes else None,
-            stage=stage,
-            concludes=seen.concludes,
-            outcome_digest=digest,
-            reconciles=seen.reconciles,
-            now=now,
-        )
-        conn.execute(
-            insert(OutcomeRow).values(
-                operation_id=operation_id,
-                stage=stage.value,
-                status=seen.status,
-                detail=canonical_json(detail),
-                outcome_digest=digest,
-                reconciles_digest=seen.reconciles,
-                observed_at=now,
-            )
-        )
-        if seen.settles is not None:
-            self._settle(conn, operation_id, seen.settles)
-        if seen.answers_attempt:
-            error = seen.attempt_error
-            conn.execute(
-                update(AttemptRow)
-                .where(AttemptRow.operation_id == operation_id)
-                .values(resolved_at=now, last_error=error[:300] if error else None)
-            )
-        self._audit(conn, operation_id, f"outcome:{seen.status}")
-        return Outcome(operation_id, stage.value, seen.status, detail, digest, seen.reconciles)
-
-    def _audit(self, conn: Connection, operation_id: str, event: str) -> None:
-        conn.execute(
-            insert(AuditRow).values(
-                operation_id=operation_id, at=self.store.clock(), actor=ACTOR, event=event[:32]
-            )
-        )
 
     # -- the schedule -------------------------------------------------------------------------
 
@@ -583,6 +511,12 @@ class ExecutionLedger:
 
 def _settled(converted: bool) -> ReservationState:
     return ReservationState.CONVERTED if converted else ReservationState.RELEASED
+
+
+def _digest(operation_id: str, seen: Observation) -> str:
+    return outcome_digest(
+        operation_id, Stage(seen.stage), seen.status, dict(seen.detail), seen.reconciles
+    )
 
 
 def _execution_of(conn: Connection, operation_id: str) -> Execution:

@@ -69,11 +69,12 @@ ON CONFLICT DO NOTHING
 PG_CONCLUSION = """
 INSERT INTO deliveries (id, operation_id, channel, stage, outcome_digest, reconciles_digest,
                         state, attempts, due_at, created_at)
-SELECT :delivery_id::text, id, :channel::text, :stage::text, :digest::text,
-       :reconciles::text, :pending::text, 0, :at::timestamptz, :at::timestamptz
+SELECT CAST(:delivery_id AS text), id, CAST(:channel AS text), CAST(:stage AS text),
+       CAST(:digest AS text), CAST(:reconciles AS text), CAST(:pending AS text), 0,
+       CAST(:at AS timestamptz), CAST(:at AS timestamptz)
   FROM operations
- WHERE id = :operation_id::text AND source_routes IS NOT NULL
-   AND (source_routes::jsonb) ? :route::text
+ WHERE id = CAST(:operation_id AS text)
+   AND CAST(source_routes AS jsonb) -> CAST(:route AS text) IS NOT NULL
 ON CONFLICT DO NOTHING
 """
 

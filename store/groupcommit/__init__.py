@@ -75,6 +75,7 @@ from store.groupcommit.contract import (
     WriterStats,
     answering_a_person,
     current_lane,
+    run_on_connection,
     take_batch,
 )
 from store.groupcommit.pg_writer import PgGroupWriter
@@ -99,6 +100,7 @@ __all__ = [
     "answering_a_person",
     "current_lane",
     "open_writer",
+    "run_on_connection",
     "take_batch",
 ]
 

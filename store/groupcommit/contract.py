@@ -13,7 +13,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from sqlalchemy import Connection
+from sqlalchemy import Connection, text
 
 Row = dict[str, Any]
 T = TypeVar("T")
@@ -78,6 +78,23 @@ class Intent:
         for index, statement in enumerate(self.statements):
             if statement.only_if is not None and not 0 <= statement.only_if[0] < index:
                 raise ValueError(f"statement {index}: only_if must name an earlier statement")
+
+
+def run_on_connection(conn: Connection, intent: Intent) -> Results:
+    """The intent's statements on a SQLAlchemy connection, inside a `Work` or `transact`
+    write, with the writer's meaning of `require_row` and `only_if`: a rare path that needs
+    Python between its reads and an intent's writes (a reservation, then its refusal)."""
+    results: list[list[Row]] = []
+    for index, statement in enumerate(intent.statements):
+        if not statement.runs_after(results):
+            results.append([])
+            continue
+        found = conn.execute(text(statement.sql), dict(statement.params))
+        rows = [dict(row) for row in found.mappings()] if found.returns_rows else []
+        if statement.require_row and not rows:
+            raise ConditionNotMet(index)
+        results.append(rows)
+    return tuple(results)
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,8 @@ from hypothesis import strategies as st
 from sqlalchemy import insert, select
 
 from store.authority import Claimed, Click, Store
+from store.deliveries import DeliveryLedger
+from store.envelope import Conversation, Source
 from store.execution import (
     Attempt,
     ExecutionLedger,
@@ -132,6 +134,29 @@ async def test_an_observation_needs_a_claimed_operation_in_a_step_that_allows_it
     await dispatching(store, claimed_op.id)
     [outcome] = [await ledger.record_observation(claimed_op.id, seen)]
     assert await ledger.outcomes(claimed_op.id) == [outcome]
+
+
+async def test_a_refusal_by_the_budget_concludes_once_for_the_proposers_route(
+    store: Store,
+) -> None:
+    source = Source("dev-agent", uuid.uuid4().hex, conversation=Conversation("oc_ops", "om_t"))
+    routed = await offered(store, request_id=source.request_id, source=source)
+    claim = await store.confirm_and_claim(
+        Click(routed.id, "confirm", routed.confirm_digest, "ou_alice")
+    )
+    assert isinstance(claim, Claimed)
+    ledger = ExecutionLedger(store)
+    await ledger.begin_preflight(routed.id)
+    refusal = await reserve(ledger, routed.id, hold("acct", Decimal(20), Decimal(10), Decimal(0)))
+    assert isinstance(refusal, ReservationRefused)
+    [outcome] = await ledger.outcomes(routed.id)
+    assert outcome.status == "reservation_refused"
+    [conclusion] = await DeliveryLedger(store).find(operation_id=routed.id)
+    assert (conclusion.channel, conclusion.stage) == ("reply", "initial")
+    assert conclusion.outcome_digest == outcome.outcome_digest
+    current = await store.get(routed.id)
+    assert current is not None and current.execution_state == "reservation_refused"
+    assert await ledger.held("acct") == Decimal(0), "nothing is held for a refused order"
 
 
 async def test_two_orders_that_fit_alone_but_not_together_reserve_once(store: Store) -> None:
