@@ -17,11 +17,13 @@ from contextlib import contextmanager
 
 @contextmanager
 def startup_heap_frozen() -> Iterator[None]:
-    """Freeze what is alive now (after collecting startup's garbage) until the block ends.
+    """Freeze what is alive now until the block ends.
 
-    Unfrozen at the end, so a process that serves more than once (tests) does not keep the
-    cyclic garbage of earlier runs forever."""
-    gc.collect()
+    Only the young generations are collected first: a full collection here would cost
+    what it saves, and in a process that serves many times over (the test suite) it
+    would walk a heap that only grows. Unfrozen at the end, so such a process does not
+    keep the cyclic garbage of earlier runs forever."""
+    gc.collect(1)
     gc.freeze()
     try:
         yield

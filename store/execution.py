@@ -12,7 +12,10 @@ means (`workers.executor` walks them):
                        answered, the card due, the execution state and the next look
 
 A reconcile or track pass ends in one `record_observation` (or one `schedule` when nothing
-changed). The database decides every race here too: each write moves the execution state
+changed). The writes are hand-written intents (`store.execution_sql`), prepared before they
+queue for the group commit; only a reservation against a budget, which must read and sum
+before it writes, runs as SQLAlchemy work inside the batch (and its refusal, the same
+observation intent, with it). The database decides every race here too: each write moves the execution state
 by a conditional UPDATE from a state `store.lifecycle.EXECUTION_TRANSITIONS` allows; one
 attempt per operation (unique), one client id per attempt (unique); reservations
 serialized per account by a compare-and-set on the account's version (FOR UPDATE would be
@@ -30,7 +33,7 @@ from typing import Any
 
 from sqlalchemy import Connection, and_, insert, or_, select, update
 
-from store.authority import Store
+from store.authority import OperationNotFound, Store
 from store.click_sql import stored_time
 from store.conclusions import outcome_digest
 from store.execution_sql import (
@@ -280,7 +283,9 @@ class ExecutionLedger:
                         OperationRow.id == operation_id
                     )
                 )
-            ).one()
+            ).one_or_none()
+        if row is None:
+            raise OperationNotFound(operation_id)
         return State(row.state), Execution(row.execution_state or Execution.QUEUED)
 
     # -- the schedule -------------------------------------------------------------------------

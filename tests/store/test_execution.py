@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import insert, select
 
-from store.authority import Claimed, Click, Store
+from store.authority import Claimed, Click, OperationNotFound, Store
 from store.deliveries import DeliveryLedger
 from store.envelope import Conversation, Source
 from store.execution import (
@@ -131,6 +131,8 @@ async def test_an_observation_needs_a_claimed_operation_in_a_step_that_allows_it
     for op in (unclaimed, claimed_op):
         assert await ledger.outcomes(op.id) == [], "a refused observation writes nothing"
         assert await ledger.attempt(op.id) is None
+    with pytest.raises(OperationNotFound):  # said plainly, not as a step from "queued"
+        await ledger.begin_preflight("01NO0PERAT10N0F0UND0000000")
     await dispatching(store, claimed_op.id)
     [outcome] = [await ledger.record_observation(claimed_op.id, seen)]
     assert await ledger.outcomes(claimed_op.id) == [outcome]
