@@ -80,21 +80,31 @@ class Intent:
                 raise ValueError(f"statement {index}: only_if must name an earlier statement")
 
 
-def run_on_connection(conn: Connection, intent: Intent) -> Results:
-    """The intent's statements on a SQLAlchemy connection, inside a `Work` or `transact`
-    write, with the writer's meaning of `require_row` and `only_if`: a rare path that needs
-    Python between its reads and an intent's writes (a reservation, then its refusal)."""
+def run_statements(intent: Intent, execute: Callable[[Statement], list[Row]]) -> Results:
+    """The intent's statements in order through `execute` (one statement -> its rows), with
+    the meaning of `only_if` and `require_row`: the loop every synchronous runner shares."""
     results: list[list[Row]] = []
     for index, statement in enumerate(intent.statements):
         if not statement.runs_after(results):
             results.append([])
             continue
-        found = conn.execute(text(statement.sql), dict(statement.params))
-        rows = [dict(row) for row in found.mappings()] if found.returns_rows else []
+        rows = execute(statement)
         if statement.require_row and not rows:
             raise ConditionNotMet(index)
         results.append(rows)
     return tuple(results)
+
+
+def run_on_connection(conn: Connection, intent: Intent) -> Results:
+    """The intent's statements on a SQLAlchemy connection, inside a `Work` or `transact`
+    write: a rare path that needs Python between its reads and an intent's writes (a
+    reservation, then its refusal)."""
+
+    def execute(statement: Statement) -> list[Row]:
+        found = conn.execute(text(statement.sql), dict(statement.params))
+        return [dict(row) for row in found.mappings()] if found.returns_rows else []
+
+    return run_statements(intent, execute)
 
 
 @dataclass(frozen=True)

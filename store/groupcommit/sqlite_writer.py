@@ -18,15 +18,16 @@ from sqlalchemy.engine import make_url
 from store.engine import SQLITE_BUSY_TIMEOUT_MS
 from store.groupcommit.contract import (
     DEFAULT_BATCH_LIMIT,
-    ConditionNotMet,
     GroupWriter,
     Intent,
     Lane,
     Pending,
     Results,
     Row,
+    Statement,
     Turn,
     Work,
+    run_statements,
     runs_of_intents,
 )
 
@@ -93,18 +94,14 @@ def sqlalchemy_view(conn: sqlite3.Connection) -> Connection:
 
 def run_intent(conn: sqlite3.Connection, intent: Intent) -> Results:
     """The intent's statements in order, each drained (so none is still open at COMMIT)."""
-    results: list[list[Row]] = []
-    for index, statement in enumerate(intent.statements):
-        if not statement.runs_after(results):
-            results.append([])
-            continue
+
+    def execute(statement: Statement) -> list[Row]:
         cursor = conn.execute(statement.sql, dict(statement.params))
         rows = cursor.fetchall()
         names = [column[0] for column in cursor.description or ()]
-        if statement.require_row and not rows:
-            raise ConditionNotMet(index)
-        results.append([dict(zip(names, row, strict=True)) for row in rows])
-    return tuple(results)
+        return [dict(zip(names, row, strict=True)) for row in rows]
+
+    return run_statements(intent, execute)
 
 
 class PeopleFirst:
