@@ -43,6 +43,7 @@ from bot.ingress.stats import ConsumerStats
 from cards.render import render_card
 from cards.strings import LANGS, LARK_LOCALE, REFUSALS, Lang, i18n, text
 from store.authority import Claimed, Decided, Store, refusal_reason
+from store.canonical import EncodedObject
 from store.cards import CardLedger
 from store.click_sql import ShownCard
 from store.clicks import ClickWrites
@@ -297,6 +298,7 @@ class CallbackConsumer:
             else:
                 assert decided is not None
                 result = await self._decision_answer(click, decided)
+        result = EncodedObject(result)  # sent in the ack and stored below: encoded once
         late = flight.answer.cancelled()
         flight.give(result)  # answer first; the bookkeeping below can wait
         # a replay arriving before the answer is stored gets it from here

@@ -7,10 +7,11 @@ loop (the aiohttp loop); no consumer code ever runs on the lark-oapi thread.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections.abc import Callable
 from typing import Any, Literal, Protocol
+
+from store.canonical import record_json
 
 log = logging.getLogger("countersign.lark.ingress")
 
@@ -57,7 +58,7 @@ def answer_bytes(answer: Any) -> bytes:
     """The answer as JSON bytes; raises ValueError/TypeError unless it is a JSON object."""
     if not isinstance(answer, dict):
         raise TypeError(f"a callback answer is a JSON object, not {type(answer).__name__}")
-    return json.dumps(answer, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return record_json(answer).encode("utf-8")
 
 
 async def bounded_answer(

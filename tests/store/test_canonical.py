@@ -5,12 +5,14 @@ from decimal import Decimal
 import pytest
 
 from store.canonical import (
+    EncodedObject,
     FloatRefused,
     canonical_digest,
     canonical_json,
     float_paths,
     loads_strict,
     nesting_depth,
+    record_json,
 )
 from store.problems import ProblemsFound
 
@@ -77,3 +79,13 @@ def test_strict_loading_refuses_what_it_cannot_keep_exactly() -> None:
         assert [p.field for p in refused.value.problems] == [field]
     assert loads_strict("[" * 64 + "]" * 64) is not None
     assert loads_strict('"\\ud83d\\ude00"') == "\U0001f600"
+
+
+def test_an_encoded_answer_is_the_object_and_its_record_json_encoded_once() -> None:
+    answer = {"toast": {"type": "success", "content": "已确认"}, "card": {"data": {"n": [1, 2]}}}
+    encoded = EncodedObject(answer)
+    assert encoded == answer  # read as the object it holds
+    # what the ack sends and what is stored for replays: the same text as encoding it anew
+    assert record_json(encoded) == record_json(answer) == encoded.encoded
+    answer["toast"] = {}  # the object it was built from is not read again
+    assert record_json(encoded) != record_json(answer)
