@@ -40,6 +40,7 @@ from store.execution_sql import (
     OUTCOME_SOURCES,
     dispatch_intent,
     observation_intent,
+    settle_statement,
     step_intent,
 )
 from store.groupcommit import ConditionNotMet, Intent, Results, run_on_connection
@@ -451,16 +452,9 @@ class ExecutionLedger:
         await self.store.transact(write)
 
     def _settle(self, conn: Connection, operation_id: str, settles: ReservationState) -> bool:
-        assert settles is not ReservationState.ACTIVE, settles
-        result = conn.execute(
-            update(ReservationRow)
-            .where(
-                ReservationRow.operation_id == operation_id,
-                ReservationRow.state == ReservationState.ACTIVE.value,
-            )
-            .values(state=settles.value, released_at=self.store.clock())
-        )
-        return bool(result.rowcount == 1)
+        statement = settle_statement(operation_id, settles, self.store.clock(), self.store.sqlite)
+        (settled,) = run_on_connection(conn, Intent((statement,)))
+        return bool(settled)
 
     async def reservation_state(self, operation_id: str) -> str | None:
         async with self.store.read() as conn:

@@ -52,6 +52,7 @@ VALUES (:operation_id, :stage, :status, :detail, :digest, :reconciles, :at)
 SETTLE = """
 UPDATE reservations SET state = :settles, released_at = :at
  WHERE operation_id = :operation_id AND state = :active
+RETURNING operation_id
 """
 ANSWER_ATTEMPT = """
 UPDATE attempts SET resolved_at = :at, last_error = :error WHERE operation_id = :operation_id
@@ -131,6 +132,20 @@ def dispatch_intent(operation_id: str, client_id: str, now: datetime, sqlite: bo
     )
 
 
+def settle_statement(
+    operation_id: str, settles: ReservationState, now: datetime, sqlite: bool
+) -> Statement:
+    """The operation's active reservation settled (converted or released); a row if it was."""
+    assert settles is not ReservationState.ACTIVE, settles
+    params = {
+        "operation_id": operation_id,
+        "settles": settles.value,
+        "active": ReservationState.ACTIVE.value,
+        "at": bound_time(now, sqlite),
+    }
+    return Statement(SETTLE, params)
+
+
 def observation_intent(
     operation_id: str, seen: Observation, digest: str, now: datetime, sqlite: bool
 ) -> Intent:
@@ -195,18 +210,7 @@ def observation_intent(
         )
     )
     if settles is not None:
-        assert settles is not ReservationState.ACTIVE, settles
-        statements.append(
-            Statement(
-                SETTLE,
-                {
-                    "operation_id": operation_id,
-                    "settles": settles.value,
-                    "active": ReservationState.ACTIVE.value,
-                    "at": at,
-                },
-            )
-        )
+        statements.append(settle_statement(operation_id, settles, now, sqlite))
     if seen.answers_attempt:
         error = seen.attempt_error[:300] if seen.attempt_error else None
         statements.append(
