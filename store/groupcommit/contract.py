@@ -7,7 +7,7 @@ import enum
 import threading
 from abc import ABC, abstractmethod
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Generator, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -80,19 +80,31 @@ class Intent:
                 raise ValueError(f"statement {index}: only_if must name an earlier statement")
 
 
-def run_statements(intent: Intent, execute: Callable[[Statement], list[Row]]) -> Results:
-    """The intent's statements in order through `execute` (one statement -> its rows), with
-    the meaning of `only_if` and `require_row`: the loop every synchronous runner shares."""
+def intent_steps(intent: Intent) -> Generator[Statement, list[Row], Results]:
+    """The intent's statements to run, in order; send each one's rows back. Holds what
+    `only_if` and `require_row` mean, for every runner (sync or async) alike."""
     results: list[list[Row]] = []
     for index, statement in enumerate(intent.statements):
         if not statement.runs_after(results):
             results.append([])
             continue
-        rows = execute(statement)
+        rows = yield statement
         if statement.require_row and not rows:
             raise ConditionNotMet(index)
         results.append(rows)
     return tuple(results)
+
+
+def run_statements(intent: Intent, execute: Callable[[Statement], list[Row]]) -> Results:
+    """The intent's statements through `execute` (one statement -> its rows)."""
+    steps = intent_steps(intent)
+    try:
+        statement = next(steps)
+        while True:
+            statement = steps.send(execute(statement))
+    except StopIteration as done:
+        results: Results = done.value
+        return results
 
 
 def run_on_connection(conn: Connection, intent: Intent) -> Results:

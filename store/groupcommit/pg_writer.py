@@ -21,10 +21,10 @@ from store.groupcommit.contract import (
     Intent,
     Pending,
     Results,
-    Row,
     Statement,
     Turn,
     intent_of,
+    intent_steps,
     runs_of_intents,
 )
 
@@ -68,17 +68,15 @@ def asyncpg_dsn(sqlalchemy_url: str) -> str:
 
 
 async def run_intent(conn: asyncpg.Connection, intent: Intent) -> Results:
-    results: list[list[Row]] = []
-    for index, statement in enumerate(intent.statements):
-        if not statement.runs_after(results):
-            results.append([])
-            continue
-        sql, args = arguments(statement)
-        rows = [dict(record) for record in await conn.fetch(sql, *args)]
-        if statement.require_row and not rows:
-            raise ConditionNotMet(index)
-        results.append(rows)
-    return tuple(results)
+    steps = intent_steps(intent)
+    try:
+        statement = next(steps)
+        while True:
+            sql, args = arguments(statement)
+            statement = steps.send([dict(record) for record in await conn.fetch(sql, *args)])
+    except StopIteration as done:
+        results: Results = done.value
+        return results
 
 
 class PgGroupWriter(GroupWriter):
