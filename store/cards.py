@@ -50,7 +50,7 @@ class CardLedger:
             OperationRow.card_due_at,
             limit,
             lease_s,
-            where=[OperationRow.card_error.is_(None)],
+            also="card_error IS NULL",
         )
 
     async def shown(self, operation_id: str, version: int, action: str) -> None:

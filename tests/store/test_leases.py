@@ -8,14 +8,16 @@ from collections.abc import AsyncIterator
 from datetime import timedelta
 
 import pytest
+from sqlalchemy import update
 
 from store.authority import Claimed, Click, Store
 from store.cards import CardLedger
 from store.execution import ExecutionLedger
+from store.models import OperationRow
 from store.opening import open_store
 from store.timeutil import utc_now
 from tests.conftest import Backend
-from tests.factories import draft, offered
+from tests.factories import draft, offered, writes
 
 ROWS = 60
 WORKERS_PER_REPLICA = 4
@@ -68,6 +70,22 @@ async def test_a_batch_is_the_oldest_due_rows_and_moves_only_them(store: Store) 
     assert untouched.card_due_at <= store.clock()
     assert [op.id for op in await cards.lease_due(limit=10, lease_s=600)] == ids[2:]
     assert await cards.lease_due(limit=0) == []
+
+
+async def test_a_lease_is_one_intent_of_the_writer_and_skips_what_the_caller_excludes(
+    store: Store,
+) -> None:
+    failing, due = [(await store.propose(draft())).operation.id for _ in range(2)]
+    async with store.write() as conn:  # its card failed for good, and it is due again
+        refused = update(OperationRow).where(OperationRow.id == failing)
+        await conn.execute(refused.values(card_error="refused by Lark"))
+    assert store.writer is not None
+    before = (writes(store), store.writer.stats.intents, store.writer.stats.turns)
+    leased = await CardLedger(store).lease_due(limit=10, lease_s=600)
+    after = (writes(store), store.writer.stats.intents, store.writer.stats.turns)
+    assert [op.id for op in leased] == [due]
+    # one write, an intent in the group commit (not a lent turn, not SQLAlchemy work)
+    assert (after[0] - before[0], after[1] - before[1], after[2] - before[2]) == (1, 1, 0)
 
 
 async def test_a_lease_left_by_a_dead_worker_falls_due_again(store: Store, replica: Store) -> None:
