@@ -34,7 +34,7 @@ from ulid import ULID
 
 from store.canonical import canonical_json
 from store.claim_sql import claim_intent
-from store.click_sql import refusal_statements
+from store.click_sql import ShownCard, refusal_statements, shown_statements
 from store.conclusions import enqueue_closing
 from store.engine import SQLITE_IMMEDIATE
 from store.envelope import Audience, Envelope, Source, confirm_digest
@@ -45,6 +45,7 @@ from store.groupcommit import (
     Results,
     Statement,
     current_lane,
+    run_on_connection,
 )
 from store.lifecycle import Event, IllegalTransition, State, next_state, sources_for
 from store.models import AuditRow, ClaimRow, ConfirmationRow, OperationRow
@@ -53,7 +54,7 @@ from store.reasons import Reason
 from store.records import AuditEntry, Confirmation, Operation
 from store.reject_sql import reject_statements
 from store.timeutil import Clock, iso_utc, parse_iso_utc, utc_now
-from store.vocabulary import ClickAction
+from store.vocabulary import CardAction, ClickAction
 
 MAX_PAGE_SIZE = 50
 EXPIRE_BATCH = 500
@@ -483,7 +484,8 @@ class Store:
     # -- card and clicks --------------------------------------------------------------------
 
     async def mark_card_sent(self, operation_id: str, message_id: str) -> Operation:
-        """The card is posted: prepared -> awaiting_confirmation, with its message id.
+        """The card is posted: prepared -> awaiting_confirmation, with its message id, and in
+        the same write the card recorded as shown (its delivery logged).
 
         If the operation left `prepared` while the card was being sent (cancelled, expired),
         the message id is still recorded and the card is due again, so it gets patched to
@@ -516,7 +518,15 @@ class Store:
                 )
             op = self._load(conn, operation_id)
             assert op is not None
-            return op
+            if op.card_version is None:  # the card shows no state any more: due again
+                return op
+            shown = ShownCard(operation_id, op.card_version)
+            run_on_connection(
+                conn, Intent(shown_statements(shown, CardAction.SEND, self.clock(), self.sqlite))
+            )
+            again = self._load(conn, operation_id)
+            assert again is not None
+            return again
 
         return await self.transact(marked)
 

@@ -44,10 +44,11 @@ UPDATE operations
 """
 PG_SHOWN = """
 UPDATE operations
-   SET card_version = greatest(coalesce(card_version, 0), :version::integer),
-       card_due_at = CASE WHEN version > :version::integer THEN :at::timestamptz ELSE NULL END,
+   SET card_version = greatest(coalesce(card_version, 0), CAST(:version AS integer)),
+       card_due_at = CASE WHEN version > CAST(:version AS integer)
+                          THEN CAST(:at AS timestamptz) ELSE NULL END,
        card_attempts = 0
- WHERE id = :operation_id::text
+ WHERE id = CAST(:operation_id AS text)
 """
 SHOWN_LOG = """
 INSERT INTO card_deliveries (operation_id, version, action, at, ok)

@@ -118,9 +118,7 @@ class CardWorker:
                 message_id = await self.channel.send_card(
                     op.envelope.audience.chat_id, card, card_uuid(op.id)
                 )
-                sent = await self.store.mark_card_sent(op.id, message_id)
-                if sent.card_version is not None:
-                    await self.ledger.shown(op.id, sent.card_version, "send")
+                await self.store.mark_card_sent(op.id, message_id)  # and shown, one write
                 log.info("card sent for %s as %s", op.id, message_id)
             else:
                 await self.channel.patch_card(op.card_message_id, card)

@@ -51,7 +51,8 @@ async def test_a_confirm_is_one_write_before_its_answer_and_one_after(store: Sto
     # the second write recorded the card the answer carried: the worker leaves it alone
     assert claimed.card_version == claimed.version and claimed.card_due_at is None
     assert [(d.action, d.version) for d in await CardLedger(store).history(op.id)] == [
-        ("callback", claimed.version)
+        ("send", op.version),
+        ("callback", claimed.version),
     ]
 
 
