@@ -26,7 +26,7 @@ from sqlalchemy import func, select
 
 from store.authority import Store
 from store.click_sql import bound_time
-from store.groupcommit import Intent, Statement
+from store.groupcommit import Intent, Statement, run_on_connection
 from store.models import OperationRow
 from store.records import Operation
 
@@ -63,8 +63,8 @@ async def lease_rows(
 ) -> list[Any]:
     """Rows of `table` (a mapped class with an `id`) whose `due` column (one of its
     attributes) has passed, leased: the oldest due first, at most `limit`, their `due`
-    moved `lease_s` seconds ahead. The lease is one intent of the group commit; the rows
-    are read after it committed (fresh, and typed by SQLAlchemy)."""
+    moved `lease_s` seconds ahead. The lease is one write (on SQLite an intent of the group
+    commit); the rows are read after it committed (fresh, and typed by SQLAlchemy)."""
     if limit <= 0:
         return []
     intent = lease_intent(
@@ -76,7 +76,12 @@ async def lease_rows(
         sqlite=store.sqlite,
         also=also,
     )
-    (leased,) = await store.submit(intent)
+    if store.sqlite:
+        (leased,) = await store.submit(intent)
+    else:
+        # its own short transaction: in a group-commit batch its row locks would be held
+        # until the batch commits, and a click's claim on a leased row would wait for that
+        leased = await store.transact(lambda conn: run_on_connection(conn, intent)[0])
     if not leased:
         return []
     ids = [row["id"] for row in leased]

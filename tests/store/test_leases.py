@@ -72,9 +72,7 @@ async def test_a_batch_is_the_oldest_due_rows_and_moves_only_them(store: Store) 
     assert await cards.lease_due(limit=0) == []
 
 
-async def test_a_lease_is_one_intent_of_the_writer_and_skips_what_the_caller_excludes(
-    store: Store,
-) -> None:
+async def test_a_lease_is_one_write_and_skips_what_the_caller_excludes(store: Store) -> None:
     failing, due = [(await store.propose(draft())).operation.id for _ in range(2)]
     async with store.write() as conn:  # its card failed for good, and it is due again
         refused = update(OperationRow).where(OperationRow.id == failing)
@@ -84,8 +82,10 @@ async def test_a_lease_is_one_intent_of_the_writer_and_skips_what_the_caller_exc
     leased = await CardLedger(store).lease_due(limit=10, lease_s=600)
     after = (writes(store), store.writer.stats.intents, store.writer.stats.turns)
     assert [op.id for op in leased] == [due]
-    # one write, an intent in the group commit (not a lent turn, not SQLAlchemy work)
-    assert (after[0] - before[0], after[1] - before[1], after[2] - before[2]) == (1, 1, 0)
+    # one write, never a lent turn: on SQLite an intent in the group commit, on PostgreSQL
+    # a short transaction of its own (its row locks are not held for a whole batch)
+    intents = 1 if store.sqlite else 0
+    assert (after[0] - before[0], after[1] - before[1], after[2] - before[2]) == (1, intents, 0)
 
 
 async def test_a_lease_left_by_a_dead_worker_falls_due_again(store: Store, replica: Store) -> None:
