@@ -1,7 +1,8 @@
 """Leasing due rows: the one pattern card delivery, execution and result return share.
 
 A worker takes a batch of due rows with ONE statement that moves their due time forward
-and returns their ids, an intent of the store's group-commit writer:
+and returns their ids (on SQLite an intent of the store's group-commit writer; on
+PostgreSQL a short transaction of its own, so its row locks are not held for a batch):
 
     UPDATE t SET due = :until
      WHERE id IN (SELECT id FROM t WHERE due <= :now [AND ...]
