@@ -179,6 +179,7 @@ class WriterStats:
     work: int = 0  # of those, `Work` items (`GroupWriter.run`)
     largest_batch: int = 0
     turns: int = 0  # SQLAlchemy transactions lent the database (`GroupWriter.turn`)
+    isolated_reruns: int = 0  # PostgreSQL: batches run again, a savepoint per intent
 
     def count(self, size: int) -> None:
         self.batches += 1

@@ -230,6 +230,7 @@ class PgGroupWriter(GroupWriter):
             conn = self._conns[index]
             outcomes = await self._in_transaction(conn, batch, isolate=False)
             if outcomes is None:
+                self.stats.isolated_reruns += 1
                 outcomes = await self._in_transaction(conn, batch, isolate=True)
             assert outcomes is not None
         except (Exception, asyncio.CancelledError) as error:
@@ -244,19 +245,19 @@ class PgGroupWriter(GroupWriter):
     ) -> list[Results | BaseException] | None:
         """The batch's outcomes once committed; None if, not isolating, a statement failed
         (the transaction was rolled back: nothing of the batch was written)."""
-        outcomes: list[Results | BaseException] = []
+        outcomes: list[Results | BaseException | None] = [None] * len(batch)
         transaction = conn.transaction()
         await transaction.start()
         try:
-            for pending in batch:
-                intent = intent_of(pending)
+            for index in in_lock_order(batch):
+                intent = intent_of(batch[index])
                 if isolate or needs_savepoint(intent):
-                    outcomes.append(await self._in_savepoint(conn, intent))
+                    outcomes[index] = await self._in_savepoint(conn, intent)
                     continue
                 try:
-                    outcomes.append(await run_intent(conn, intent))
+                    outcomes[index] = await run_intent(conn, intent)
                 except ConditionNotMet as unmet:  # its first statement: nothing was written
-                    outcomes.append(unmet)
+                    outcomes[index] = unmet
                 except (asyncpg.PostgresError, KeyError):
                     await transaction.rollback()
                     return None
@@ -267,7 +268,9 @@ class PgGroupWriter(GroupWriter):
             if not conn.is_closed():
                 await transaction.rollback()
             raise
-        return outcomes
+        ran = [outcome for outcome in outcomes if outcome is not None]
+        assert len(ran) == len(batch), "every intent of the batch ran"
+        return ran
 
     @staticmethod
     async def _in_savepoint(conn: asyncpg.Connection, intent: Intent) -> Results | BaseException:
@@ -276,6 +279,25 @@ class PgGroupWriter(GroupWriter):
                 return await run_intent(conn, intent)
         except (asyncpg.PostgresError, ConditionNotMet, KeyError) as error:
             return error  # the intent's own failure, rolled back to its savepoint
+
+
+def lock_order(intent: Intent) -> tuple[str, str]:
+    """Where an intent runs in its batch: by the operation it writes (the `operation_id` its
+    statements name), then by its inbox key. Batches commit on several connections at once;
+    in this order two of them that write the same rows lock them in the same order, so one
+    waits for the other instead of both waiting for each other (a deadlock PostgreSQL breaks
+    only after `deadlock_timeout`, by failing one batch, which then runs again)."""
+    operation = key = ""
+    for statement in intent.statements:
+        operation = operation or str(statement.params.get("operation_id") or "")
+        key = key or str(statement.params.get("key") or "")
+    return operation, key
+
+
+def in_lock_order(batch: Sequence[Pending]) -> list[int]:
+    """The batch's indexes in `lock_order` (a stable sort: one operation's intents keep the
+    order they were queued in)."""
+    return sorted(range(len(batch)), key=lambda index: lock_order(intent_of(batch[index])))
 
 
 def needs_savepoint(intent: Intent) -> bool:

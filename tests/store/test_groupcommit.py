@@ -647,3 +647,63 @@ async def test_a_person_waits_for_one_background_transaction_of_another_writer_n
         order = [who for (who,) in conn.execute("SELECT who FROM written ORDER BY id")]
     assert order[:2] == ["background-0", "person"], order
     assert sorted(order[2:]) == [f"background-{n}" for n in range(1, 7)]
+
+
+async def _waiting_on_locks(store: Store, count: int) -> None:
+    """Until `count` of the writer's backends wait on a lock (a row's or the test's gate)."""
+    deadline = asyncio.get_running_loop().time() + WAIT_S
+    while True:
+        waiting = await scalar(
+            store,
+            "SELECT count(*) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND wait_event_type = 'Lock'",
+        )
+        if waiting >= count:
+            return
+        assert asyncio.get_running_loop().time() < deadline, f"{waiting} waiting on locks"
+        await asyncio.sleep(0.01)
+
+
+async def test_batches_writing_the_same_operations_in_opposite_orders_do_not_deadlock(
+    store: Store, backend: Backend, make_writer: WriterFactory
+) -> None:
+    """PostgreSQL commits batches on several connections at once. Batch A writes x then y,
+    batch B y then x; each first write is held at a gate until both batches are in. Queued
+    in those orders they would deadlock (PostgreSQL fails one after deadlock_timeout and it
+    runs again); the writer runs a batch in operation order, so B waits for A and neither
+    batch fails. (SQLite has one writer committing one batch at a time: there the four writes
+    just commit, in the order queued.)"""
+    x, y = await offered_many(store, 2)
+    gate_key = 7_141_001
+    touch = "UPDATE operations SET version = version WHERE id = :operation_id RETURNING id"
+    gate = Statement(
+        "SELECT 1 AS passed FROM (SELECT pg_advisory_xact_lock_shared(:gate)) AS held",
+        {"gate": gate_key},
+    )
+
+    def write(op: Operation, gated: bool) -> Intent:
+        statements = (Statement(touch, {"operation_id": op.id}), *((gate,) if gated else ()))
+        return Intent(statements)
+
+    writer = await make_writer(batch_limit=2, connections=2)
+    if store.sqlite:
+        ran = [await writer.submit(write(op, False)) for op in (x, y, y, x)]
+        assert [rows[0][0]["id"] for rows in ran] == [x.id, y.id, y.id, x.id]
+        return
+    holder = await asyncpg.connect(PgGroupWriter.for_url(backend.url)._dsn)
+    try:
+        await holder.execute("SELECT pg_advisory_lock($1)", gate_key)
+        async with writer.turn(Lane.BACKGROUND):  # nothing is taken until all four are queued
+            written = [
+                asyncio.create_task(writer.submit(intent))
+                for intent in (write(x, True), write(y, False), write(y, True), write(x, False))
+            ]
+            await until_queued(writer, 4)
+        await _waiting_on_locks(store, 2)  # A at the gate; B at the gate or at x's row
+        await holder.execute("SELECT pg_advisory_unlock($1)", gate_key)
+        results = await asyncio.wait_for(asyncio.gather(*written), WAIT_S)
+    finally:
+        await holder.close()
+    assert [rows[0][0]["id"] for rows in results] == [x.id, y.id, y.id, x.id]
+    assert writer.stats.isolated_reruns == 0, "a batch failed (deadlock) and ran again"
+    assert writer.stats.batches == 2
