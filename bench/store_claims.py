@@ -196,7 +196,7 @@ ClaimOne = Callable[[Operation], Awaitable[None]]
 
 def store_claim(store: Store) -> ClaimOne:
     async def claim(op: Operation) -> None:
-        outcome = await store.confirm_and_claim(click_for(op), seen=op)
+        outcome = await store.confirm_and_claim(click_for(op))
         if not isinstance(outcome, Claimed):
             raise AssertionError(f"{op.id}: expected a claim, got {outcome!r}")
 
@@ -263,12 +263,10 @@ async def run_same_op(
         go = asyncio.Event()
         click = click_for(op)
 
-        async def claimer(
-            click: Click = click, go: asyncio.Event = go, op: Operation = op
-        ) -> Claimed | Refused:
+        async def claimer(click: Click = click, go: asyncio.Event = go) -> Claimed | Refused:
             await go.wait()
             started = time.perf_counter()
-            outcome = await store.confirm_and_claim(click, seen=op)
+            outcome = await store.confirm_and_claim(click)
             latencies.append((time.perf_counter() - started) * 1000)
             return outcome
 

@@ -33,7 +33,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from ulid import ULID
 
 from store.canonical import canonical_json
-from store.claim_sql import claim_intent, claimed_as
+from store.claim_sql import claim_intent
 from store.click_sql import ShownCard, refusal_statements, shown_statements
 from store.conclusions import enqueue_closing
 from store.engine import SQLITE_IMMEDIATE
@@ -52,7 +52,7 @@ from store.models import AuditRow, ClaimRow, ConfirmationRow, OperationRow
 from store.reader import SqliteReader
 from store.reasons import Reason
 from store.records import AuditEntry, Confirmation, Operation
-from store.reject_sql import reject_statements, rejected_as
+from store.reject_sql import reject_statements
 from store.timeutil import Clock, iso_utc, parse_iso_utc, utc_now
 from store.vocabulary import CardAction, ClickAction
 
@@ -539,13 +539,9 @@ class Store:
             raise OperationNotFound(operation_id)
         return State(current)
 
-    async def confirm_and_claim(
-        self, click: Click, seen: Operation | None = None
-    ) -> Claimed | Refused:
-        """One intent: the confirmation, the claim and the state change; or a refusal.
-
-        `seen`: the operation as the caller just read it, so the claimed operation is
-        known without reading it again (the claim changes only what is set here)."""
+    async def confirm_and_claim(self, click: Click) -> Claimed | Refused:
+        """One intent: the confirmation, the claim and the state change, returning the
+        operation as claimed; or a refusal."""
         if click.action != ClickAction.CONFIRM:
             return await self._refuse(click, Reason.ACTION_UNKNOWN)
         now = self.clock()
@@ -567,25 +563,16 @@ class Store:
             )
         except ConditionNotMet:
             return await self._refuse_as_found(click, now)
-        version = int(claimed[0]["version"])
-        if seen is None or seen.id != click.operation_id:
-            loaded = await self.get(click.operation_id)
-            assert loaded is not None
-            return Claimed(loaded, claim_id)
-        return Claimed(await self.as_decided(seen, version, click, now), claim_id)
+        return Claimed(Operation.from_stored(claimed[0]), claim_id)
 
-    async def reject(self, click: Click, seen: Operation | None = None) -> Decided | Refused:
-        """One intent: the reject, its confirmation, its audit and its conclusions; or a
-        refusal. `seen`: the operation as the caller just read it (else it is read here)."""
+    async def reject(self, click: Click) -> Decided | Refused:
+        """One intent: the reject, its confirmation, its audit and its conclusions, returning
+        the operation as rejected; or a refusal."""
         if click.action != ClickAction.REJECT:
             return await self._refuse(click, Reason.ACTION_UNKNOWN)
-        if seen is None or seen.id != click.operation_id:
-            seen = await self.get(click.operation_id)
         now = self.clock()
-        if seen is None:
-            return await self._refuse(click, Reason.OPERATION_UNKNOWN)
         first, *rest = reject_statements(
-            seen,
+            click.operation_id,
             digest=click.digest,
             operator=click.operator_open_id,
             now=now,
@@ -601,20 +588,7 @@ class Store:
             )
         except ConditionNotMet:
             return await self._refuse_as_found(click, now)
-        return Decided(await self.as_decided(seen, int(rejected[0]["version"]), click, now))
-
-    async def as_decided(
-        self, seen: Operation, version: int, click: Click, now: datetime
-    ) -> Operation:
-        """The operation a decision left, from what the caller saw (or read again if someone
-        else changed it in between)."""
-        if seen.version + 1 == version:
-            if click.action == ClickAction.REJECT:
-                return rejected_as(seen, click.operator_open_id, now, version)
-            return claimed_as(seen, click.operator_open_id, now, version)
-        loaded = await self.get(click.operation_id)
-        assert loaded is not None
-        return loaded
+        return Decided(Operation.from_stored(rejected[0]))
 
     async def record_refusal(self, click: Click, reason: Reason) -> Refused:
         """Store a refused click and its reason; nothing else changes."""

@@ -15,8 +15,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from store.groupcommit import Intent, Lane, Statement
-from store.lifecycle import Event, Execution, State, next_state
-from store.records import Operation
+from store.lifecycle import Event, State, next_state
 
 FROM_STATE = State.AWAITING_CONFIRMATION.value
 TO_STATE = next_state(State.AWAITING_CONFIRMATION, Event.CONFIRMED).value
@@ -27,14 +26,38 @@ CONFIRMED = Event.CONFIRMED.value
 DECISION_CARD_GRACE_S = 3
 GRACE = timedelta(seconds=DECISION_CARD_GRACE_S)
 
-SQLITE_UPDATE = """
+# A decision made by a click on the operation's card is also conditional on where the click
+# came from, as bot.ingress.provenance checks it (which names the reason when this refuses):
+# the card's own message, the audience's chat, one of its operators, not its requester
+# unless the audience allows that. So the click needs no read before its one write.
+SQLITE_FROM_CARD = """
+   AND card_message_id = :message_id AND audience_chat_id = :chat_id
+   AND EXISTS (SELECT 1 FROM json_each(operations.audience_operators) AS listed
+                WHERE listed.value = :operator)
+   AND (allow_self_approval OR coalesce(source_requester_open_id, '') = ''
+        OR source_requester_open_id <> :operator)"""
+PG_FROM_CARD = """
+   AND card_message_id = CAST(:message_id AS text) AND audience_chat_id = CAST(:chat_id AS text)
+   AND CAST(audience_operators AS jsonb) @> jsonb_build_array(CAST(:operator AS text))
+   AND (allow_self_approval OR coalesce(source_requester_open_id, '') = ''
+        OR source_requester_open_id <> CAST(:operator AS text))"""
+
+
+def from_card(sqlite: bool) -> str:
+    return SQLITE_FROM_CARD if sqlite else PG_FROM_CARD
+
+
+# the operation's whole row as the claim left it (Operation.from_stored), whoever reads it
+SQLITE_UPDATE_FOR = """
 UPDATE operations
    SET state = :to_state, version = version + 1, updated_at = :at, execution_state = 'queued',
        exec_due_at = :at, decided_by = :operator, decided_at = :at, card_due_at = :due
  WHERE id = :operation_id AND state = :from_state AND confirm_digest = :digest
-   AND expires_at > :at
-RETURNING id, version
+   AND expires_at > :at{from_card}
+RETURNING *
 """
+SQLITE_UPDATE = SQLITE_UPDATE_FOR.format(from_card="")
+SQLITE_CARD_UPDATE = SQLITE_UPDATE_FOR.format(from_card=SQLITE_FROM_CARD)
 SQLITE_CONFIRMATION = """
 INSERT INTO confirmations (operation_id, at, action, operator_open_id, digest, chat_id,
                            message_id, event_id, accepted)
@@ -49,7 +72,7 @@ INSERT INTO audit (operation_id, at, actor, event, from_state, to_state)
 VALUES (:operation_id, :at, 'operator:' || :operator, :event, :from_state, :to_state)
 """
 
-PG_CLAIM = """
+PG_CLAIM_FOR = """
 WITH claimed AS (
     UPDATE operations
        SET state = :to_state::text, version = version + 1, updated_at = :at::timestamptz,
@@ -57,8 +80,8 @@ WITH claimed AS (
            decided_by = :operator::text, decided_at = :at::timestamptz,
            card_due_at = :due::timestamptz
      WHERE id = :operation_id::text AND state = :from_state::text
-       AND confirm_digest = :digest::text AND expires_at > :at::timestamptz
-    RETURNING id, version
+       AND confirm_digest = :digest::text AND expires_at > :at::timestamptz{from_card}
+    RETURNING *
 ), confirmation AS (
     INSERT INTO confirmations (operation_id, at, action, operator_open_id, digest, chat_id,
                                message_id, event_id, accepted)
@@ -76,8 +99,10 @@ WITH claimed AS (
            :from_state::text, :to_state::text
       FROM claim
 )
-SELECT id, version FROM claimed
+SELECT * FROM claimed
 """
+PG_CLAIM = PG_CLAIM_FOR.format(from_card="")
+PG_CARD_CLAIM = PG_CLAIM_FOR.format(from_card=PG_FROM_CARD)
 
 
 def sqlite_time(moment: datetime) -> str:
@@ -115,42 +140,24 @@ def claim_params(
     }
 
 
-def decided_as(
-    seen: Operation, to_state: State, operator: str, now: datetime, version: int, **also: Any
-) -> Operation:
-    """`seen` as an operator's decision leaves it: what the claim's or the reject's statements
-    set (`also`: what else one of them sets)."""
-    return replace(
-        seen,
-        state=to_state,
-        version=version,
-        updated_at=now,
-        decided_by=operator,
-        decided_at=now,
-        card_due_at=now + GRACE,
-        **also,
-    )
-
-
-def claimed_as(seen: Operation, operator: str, now: datetime, version: int) -> Operation:
-    """`seen` as the claim leaves it (what the statements above set)."""
-    return decided_as(
-        seen, State(TO_STATE), operator, now, version, execution_state=Execution.QUEUED.value
-    )
-
-
 def claim_statements(
-    params: dict[str, Any], *, sqlite: bool, at: int, after: int | None = None
+    params: dict[str, Any],
+    *,
+    sqlite: bool,
+    at: int,
+    after: int | None = None,
+    card_click: bool = False,
 ) -> tuple[Statement, ...]:
     """The claim's statements, for an intent in which the first of them has index `at`; with
     `after`, they run only if that earlier statement returned a row (e.g. the click's inbox
-    entry was new). The first one's rows: `[{'id', 'version'}]` if the operation was claimed;
+    entry was new); `card_click`: also conditional on the click's provenance (FROM_CARD). The
+    first one's rows: the operation's row as claimed (`Operation.from_stored`) if it was;
     the others run only then."""
     first = (after, True) if after is not None else None
     if not sqlite:
-        return (Statement(PG_CLAIM, params, only_if=first),)
+        return (Statement(PG_CARD_CLAIM if card_click else PG_CLAIM, params, only_if=first),)
     return (
-        Statement(SQLITE_UPDATE, params, only_if=first),
+        Statement(SQLITE_CARD_UPDATE if card_click else SQLITE_UPDATE, params, only_if=first),
         Statement(SQLITE_CONFIRMATION, params, only_if=(at, True)),
         Statement(SQLITE_CLAIM, params, only_if=(at, True)),
         Statement(SQLITE_AUDIT, params, only_if=(at, True)),
@@ -171,7 +178,7 @@ def claim_intent(
     event_id: str | None = None,
 ) -> Intent:
     """The claim as one intent: raises `ConditionNotMet` (nothing written) if the operation is
-    not claimable; its first rows are `[{'id': operation_id, 'version': n}]` when it was claimed."""
+    not claimable; its first rows are the operation's row as claimed when it was."""
     params = claim_params(
         operation_id=operation_id,
         digest=digest,

@@ -7,13 +7,13 @@
   answer carried the decision's card, that card recorded as shown: one write.
 
 Times are bound as each backend compares them (`claim_sql.sqlite_time` on SQLite, aware
-datetimes on PostgreSQL); `stored_time` reads them back alike.
+datetimes on PostgreSQL); `store.timeutil.stored_time` reads them back alike.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from store.claim_sql import sqlite_time
@@ -78,13 +78,6 @@ SELECT :operation_id::text, :at::timestamptz, :actor::text, 'click_refused', op.
 
 def bound_time(moment: datetime, sqlite: bool) -> Any:
     return sqlite_time(moment) if sqlite else moment
-
-
-def stored_time(value: Any) -> datetime:
-    """A time column as read by a raw driver: SQLite's naive UTC text or asyncpg's datetime."""
-    if isinstance(value, datetime):
-        return value.astimezone(UTC) if value.tzinfo else value.replace(tzinfo=UTC)
-    return datetime.fromisoformat(str(value)).replace(tzinfo=UTC)
 
 
 def entry_intent(

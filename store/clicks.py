@@ -1,10 +1,13 @@
 """A click's first write: its inbox entry and its decision, one group-commit intent.
 
-The consumer checks a click and reads its operation first (nothing written yet), then
+The consumer checks what a click says of itself (nothing read, nothing written yet), then
 submits one intent: the inbox entry (once per event id: the unique index decides) and, if
-the checks let it through and the entry is new, the claim or the reject, conditional on
-state and digest as always. So a click is on record and decided in one commit, answered,
-and then its answer (and the card it carried) is stored in a second write.
+the entry is new, the claim or the reject, conditional in the database on state, digest,
+expiry and the click's provenance (its card's message, the audience's chat and operators,
+self-approval), returning the operation as decided. So a click is on record and decided in
+one commit, answered from what that commit returned, and then its answer (and the card it
+carried) is stored in a second write. Only when the database refused does the consumer read
+the operation, to name the reason.
 
 Before a batch takes it, the intent can be withdrawn (`GroupWriter.withdraw`): the
 consumer does that when it must answer "busy", so a click told to click again has no
@@ -46,8 +49,6 @@ class PendingClick:
     pending: Pending
     entry: InboxEntry
     click: Click | None
-    seen: Operation | None
-    now: datetime
     claim_id: str
 
 
@@ -56,11 +57,9 @@ class ClickWrites:
         self.store = store
         self.kind = kind
 
-    def enqueue(
-        self, key: str, envelope: dict[str, Any], click: Click | None, seen: Operation | None
-    ) -> PendingClick:
-        """Queue the entry and, with `click` (one the checks let through) and `seen` (its
-        operation as just read), its decision. Returns at once."""
+    def enqueue(self, key: str, envelope: dict[str, Any], click: Click | None) -> PendingClick:
+        """Queue the entry and, with `click` (one whose own values the checks let through),
+        its decision. Returns at once."""
         if self.store.writer is None:
             raise RuntimeError("this store was opened without its writer; use open_store()")
         now = self.store.clock()
@@ -81,17 +80,13 @@ class ClickWrites:
             Statement(ENTRY_STORED, entry_params, only_if=(0, False)),
         ]
         claim_id = str(ULID.from_datetime(now))
-        if click is not None and seen is not None:
-            statements.extend(self._decision(click, seen, now, claim_id))
-        else:
-            click = None  # nothing to decide without the operation
+        if click is not None:
+            statements.extend(self._decision(click, now, claim_id))
         entry = InboxEntry(self.kind, key, now, cleaned, RECEIVED, 0, None)
         pending = self.store.writer.enqueue(Intent(tuple(statements), Lane.PEOPLE))
-        return PendingClick(pending, entry, click, seen, now, claim_id)
+        return PendingClick(pending, entry, click, claim_id)
 
-    def _decision(
-        self, click: Click, seen: Operation, now: datetime, claim_id: str
-    ) -> tuple[Statement, ...]:
+    def _decision(self, click: Click, now: datetime, claim_id: str) -> tuple[Statement, ...]:
         sqlite = self.store.sqlite
         common = {
             "chat_id": click.chat_id,
@@ -108,16 +103,17 @@ class ClickWrites:
                 sqlite=sqlite,
                 **common,
             )
-            return claim_statements(params, sqlite=sqlite, at=DECISION_AT, after=0)
+            return claim_statements(params, sqlite=sqlite, at=DECISION_AT, after=0, card_click=True)
         if click.action == ClickAction.REJECT:
             return reject_statements(
-                seen,
+                click.operation_id,
                 digest=click.digest,
                 operator=click.operator_open_id,
                 now=now,
                 sqlite=sqlite,
                 at=DECISION_AT,
                 after=0,
+                card_click=True,
                 **common,
             )
         return ()  # an action the checks refuse: nothing to decide
@@ -134,13 +130,13 @@ class ClickWrites:
             entry = InboxEntry.from_stored(self.kind, queued.entry.key, replayed(stored))
             return FirstWrite(Received(entry, first=False), None)
         received = Received(queued.entry, first=True)
-        click, seen = queued.click, queued.seen
-        if click is None or seen is None or len(results) <= DECISION_AT:
+        click = queued.click
+        if click is None or len(results) <= DECISION_AT:
             return FirstWrite(received, None)
         decided_rows = results[DECISION_AT]
-        if not decided_rows:
-            return FirstWrite(received, None)  # someone else decided first, or it expired
-        op = await self.store.as_decided(seen, int(decided_rows[0]["version"]), click, queued.now)
+        if not decided_rows:  # the database refused it: the consumer reads why
+            return FirstWrite(received, None)
+        op = Operation.from_stored(decided_rows[0])
         if click.action == ClickAction.CONFIRM:
             return FirstWrite(received, Claimed(op, queued.claim_id))
         return FirstWrite(received, Decided(op))

@@ -17,6 +17,8 @@ from sqlalchemy import Connection
 from ulid import ULID
 
 from store.canonical import canonical_digest
+from store.click_sql import bound_time
+from store.groupcommit import Statement
 from store.lifecycle import State
 from store.models import DeliveryRow
 from store.once import insert_once
@@ -28,6 +30,28 @@ from store.vocabulary import Channel, DeliveryState, Stage
 # execution's outcome is called, and whether it concludes, is the domain's to say)
 DECLINED = "declined"  # an operator pressed Reject
 EXPIRED = "expired"  # nobody decided before the operation's expiry
+
+# A conclusion per route the proposer gave (`source_routes` holds them by name), once per
+# stage and channel: the unique index skips a second.
+SQLITE_CONCLUSION = """
+INSERT INTO deliveries (id, operation_id, channel, stage, outcome_digest, reconciles_digest,
+                        state, attempts, due_at, created_at)
+SELECT :delivery_id, id, :channel, :stage, :digest, :reconciles, :pending, 0, :at, :at
+  FROM operations
+ WHERE id = :operation_id AND json_type(source_routes, :route_path) IS NOT NULL
+ON CONFLICT DO NOTHING
+"""
+PG_CONCLUSION = """
+INSERT INTO deliveries (id, operation_id, channel, stage, outcome_digest, reconciles_digest,
+                        state, attempts, due_at, created_at)
+SELECT CAST(:delivery_id AS text), id, CAST(:channel AS text), CAST(:stage AS text),
+       CAST(:digest AS text), CAST(:reconciles AS text), CAST(:pending AS text), 0,
+       CAST(:at AS timestamptz), CAST(:at AS timestamptz)
+  FROM operations
+ WHERE id = CAST(:operation_id AS text)
+   AND CAST(source_routes AS jsonb) -> CAST(:route AS text) IS NOT NULL
+ON CONFLICT DO NOTHING
+"""
 
 
 def outcome_digest(
@@ -47,19 +71,59 @@ def outcome_digest(
 def closing_outcome(op: Operation) -> dict[str, Any] | None:
     """The conclusion of an operation that closed without running, shaped like an outcome."""
     if op.state is State.REJECTED:
-        status = DECLINED
-        detail = {"by": op.decided_by, "at": iso_utc(op.decided_at) if op.decided_at else None}
-    elif op.state is State.EXPIRED:
-        status, detail = EXPIRED, {"expired_at": iso_utc(op.envelope.expires_at)}
-    else:
-        return None
+        return declined_outcome(op.id, op.decided_by, op.decided_at)
+    if op.state is State.EXPIRED:
+        return _closing(op.id, EXPIRED, {"expired_at": iso_utc(op.envelope.expires_at)})
+    return None
+
+
+def declined_outcome(operation_id: str, by: str | None, at: datetime | None) -> dict[str, Any]:
+    """The conclusion of a reject by `by` at `at`, shaped like an outcome."""
+    return _closing(operation_id, DECLINED, {"by": by, "at": iso_utc(at) if at else None})
+
+
+def _closing(operation_id: str, status: str, detail: dict[str, Any]) -> dict[str, Any]:
     return {
         "stage": Stage.INITIAL.value,
         "status": status,
         "detail": detail,
-        "outcome_digest": outcome_digest(op.id, Stage.INITIAL, status, detail, None),
+        "outcome_digest": outcome_digest(operation_id, Stage.INITIAL, status, detail, None),
         "reconciles_digest": None,
     }
+
+
+def conclusion_statements(
+    operation_id: str,
+    *,
+    stage: Stage,
+    digest: str,
+    reconciles: str | None,
+    now: datetime,
+    sqlite: bool,
+    only_if: tuple[int, bool] | None = None,
+) -> list[Statement]:
+    """A conclusion per route, for an intent: the routes are read off the operation's row in
+    the database (so the intent needs no copy of the operation), each once per stage and
+    channel."""
+    at = bound_time(now, sqlite)
+    return [
+        Statement(
+            SQLITE_CONCLUSION if sqlite else PG_CONCLUSION,
+            {
+                "delivery_id": str(ULID.from_datetime(now)),
+                "operation_id": operation_id,
+                "channel": channel.value,
+                "stage": stage.value,
+                "digest": digest,
+                "reconciles": reconciles,
+                "pending": DeliveryState.PENDING.value,
+                "at": at,
+                **({"route_path": f"$.{route}"} if sqlite else {"route": route}),
+            },
+            only_if=only_if,
+        )
+        for route, channel in CHANNELS.items()
+    ]
 
 
 CHANNELS = {"conversation": Channel.REPLY, "callback": Channel.WEBHOOK}

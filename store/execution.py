@@ -34,7 +34,6 @@ from typing import Any
 from sqlalchemy import Connection, and_, insert, or_, select, update
 
 from store.authority import OperationNotFound, Store
-from store.click_sql import stored_time
 from store.conclusions import outcome_digest
 from store.execution_sql import (
     OUTCOME_SOURCES,
@@ -55,6 +54,7 @@ from store.lifecycle import (
 from store.models import AccountRow, AttemptRow, OperationRow, OutcomeRow, ReservationRow
 from store.once import insert_once
 from store.records import Operation
+from store.timeutil import stored_time
 from store.vocabulary import ReservationState, Stage
 
 RESERVE_RETRIES = 20

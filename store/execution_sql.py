@@ -18,10 +18,10 @@ from ulid import ULID
 
 from store.canonical import canonical_json
 from store.click_sql import bound_time
-from store.conclusions import CHANNELS
+from store.conclusions import conclusion_statements
 from store.groupcommit import Intent, Statement
 from store.lifecycle import TRANSITIONS, Event, Execution, execution_sources
-from store.vocabulary import DeliveryState, ReservationState, Stage
+from store.vocabulary import ReservationState, Stage
 
 if TYPE_CHECKING:  # store.execution submits these intents
     from store.execution import Observation
@@ -56,27 +56,6 @@ RETURNING operation_id
 """
 ANSWER_ATTEMPT = """
 UPDATE attempts SET resolved_at = :at, last_error = :error WHERE operation_id = :operation_id
-"""
-# A conclusion per route the proposer gave (`source_routes` holds them by name), once per
-# stage and channel: the unique index skips a second.
-SQLITE_CONCLUSION = """
-INSERT INTO deliveries (id, operation_id, channel, stage, outcome_digest, reconciles_digest,
-                        state, attempts, due_at, created_at)
-SELECT :delivery_id, id, :channel, :stage, :digest, :reconciles, :pending, 0, :at, :at
-  FROM operations
- WHERE id = :operation_id AND json_type(source_routes, :route_path) IS NOT NULL
-ON CONFLICT DO NOTHING
-"""
-PG_CONCLUSION = """
-INSERT INTO deliveries (id, operation_id, channel, stage, outcome_digest, reconciles_digest,
-                        state, attempts, due_at, created_at)
-SELECT CAST(:delivery_id AS text), id, CAST(:channel AS text), CAST(:stage AS text),
-       CAST(:digest AS text), CAST(:reconciles AS text), CAST(:pending AS text), 0,
-       CAST(:at AS timestamptz), CAST(:at AS timestamptz)
-  FROM operations
- WHERE id = CAST(:operation_id AS text)
-   AND CAST(source_routes AS jsonb) -> CAST(:route AS text) IS NOT NULL
-ON CONFLICT DO NOTHING
 """
 
 
@@ -178,23 +157,9 @@ def observation_intent(
         )
     ]
     if seen.concludes:
-        for route, channel in CHANNELS.items():
-            statements.append(
-                Statement(
-                    SQLITE_CONCLUSION if sqlite else PG_CONCLUSION,
-                    {
-                        "delivery_id": str(ULID.from_datetime(now)),
-                        "operation_id": operation_id,
-                        "channel": channel.value,
-                        "stage": stage.value,
-                        "digest": digest,
-                        "reconciles": reconciles,
-                        "pending": DeliveryState.PENDING.value,
-                        "at": at,
-                        **({"route_path": f"$.{route}"} if sqlite else {"route": route}),
-                    },
-                )
-            )
+        statements += conclusion_statements(
+            operation_id, stage=stage, digest=digest, reconciles=reconciles, now=now, sqlite=sqlite
+        )
     statements.append(
         Statement(
             OUTCOME,

@@ -21,9 +21,10 @@ from sqlalchemy import Connection, func, select, update
 
 from store.authority import Store
 from store.canonical import record_json
-from store.click_sql import ShownCard, answered_intent, entry_intent, replayed, stored_time
+from store.click_sql import ShownCard, answered_intent, entry_intent, replayed
 from store.groupcommit import Row, Statement, current_lane
 from store.models import InboxRow
+from store.timeutil import stored_time
 from store.vocabulary import InboxStatus
 
 RECEIVED = InboxStatus.RECEIVED.value

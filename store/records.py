@@ -3,12 +3,26 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from types import SimpleNamespace
 from typing import Any
+
+from sqlalchemy import Boolean
 
 from store.envelope import Audience, Envelope, Source
 from store.lifecycle import State
+from store.models import OperationRow, UTCDateTime
+from store.timeutil import stored_time
+
+# the columns a raw driver returns untyped: times (SQLite: text) and flags (SQLite: 0/1)
+_STORED_TIMES = tuple(
+    column.name for column in OperationRow.__table__.columns if isinstance(column.type, UTCDateTime)
+)
+_STORED_FLAGS = tuple(
+    column.name for column in OperationRow.__table__.columns if isinstance(column.type, Boolean)
+)
 
 
 @dataclass(frozen=True)
@@ -47,6 +61,18 @@ class Operation:
     def projection(self) -> dict[str, Any]:
         loaded: dict[str, Any] = json.loads(self.envelope.projection)
         return loaded
+
+    @classmethod
+    def from_stored(cls, row: Mapping[str, Any]) -> Operation:
+        """From a raw driver's row of `operations` (a hand-written statement's `RETURNING *`):
+        its times and flags typed as SQLAlchemy would read them."""
+        typed = dict(row)
+        for name in _STORED_TIMES:
+            if typed[name] is not None:
+                typed[name] = stored_time(typed[name])
+        for name in _STORED_FLAGS:
+            typed[name] = bool(typed[name])
+        return cls.from_row(SimpleNamespace(**typed))
 
     @classmethod
     def from_row(cls, row: Any) -> Operation:

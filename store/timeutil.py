@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import Any
 
 Clock = Callable[[], datetime]
 
@@ -21,3 +22,10 @@ def iso_utc(moment: datetime) -> str:
 
 def parse_iso_utc(text: str) -> datetime:
     return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(UTC)
+
+
+def stored_time(value: Any) -> datetime:
+    """A time column as read by a raw driver: SQLite's naive UTC text or asyncpg's datetime."""
+    if isinstance(value, datetime):
+        return value.astimezone(UTC) if value.tzinfo else value.replace(tzinfo=UTC)
+    return datetime.fromisoformat(str(value)).replace(tzinfo=UTC)

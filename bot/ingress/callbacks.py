@@ -1,10 +1,11 @@
 """The card.action.trigger consumer: its own intake, supervision and stats.
 
-A click costs two writes (store/clicks.py): before its answer, ONE group-commit intent
-holding its inbox entry and, when the checks let it through, its decision (the claim or
-the reject, conditional on state and digest in the database); after the answer, the answer
-kept for replays and the card it carried recorded as shown. The checks and the read of
-the operation come before the first write, so nothing waits on the store twice.
+A click costs two writes (store/clicks.py) and no read: before its answer, ONE group-commit
+intent holding its inbox entry and, when its own values pass the checks, its decision (the
+claim or the reject, conditional in the database on state, digest, expiry and where the
+click came from), which returns the operation as decided, so the answer's card is rendered
+from it; after the answer, the answer kept for replays and the card it carried recorded as
+shown. Only a click the database refused reads its operation, for the checks to name why.
 
 A click is answered with the definitive card whenever its write commits within the budget
 (about 2 s); otherwise "processing" (its write is committed, or in a batch being
@@ -26,7 +27,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any
 
@@ -230,13 +231,14 @@ class CallbackConsumer:
             return
         self.stats.verified()
         with about(click.operation_id or "-"):
-            # everything the decision needs is checked and read before its one write
-            refusal, op = await self._check(click, ctx)
-            if flight.abandoned:  # answered "busy" before anything was written
+            # what the click says of itself is checked here; what it needs of its operation,
+            # by the database in the decision's one write (the reason read only if refused)
+            refusal = first_refusal(VALUE_CHECKS, click, ctx)
+            if flight.abandoned:  # answered "busy" before this task even ran
                 await self._record_abandoned(click, envelope)
                 return
             queued = self.clicks.enqueue(
-                click.event_id, envelope, click.as_store_click() if refusal is None else None, op
+                click.event_id, envelope, click.as_store_click() if refusal is None else None
             )
             flight.write = queued.pending
             try:
@@ -251,20 +253,11 @@ class CallbackConsumer:
             return
         self._first_answers[click.event_key] = asyncio.get_running_loop().create_future()
         try:
-            await self._decided(click, refusal, op, first.decided, flight)
+            await self._decided(click, ctx, refusal, first.decided, flight)
         finally:
             pending = self._first_answers.pop(click.event_key)
             if not pending.done():
                 pending.cancel()
-
-    async def _check(
-        self, click: CardClick, ctx: Context
-    ) -> tuple[Reason | None, Operation | None]:
-        """The first refusal the checks find (the operation read if the click names one)."""
-        if (reason := first_refusal(VALUE_CHECKS, click, ctx)) is not None:
-            return reason, None
-        op = await self.store.get(click.operation_id)
-        return verify_operation(click, op, ctx), op
 
     async def _record_abandoned(self, click: CardClick, envelope: dict[str, Any]) -> None:
         """A click answered "busy" before it was written: on record as refused, never
@@ -281,18 +274,23 @@ class CallbackConsumer:
     async def _decided(
         self,
         click: CardClick,
+        ctx: Context,
         refusal: Reason | None,
-        op: Operation | None,
         decided: Claimed | Decided | None,
         flight: Flight,
     ) -> None:
         """The click is on record (and decided, if it could be): answer, then store the
         answer (and, where the checks or the database refused it, the refusal)."""
+        op: Operation | None = None
         with about(click.operation_id or "-"), answering_a_person():
             if refusal is None and decided is None:
-                # the database saw a race the checks could not (decided, expired, changed)
+                # the database refused it: the checks name why, on the operation as it is
+                # now (else a race they cannot see: decided or expired since)
                 op = await self.store.get(click.operation_id)
-                refusal = refusal_reason(op, click.as_store_click(), self.store.clock())
+                now = self.store.clock()
+                refusal = verify_operation(click, op, replace(ctx, now=now)) or refusal_reason(
+                    op, click.as_store_click(), now
+                )
             if refusal is not None:
                 result = await self._refusal_answer(refusal, op, click)
             else:

@@ -183,8 +183,13 @@ async def test_a_failing_intent_is_rolled_back_alone_and_raises_to_its_caller_on
     await until_queued(writer, 3)
     gate.release()
 
-    assert (await good_one)[0] == [{"id": first.id, "version": first.version + 1}]
-    assert (await good_two)[0] == [{"id": second.id, "version": second.version + 1}]
+    # each claim returns its operation's row as claimed
+    assert [(row["id"], row["version"]) for row in (await good_one)[0]] == [
+        (first.id, first.version + 1)
+    ]
+    assert [(row["id"], row["version"]) for row in (await good_two)[0]] == [
+        (second.id, second.version + 1)
+    ]
     with pytest.raises((sqlite3.IntegrityError, asyncpg.IntegrityConstraintViolationError)):
         await doomed
     await blocker
@@ -283,7 +288,7 @@ async def test_concurrent_intents_are_batched_and_each_gets_its_own_result(
     async def claim_and_label(i: int, op: Operation) -> None:
         lane = Lane.PEOPLE if i % 2 else Lane.BACKGROUND
         claim_rows = (await writer.submit(claim(op, sqlite)))[0]
-        assert claim_rows == [{"id": op.id, "version": op.version + 1}]
+        assert [(row["id"], row["version"]) for row in claim_rows] == [(op.id, op.version + 1)]
         (label_rows,) = await writer.submit(Intent((audit(f"task-{i}"),), lane))
         assert [row["actor"] for row in label_rows] == [f"task-{i}"]
 

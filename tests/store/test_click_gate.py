@@ -1,0 +1,93 @@
+"""The database decides where a card click came from, as the consumer's checks do.
+
+A click's decision is one write with no read before it (store/clicks.py), so the claim and
+the reject are conditional in the database on the click's provenance too: the card's own
+message, the audience's chat, one of its operators, and not the requester (unless the
+audience allows it). A click from elsewhere changes nothing, whatever its caller checked.
+Both backends."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from store.authority import Click, Store
+from store.clicks import ClickWrites, FirstWrite
+from store.envelope import Audience, Source
+from store.lifecycle import State
+from store.records import Operation
+from tests.factories import offered
+
+ENVELOPE: dict[str, Any] = {"header": {"event_type": "card.action.trigger"}}
+
+
+def card_click(op: Operation, action: str, event_id: str, **change: str) -> Click:
+    values = {"operator_open_id": "ou_alice", "chat_id": "oc_ops", "message_id": op.card_message_id}
+    values.update(change)
+    return Click(op.id, action, op.confirm_digest, event_id=event_id, **values)
+
+
+async def first_write(store: Store, click: Click) -> FirstWrite:
+    writes = ClickWrites(store, "callback")
+    assert click.event_id is not None
+    return await writes.outcome(writes.enqueue(click.event_id, ENVELOPE, click))
+
+
+async def nothing_decided(store: Store, op: Operation) -> None:
+    assert await store.get(op.id) == op
+    assert await store.claim_count(op.id) == 0
+    assert await store.confirmations(op.id) == []
+
+
+@pytest.mark.parametrize("action", ["confirm", "reject"])
+@pytest.mark.parametrize(
+    "change",
+    [
+        pytest.param({"message_id": "om_another_card"}, id="another-message"),
+        pytest.param({"message_id": None}, id="no-message"),
+        pytest.param({"chat_id": "oc_elsewhere"}, id="another-chat"),
+        pytest.param({"operator_open_id": "ou_mallory"}, id="not-an-operator"),
+        pytest.param({"operator_open_id": "ou_ali"}, id="a-prefix-of-an-operator"),
+    ],
+)
+async def test_a_card_click_from_elsewhere_changes_nothing(
+    store: Store, action: str, change: dict[str, Any]
+) -> None:
+    op = await offered(store)
+    first = await first_write(store, card_click(op, action, "ev-elsewhere", **change))
+    assert first.received.first and first.decided is None
+    await nothing_decided(store, op)
+
+
+@pytest.mark.parametrize("action", ["confirm", "reject"])
+async def test_the_requester_decides_their_own_proposal_only_where_the_audience_allows_it(
+    store: Store, action: str
+) -> None:
+    mine = await offered(store, source=Source("dev-agent", "own-1", requester_open_id="ou_alice"))
+    refused = await first_write(store, card_click(mine, action, "ev-own"))
+    assert refused.decided is None
+    await nothing_decided(store, mine)
+
+    allowed = Audience("ops", "oc_ops", ("ou_alice", "ou_bob"), allow_self_approval=True)
+    lenient = await offered(
+        store, audience=allowed, source=Source("dev-agent", "own-2", requester_open_id="ou_alice")
+    )
+    decided = await first_write(store, card_click(lenient, action, "ev-own-allowed"))
+    assert decided.decided is not None
+
+
+@pytest.mark.parametrize(
+    ("action", "state"), [("confirm", State.CLAIMED), ("reject", State.REJECTED)]
+)
+async def test_a_card_click_from_its_card_returns_the_operation_as_decided(
+    store: Store, action: str, state: State
+) -> None:
+    op = await offered(store)
+    first = await first_write(store, card_click(op, action, "ev-here", operator_open_id="ou_bob"))
+    assert first.decided is not None
+    decided = first.decided.operation
+    # what the write returned is what a read now finds: the answer's card needs no read
+    assert decided == await store.get(op.id)
+    assert (decided.state, decided.version, decided.decided_by) == (state, op.version + 1, "ou_bob")
+    assert decided.envelope == op.envelope and decided.card_message_id == op.card_message_id
