@@ -9,7 +9,7 @@ loaded because the value is what names the operation.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -114,34 +114,59 @@ def _text(node: Any, *path: str) -> str:
     return node if isinstance(node, str) else ""
 
 
-def _nodes(envelope: Any) -> Iterator[tuple[Any, int, str]]:
-    """Every value and key in the envelope with its depth and path, walked without recursion
-    (a nesting deep enough to break recursion is exactly what this must survive)."""
-    stack: list[tuple[Any, int, str]] = [(envelope, 0, "$")]
+# Where a node sits: (the parent's trail, the key or list index that leads to it); None is
+# the envelope itself. Linked, not joined, so the walk builds no path until one is needed.
+Trail = tuple[Any, str | int] | None
+
+
+def _node_problem(node: Any, depth: int) -> str | None:
+    """What is wrong with one value or key, with `{path}` where its place goes."""
+    if depth >= MAX_DEPTH:
+        return f"nested deeper than {MAX_DEPTH} levels at {{path}}"
+    if isinstance(node, float):
+        return "a float at {path} (Lark sends none)"
+    if isinstance(node, str) and ("\x00" in node or (not node.isascii() and not _utf8(node))):
+        return "a NUL or a lone surrogate at {path}"
+    return None
+
+
+def _path(trail: Trail) -> str:
+    steps: list[str | int] = []
+    while trail is not None:
+        trail, step = trail
+        steps.append(step)
+    path = "$"
+    for step in reversed(steps):
+        if isinstance(step, int):
+            path = f"{path}[{step}]"[:200]
+        else:
+            path = f"{path}.{step if PATH_KEY.fullmatch(step) else '?'}"[:200]
+    return path
+
+
+def _first_problem(envelope: Any) -> str | None:
+    """The first bad value or key, depth first, walked without recursion (a nesting deep
+    enough to break recursion is exactly what this must survive)."""
+    stack: list[tuple[Any, int, Trail]] = [(envelope, 0, None)]
     while stack:
-        node, depth, path = stack.pop()
-        yield node, depth, path
-        if depth >= MAX_DEPTH:
-            continue  # the depth itself is the problem; nothing deeper is needed
+        node, depth, trail = stack.pop()
+        if (problem := _node_problem(node, depth)) is not None:
+            return problem.replace("{path}", _path(trail))
         if isinstance(node, dict):
             for key, item in node.items():
-                named = isinstance(key, str) and PATH_KEY.fullmatch(key)
-                step = f"{path}.{key if named else '?'}"[:200]
-                yield key, depth + 1, f"{step} (its key)"
+                step: Trail = (trail, key if isinstance(key, str) else "?")
+                if (problem := _node_problem(key, depth + 1)) is not None:
+                    return problem.replace("{path}", f"{_path(step)} (its key)")
                 stack.append((item, depth + 1, step))
         elif isinstance(node, list):
-            stack.extend((item, depth + 1, f"{path}[{i}]"[:200]) for i, item in enumerate(node))
+            stack.extend((item, depth + 1, (trail, i)) for i, item in enumerate(node))
+    return None
 
 
 def envelope_problem(envelope: Any) -> str | None:
     """Why this envelope cannot be a click from Lark, named by place (never by value)."""
-    for node, depth, path in _nodes(envelope):
-        if depth >= MAX_DEPTH:
-            return f"nested deeper than {MAX_DEPTH} levels at {path}"
-        if isinstance(node, float):
-            return f"a float at {path} (Lark sends none)"
-        if isinstance(node, str) and ("\x00" in node or not _utf8(node)):
-            return f"a NUL or a lone surrogate at {path}"
+    if (problem := _first_problem(envelope)) is not None:
+        return problem
     for where in ID_FIELDS:
         if len(_text(envelope, *where)) > MAX_ID_CHARS:
             return f"{'.'.join(where)} is longer than {MAX_ID_CHARS} characters"

@@ -243,21 +243,31 @@ def lend(pending: Pending, given_back: threading.Event) -> None:
         given_back.set()  # the waiter's loop is closed: nobody will use the turn
 
 
-def settle(pending: Pending, outcome: Any) -> None:
-    """Resolve a waiter on its own loop (a waiter that gave up is left alone)."""
+def _resolve(pending: Pending, outcome: Any) -> None:
+    if pending.future.done():
+        return  # a waiter that gave up is left alone
+    if isinstance(outcome, BaseException):
+        pending.future.set_exception(outcome)
+    else:
+        pending.future.set_result(outcome)
 
-    def resolve() -> None:
-        if pending.future.done():
-            return
-        if isinstance(outcome, BaseException):
-            pending.future.set_exception(outcome)
-        else:
-            pending.future.set_result(outcome)
 
-    try:
-        pending.loop.call_soon_threadsafe(resolve)
-    except RuntimeError:
-        pass  # the waiter's loop is closed: nobody is left to tell
+def settle(outcomes: Sequence[tuple[Pending, Any]]) -> None:
+    """Resolve each waiter on its own loop: one wake-up per loop for the whole batch, not
+    one per waiter (each is a write to the loop's self-pipe)."""
+    by_loop: dict[asyncio.AbstractEventLoop, list[tuple[Pending, Any]]] = {}
+    for pending, outcome in outcomes:
+        by_loop.setdefault(pending.loop, []).append((pending, outcome))
+    for loop, theirs in by_loop.items():
+
+        def resolve_all(theirs: list[tuple[Pending, Any]] = theirs) -> None:
+            for pending, outcome in theirs:
+                _resolve(pending, outcome)
+
+        try:
+            loop.call_soon_threadsafe(resolve_all)
+        except RuntimeError:
+            pass  # the waiters' loop is closed: nobody is left to tell
 
 
 class GroupWriter(ABC):
@@ -389,14 +399,15 @@ class GroupWriter(ABC):
         """The batch's COMMIT returned: now, and only now, every waiter learns its outcome."""
         self.stats.count(len(batch))
         self.stats.work += sum(isinstance(pending.intent, Work) for pending in batch)
-        for pending, outcome in zip(batch, outcomes, strict=True):
-            settle(pending, outcome)
+        settle(list(zip(batch, outcomes, strict=True)))
 
     @staticmethod
     def _fail_all(batch: Sequence[Pending], error: BaseException) -> None:
+        failures = []
         for (
             pending
-        ) in batch:  # one exception each: raising one object in many tasks mixes tracebacks
+        ) in batch:  # one exception each: one object raised in many tasks mixes tracebacks
             failure = BatchNotCommitted(f"the batch of {len(batch)} was not committed: {error}")
             failure.__cause__ = error
-            settle(pending, failure)
+            failures.append((pending, failure))
+        settle(failures)
