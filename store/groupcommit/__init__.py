@@ -6,10 +6,15 @@ What the writer guarantees
   `RETURNING` what its caller needs), or a short ordered list of them that succeed or fail
   together. Its result is the rows of each statement as plain dicts.
 * The writer takes every waiting intent (up to `batch_limit`), opens ONE transaction
-  (`BEGIN IMMEDIATE` on SQLite), runs each intent inside its own SAVEPOINT and commits once.
-  A failing intent (a constraint, a `require_row` statement that matched nothing, any
-  database error) is rolled back to its savepoint and its exception goes to its own caller
-  only; the rest of the batch goes on and commits.
+  (`BEGIN IMMEDIATE` on SQLite), runs the intents and commits once. A failing intent (a
+  constraint, a `require_row` statement that matched nothing, any database error) is rolled
+  back alone and its exception goes to its own caller only; the rest of the batch goes on
+  and commits. How: an intent that can stop after writing (a `require_row` past its first
+  statement) and every `Work` run in a SAVEPOINT of their own; the others run without one
+  (two statements fewer each), and if one of them fails the batch is rolled back (to a
+  savepoint of the whole batch on SQLite) and run again with a SAVEPOINT per intent.
+* On PostgreSQL batches commit on several connections at once, each batch's intents in
+  operation order (`lock_order`): two batches writing the same rows lock them in one order.
 * Every waiter, successful or failed, is resolved only AFTER the batch's COMMIT returned. So
   an acknowledged intent is durable (SQLite WAL with synchronous=FULL; PostgreSQL's own
   commit), and no caller ever acts on a row that could still vanish. If BEGIN or COMMIT

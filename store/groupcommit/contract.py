@@ -95,6 +95,12 @@ def intent_steps(intent: Intent) -> Generator[Statement, list[Row], Results]:
     return tuple(results)
 
 
+def needs_savepoint(intent: Intent) -> bool:
+    """Whether the intent can stop after it wrote something: a condition past its first
+    statement. (A failing statement is handled by running the batch again, isolated.)"""
+    return any(statement.require_row for statement in intent.statements[1:])
+
+
 def run_statements(intent: Intent, execute: Callable[[Statement], list[Row]]) -> Results:
     """The intent's statements through `execute` (one statement -> its rows)."""
     steps = intent_steps(intent)
@@ -179,7 +185,7 @@ class WriterStats:
     work: int = 0  # of those, `Work` items (`GroupWriter.run`)
     largest_batch: int = 0
     turns: int = 0  # SQLAlchemy transactions lent the database (`GroupWriter.turn`)
-    isolated_reruns: int = 0  # PostgreSQL: batches run again, a savepoint per intent
+    isolated_reruns: int = 0  # batches run again, a savepoint per intent, after a failure
 
     def count(self, size: int) -> None:
         self.batches += 1

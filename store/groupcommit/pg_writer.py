@@ -25,6 +25,7 @@ from store.groupcommit.contract import (
     Turn,
     intent_of,
     intent_steps,
+    needs_savepoint,
     runs_of_intents,
 )
 
@@ -298,9 +299,3 @@ def in_lock_order(batch: Sequence[Pending]) -> list[int]:
     """The batch's indexes in `lock_order` (a stable sort: one operation's intents keep the
     order they were queued in)."""
     return sorted(range(len(batch)), key=lambda index: lock_order(intent_of(batch[index])))
-
-
-def needs_savepoint(intent: Intent) -> bool:
-    """Whether the intent can stop after it wrote something: a condition past its first
-    statement. (A failing statement is handled by running the batch again, isolated.)"""
-    return any(statement.require_row for statement in intent.statements[1:])

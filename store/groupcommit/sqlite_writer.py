@@ -18,6 +18,7 @@ from sqlalchemy.engine import make_url
 from store.engine import SQLITE_BUSY_TIMEOUT_MS
 from store.groupcommit.contract import (
     DEFAULT_BATCH_LIMIT,
+    ConditionNotMet,
     GroupWriter,
     Intent,
     Lane,
@@ -27,6 +28,7 @@ from store.groupcommit.contract import (
     Statement,
     Turn,
     Work,
+    needs_savepoint,
     run_statements,
     runs_of_intents,
 )
@@ -253,12 +255,20 @@ class SqliteGroupWriter(GroupWriter):
                 self._commit(conn, run)
 
     def _commit(self, conn: sqlite3.Connection, batch: Sequence[Pending]) -> None:
-        outcomes: list[Any] = []  # Results, what a Work returned, or an exception
         try:
             if not conn.in_transaction:
                 conn.execute("BEGIN IMMEDIATE")
-            for pending in batch:
-                outcomes.append(self._in_savepoint(conn, pending.intent))
+            # First optimistically: a savepoint per intent is two more statements, so
+            # intents that cannot leave half their writes behind run without one. If one
+            # fails, the batch goes back to its own savepoint and runs again isolated.
+            conn.execute("SAVEPOINT batch")
+            outcomes = self._run_all(conn, batch, isolate=False)
+            if outcomes is None:
+                conn.execute("ROLLBACK TO batch")
+                self.stats.isolated_reruns += 1
+                outcomes = self._run_all(conn, batch, isolate=True)
+                assert outcomes is not None
+            conn.execute("RELEASE batch")
             if self._before_commit is not None:
                 self._before_commit(len(batch))
             conn.execute("COMMIT")
@@ -298,6 +308,25 @@ class SqliteGroupWriter(GroupWriter):
                 conn.execute("ROLLBACK")
         except sqlite3.Error:
             pass  # SQLite already rolled back (e.g. a failed COMMIT on I/O error)
+
+    def _run_all(
+        self, conn: sqlite3.Connection, batch: Sequence[Pending], *, isolate: bool
+    ) -> list[Any] | None:
+        """Each item's outcome: its Results, what a Work returned, or its exception. None if,
+        not isolating, an intent without a savepoint failed (its writes may be half done)."""
+        outcomes: list[Any] = []
+        for pending in batch:
+            item = pending.intent
+            if isolate or not isinstance(item, Intent) or needs_savepoint(item):
+                outcomes.append(self._in_savepoint(conn, item))
+                continue
+            try:
+                outcomes.append(run_intent(conn, item))
+            except ConditionNotMet as unmet:  # its first statement: nothing was written
+                outcomes.append(unmet)
+            except Exception:
+                return None
+        return outcomes
 
     def _in_savepoint(self, conn: sqlite3.Connection, item: Intent | Turn | Work) -> Any:
         assert not isinstance(item, Turn), "a turn is lent, never run in a batch"

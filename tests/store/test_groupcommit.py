@@ -194,6 +194,8 @@ async def test_a_failing_intent_is_rolled_back_alone_and_raises_to_its_caller_on
         await doomed
     await blocker
     assert gate.sizes == [1, 3], "the three intents shared one batch"
+    # run first without a savepoint per intent; the failure sent the batch round again
+    assert writer.stats.isolated_reruns == 1
     # the good claims are written whole; nothing of the doomed intent is, not even its
     # first (successful) statement: it was rolled back to its savepoint
     claimed = await scalar(
