@@ -5,10 +5,14 @@ BIN := $(VENV)/bin
 # Store backend for the test suite: sqlite (default) or postgresql.
 BACKEND ?= sqlite
 PYTEST_ARGS ?=
+# `make run PORT=8081 SANDBOX_PORT=9091` when 8080 or 9090 is taken.
+PORT ?= 8080
+SANDBOX_PORT ?= 9090
 
 .PHONY: setup run test lint bench clean
 
 $(BIN)/.installed: pyproject.toml
+	@echo "installing (1–2 min)… into $(VENV)"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[test]'
@@ -17,7 +21,7 @@ $(BIN)/.installed: pyproject.toml
 setup: $(BIN)/.installed
 
 run: setup
-	$(BIN)/countersign demo
+	$(BIN)/countersign demo --port $(PORT) --sandbox-port $(SANDBOX_PORT)
 
 lint: setup
 	$(BIN)/ruff check .

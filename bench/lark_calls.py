@@ -33,9 +33,9 @@ from lark_oapi.api.im.v1 import (  # type: ignore[import-untyped]
 from lark_oapi.core.model import RequestOption  # type: ignore[import-untyped]
 
 from bot.lark.api import LarkApi
-from bot.sandbox import state as sandbox_state
-from bot.sandbox.app import SandboxOptions, build_sandbox
-from bot.sandbox.state import DEFAULT_APP_ID, default_state
+from larksandbox import state as sandbox_state
+from larksandbox.app import SandboxOptions, build_sandbox
+from larksandbox.state import DEFAULT_APP_ID, default_state
 
 CHAT = "oc_ops"
 

@@ -26,10 +26,10 @@ import aiohttp
 from aiohttp import web
 
 from bot.heap import startup_heap_frozen
-from bot.sandbox import state as sandbox_state
-from bot.sandbox.app import SandboxOptions, build_sandbox
-from bot.sandbox.longconn import ClientConfig
-from bot.sandbox.state import DEFAULT_APP_ID, App, default_state
+from larksandbox import state as sandbox_state
+from larksandbox.app import SandboxOptions, build_sandbox
+from larksandbox.longconn import ClientConfig
+from larksandbox.state import DEFAULT_APP_ID, App, default_state
 
 START_DEADLINE_S = 30.0
 STOP_DEADLINE_S = 10.0

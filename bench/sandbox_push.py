@@ -1,7 +1,7 @@
 """How fast the sandbox's long connection pushes card callbacks through the unmodified SDK.
 
 Starts a `LongConnHub` on a free loopback port, connects one lark-oapi `ws.Client` (in a thread
-with its own loop, lark.md §2.8 mode D) whose card.action.trigger handler answers a constant
+with its own loop, docs/lark-reference.md §2.8 mode D) whose card.action.trigger handler answers a constant
 toast, then pushes N callbacks per concurrency level (1, 10, 100 in flight) and prints
 callbacks/s and the push->ack latency p50/p99. Later benchmarks read this to know the harness is
 not their bottleneck. Every callback must come back acked 200 with the toast (checked).
@@ -30,8 +30,8 @@ import lark_oapi as lark  # type: ignore[import-untyped]
 import lark_oapi.ws.client as lark_ws_client  # type: ignore[import-untyped]
 from aiohttp import web
 
-from bot.sandbox.longconn import LongConnHub
-from bot.sandbox.state import App, default_state
+from larksandbox.longconn import LongConnHub
+from larksandbox.state import App, default_state
 
 TOAST = {"toast": {"type": "success", "content": "ok"}}
 WARMUP = 50

@@ -279,6 +279,15 @@ def load(path: Path) -> dict[str, Any]:
         raise ProblemsFound(
             [FieldProblem("--config", f"{path} does not exist", "pass an existing TOML file")]
         ) from None
+    except IsADirectoryError:
+        raise ProblemsFound(
+            [FieldProblem("--config", f"{path} is a directory", "pass the TOML file inside it")]
+        ) from None
+    except (PermissionError, UnicodeDecodeError) as error:
+        reason = "is not readable" if isinstance(error, PermissionError) else "is not UTF-8 text"
+        raise ProblemsFound(
+            [FieldProblem("--config", f"{path} {reason}", "pass a readable UTF-8 TOML file")]
+        ) from None
     except tomllib.TOMLDecodeError as error:
         raise ProblemsFound(
             [FieldProblem(str(path), f"not valid TOML ({error})", "fix the syntax")]

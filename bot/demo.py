@@ -22,9 +22,11 @@ from typing import Any
 import aiohttp
 
 from bot.devstack import SandboxApp, embedded_sandbox, sandbox_config
-from bot.profiles import DEV_TOKEN
+from bot.profiles import DEFAULT_DEV_DIR, DEV_TOKEN, DEV_TOKEN_ENV
 from bot.server import serve
 from workers.domains.finance.venue import SimVenue
+
+DEFAULT_BOT_URL = "http://127.0.0.1:8080"
 
 # a crossed resting order fills 30% per venue tick: resting -> partially filled -> filled
 DEMO_FAULTS = "partial_fill=0.3"
@@ -277,12 +279,8 @@ async def run_demo(
                     stop.set()
                     return
                 offered = await demo.offer_all()
-                print(
-                    f"countersign demo: sandbox UI {sandbox.base_url}/sandbox (chat Ops, click "
-                    f"as Alice), dashboard {url}/ops\n  "
-                    + "\n  ".join(f"{s.name}: card {m}" for s, _v, m in offered),
-                    flush=True,
-                )
+                offers = [(s.name, str(v["id"])) for s, v, _m in offered]
+                print(next_steps(url, sandbox.base_url, data_dir, offers), flush=True)
                 await demo.nudge_resting([view for _s, view, _m in offered])
             except Exception as error:
                 print(f"demo failed: {error}", flush=True)
@@ -301,6 +299,31 @@ async def run_demo(
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         return result[0] if result else code
+
+
+def next_steps(
+    bot_url: str, sandbox_url: str, data_dir: Path, offers: list[tuple[str, str]]
+) -> str:
+    """What to do now that the demo runs: where to click, the token, the ids, three commands."""
+    client = f" --token {DEV_TOKEN}" + ("" if bot_url == DEFAULT_BOT_URL else f" --url {bot_url}")
+    # The operator tools find the default dev directory themselves; any other needs naming.
+    data = "" if data_dir == DEFAULT_DEV_DIR else f" --dev --data-dir {data_dir}"
+    first = offers[0][1] if offers else "<ID>"
+    width = max((len(name) for name, _id in offers), default=0)
+    return "\n".join(
+        [
+            "countersign demo is ready",
+            f"  click:      {sandbox_url}/sandbox  (chat Ops, click as Alice)",
+            f"  dashboard:  {bot_url}/ops",
+            f"  token:      {DEV_TOKEN}  (or export {DEV_TOKEN_ENV}={DEV_TOKEN})",
+            "  operations:",
+            *(f"    {name:<{width}}  {operation_id}" for name, operation_id in offers),
+            "  try, in another shell:",
+            f"    .venv/bin/countersign show {first}{client}",
+            f"    .venv/bin/countersign propose examples/order.json{client}",
+            f"    .venv/bin/countersign venue orders{data}",
+        ]
+    )
 
 
 async def connected(demo: Demo) -> bool:

@@ -1,18 +1,25 @@
-"""`countersign run --sandbox`: the dev profile wired to a sandbox (in-process or running)."""
+"""The one place the bot meets the local Lark (`larksandbox`): `countersign sandbox`, and
+`countersign run --sandbox` / `demo` wired to a sandbox (in-process or running).
+
+Nothing else in bot/, cards/, store/ or workers/ imports `larksandbox`
+(tests/test_layout.py holds that); it is imported here only when a dev command runs.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import signal
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import aiohttp
 from aiohttp import web
 
 from bot.config import Config, resolve
+from bot.heap import startup_heap_frozen
 from bot.profiles import DEV_ENVIRON, dev_settings
 
 APP_SECRET_ENV = "COUNTERSIGN_LARK_APP_SECRET"
@@ -31,25 +38,30 @@ class SandboxApp:
 
 
 @contextlib.asynccontextmanager
-async def embedded_sandbox(
-    host: str, port: int, state_file: Path | None
-) -> AsyncIterator[SandboxApp]:
-    """A sandbox on this process's loop (the bot's ws client runs in its own thread)."""
-    from bot.sandbox.app import SandboxOptions, build_sandbox
-    from bot.sandbox.state import DEFAULT_APP_ID, SandboxState, default_state
+async def listening_sandbox(host: str, port: int, state_file: Path | None) -> AsyncIterator[Any]:
+    """A sandbox answering on host:port on this loop until the block ends; yields its state."""
+    from larksandbox.app import SandboxOptions, build_sandbox
 
-    def load() -> SandboxState:
-        return (
-            SandboxState.load(state_file) if state_file and state_file.exists() else default_state()
-        )
-
-    state = await asyncio.to_thread(load)
+    state = await asyncio.to_thread(sandbox_state, state_file)
     runner = web.AppRunner(
         build_sandbox(state, SandboxOptions(state_file=state_file)), access_log=None
     )
     await runner.setup()
     try:
         await web.TCPSite(runner, host, port).start()
+        yield state
+    finally:
+        await runner.cleanup()
+
+
+@contextlib.asynccontextmanager
+async def embedded_sandbox(
+    host: str, port: int, state_file: Path | None
+) -> AsyncIterator[SandboxApp]:
+    """A sandbox on this process's loop (the bot's ws client runs in its own thread)."""
+    from larksandbox.state import DEFAULT_APP_ID
+
+    async with listening_sandbox(host, port, state_file) as state:
         app = state.apps[DEFAULT_APP_ID]
         yield SandboxApp(
             f"http://{host}:{port}",
@@ -59,8 +71,6 @@ async def embedded_sandbox(
             app.verification_token,
             app.tenant_key,
         )
-    finally:
-        await runner.cleanup()
 
 
 async def running_sandbox(url: str) -> SandboxApp:
@@ -128,3 +138,51 @@ async def point_webhooks(sandbox: SandboxApp, bot_url: str, attempts: int = 3) -
                 if response.status != 422 or "url_verification_failed" not in refusal:
                     break
     raise RuntimeError(f"the sandbox refused the webhook URLs: {refusal}")
+
+
+class SandboxStateUnreadable(ValueError):
+    """`--state` names a file that is not a sandbox state."""
+
+
+def sandbox_state(state_file: Path | None) -> Any:
+    """The sandbox's state from `state_file`, or the default one if there is none yet."""
+    from larksandbox.state import SandboxState, default_state
+
+    if state_file is None or not state_file.exists():
+        return default_state()
+    try:
+        return SandboxState.load(state_file)
+    except (OSError, ValueError, TypeError, KeyError) as error:
+        raise SandboxStateUnreadable(
+            f"cannot load {state_file} ({error}): fix or remove it"
+        ) from error
+
+
+async def serve_sandbox(host: str, port: int, state_file: Path | None) -> None:
+    """`countersign sandbox`: a local Lark on host:port until SIGINT or SIGTERM."""
+    async with listening_sandbox(host, port, state_file) as state:
+        print(sandbox_banner(state, f"http://{host}:{port}"), flush=True)  # only once it answers
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, stop.set)
+        with startup_heap_frozen():
+            await stop.wait()
+
+
+def sandbox_banner(state: Any, base: str) -> str:
+    lines = [f"countersign sandbox (a local Lark) on {base}", f"  web UI:      {base}/sandbox"]
+    for app in state.apps.values():
+        lines += [
+            f"  app:         {app.app_id} (tenant {app.tenant_key})",
+            f"  app secret:  {app.app_secret}",
+            f"  encrypt key: {app.encrypt_key}",
+            f"  verification token: {app.verification_token}",
+        ]
+    users = ", ".join(f"{u.open_id} ({u.name}, {u.tenant_key})" for u in state.users.values())
+    chats = ", ".join(
+        f"{c.chat_id} ({c.name}: {', '.join(c.members)})" for c in state.chats.values()
+    )
+    lines += [f"  users:       {users}", f"  chats:       {chats}"]
+    lines.append(f"  OpenAPI domain for lark-oapi: {base}")
+    return "\n".join(lines)

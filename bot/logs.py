@@ -84,6 +84,8 @@ def configure(fmt: str | None = None) -> None:
     logging.getLogger("countersign").setLevel(level)
     # httpx logs every Lark request at INFO (with its URL); our own lines say what matters
     logging.getLogger("httpx").setLevel(logging.WARNING)
+    # alembic logs each migration step at INFO; the store logs one line with the revision
+    logging.getLogger("alembic").setLevel(logging.WARNING)
 
 
 def redact(secrets: Iterable[str]) -> None:

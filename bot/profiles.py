@@ -6,8 +6,11 @@ from pathlib import Path
 
 from bot.config import Config, Settings, parse, resolve
 
-DEV_TOKEN_ENV = "COUNTERSIGN_DEV_AGENT_TOKEN"
+DEV_TOKEN_ENV = "COUNTERSIGN_TOKEN"  # the name the CLI client reads too: one name everywhere
 DEV_TOKEN = "dev-token"
+# One dev directory for the demo, `run --dev`/`--sandbox` and the operator tools' `--dev`,
+# so `countersign venue orders` after `make run` reads the demo's data.
+DEFAULT_DEV_DIR = Path("var/dev")
 DEV_CALLBACK_SECRET_ENV = "COUNTERSIGN_DEV_CALLBACK_SECRET"
 DEV_CALLBACK_SECRET = "dev-callback-secret"  # public by design, like the dev token
 

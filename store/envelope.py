@@ -1,4 +1,4 @@
-"""The operation envelope and its confirm digest (DESIGN principle 2)."""
+"""The operation envelope and its confirm digest (docs/architecture.md §1, principle 2)."""
 
 from __future__ import annotations
 

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import logging
+
 from store.authority import Store
 from store.engine import create_engine, is_sqlite
 from store.groupcommit import SqliteGroupWriter, open_writer
 from store.migrate import current_revision, head_revision, upgrade
 from store.reader import SqliteReader
 from store.timeutil import Clock, utc_now
+
+log = logging.getLogger("countersign.store")
 
 
 class StoreNotMigrated(RuntimeError):
@@ -24,7 +28,11 @@ async def open_store(
     engine = create_engine(url, schema=schema, pool_size=pool_size)
     try:
         if is_sqlite(url):
+            before = await current_revision(engine)
             await upgrade(engine)
+            if before != head_revision():
+                # One line instead of alembic's one per step (quiet at INFO).
+                log.info("store migrated from %s to %s", before or "nothing", head_revision())
         else:
             current, head = await current_revision(engine), head_revision()
             if current != head:

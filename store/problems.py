@@ -1,4 +1,7 @@
-"""A field-level problem: what is wrong, where, and how to fix it (DESIGN principle 8)."""
+"""A field-level problem: what is wrong, where, and how to fix it.
+
+Fail closed with a clear reason: docs/architecture.md §1, principle 8.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The one versioned read projection of an operation (DESIGN principle 6).
+"""The one versioned read projection of an operation (docs/architecture.md §1, principle 6).
 
 Cards, the HTTP API, the CLI and the dashboard all render this dict.
 """

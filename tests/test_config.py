@@ -30,7 +30,7 @@ from workers.domains.message.settings import Destination
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "config.example.toml"
-TOKEN_ENV = "COUNTERSIGN_TOKEN_DEV_AGENT"
+TOKEN_ENV = "COUNTERSIGN_TOKEN"
 # `field: reason: fix`, the field path never containing spaces.
 PROBLEM_LINE = re.compile(r"^\S+: .+: .+$")
 
@@ -300,14 +300,14 @@ operators = ["ou_bob"]
 
 [[proposers]]
 name = "agent"
-token_env = "COUNTERSIGN_TOKEN_AGENT"
+token_env = "COUNTERSIGN_TOKEN"
 kinds = ["finance.order", "crypto.swap"]
 audiences = ["ops", "treasury"]
 """,
         encoding="utf-8",
     )
     before = _tree(tmp_path)
-    env = {"COUNTERSIGN_TOKEN_AGENT": "z" * 32, "COUNTERSIGN_LARK_APP_SECRET": "s" * 32}
+    env = {"COUNTERSIGN_TOKEN": "z" * 32, "COUNTERSIGN_LARK_APP_SECRET": "s" * 32}
     result = _run(tmp_path, "--config", str(config), env=env)
     assert result.returncode != 0
     lines = result.stderr.splitlines()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.test_cli import cli, free_port
+from tests.support.processes import cli, free_port
 
 
 async def test_the_scripted_demo_exits_0_after_every_sample(tmp_path: Path) -> None:

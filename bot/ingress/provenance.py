@@ -1,9 +1,9 @@
 """Is this card click really from an operator, on the original card, for these terms? Pure.
 
 The click is parsed from the card.action.trigger envelope; each check sees the click, the
-stored operation and the context, and returns a refusal reason or None. Order follows
-DESIGN §4; the callback value's shape and action are checked before the operation is
-loaded because the value is what names the operation.
+stored operation and the context, and returns a refusal reason or None. Order as in
+docs/architecture.md §4; the callback value's shape and action are checked before the
+operation is loaded because the value is what names the operation.
 """
 
 from __future__ import annotations

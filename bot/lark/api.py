@@ -3,7 +3,7 @@
 Requests are built by the SDK's builders and sent by `LarkTransport` over one long-lived HTTP
 client (the SDK's async calls would build a client per request), each with the tenant token
 from `TenantTokens` passed in its `RequestOption`; the SDK config has `enable_set_token(True)`
-and *no* app credentials, so the SDK's synchronous token fetch (lark.md §4.4) cannot run: a call
+and *no* app credentials, so the SDK's synchronous token fetch (docs/lark-reference.md §4.4) cannot run: a call
 that reached it would fail at once instead of blocking. The token fetch shares the client.
 
 Errors become `LarkApiError` with a `kind`: "token" errors are retried once inside the call with

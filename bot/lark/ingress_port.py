@@ -1,7 +1,8 @@
-"""The seam between Lark's transports (ws.py, webhook.py) and the two consumers (DESIGN §4).
+"""The seam between Lark's transports (ws.py, webhook.py) and the two consumers.
 
-Transports authenticate and decode; consumers decide. Both methods run on the main asyncio
-loop (the aiohttp loop); no consumer code ever runs on the lark-oapi thread.
+Two consumers, never one: docs/architecture.md §4. Transports authenticate and decode;
+consumers decide. Both methods run on the main asyncio loop (the aiohttp loop); no
+consumer code ever runs on the lark-oapi thread.
 """
 
 from __future__ import annotations

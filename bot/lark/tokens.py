@@ -1,7 +1,7 @@
 """The tenant_access_token, fetched asynchronously so the event loop never blocks.
 
 lark-oapi's `acreate`/`apatch`/... fetch the token with a synchronous `requests` POST on a cache
-miss (lark.md §4.4). `TenantTokens` owns the token instead: `LarkApi`'s SDK config has
+miss (docs/lark-reference.md §4.4). `TenantTokens` owns the token instead: `LarkApi`'s SDK config has
 `enable_set_token(True)` and the token is handed to every call. The fetch is the SDK's own
 request model sent over `LarkApi`'s one HTTP client (`LarkTransport`). Lark's token semantics
 (§4.5): a token lives 2 h; when less than 30 min remain the endpoint issues a new one and both

@@ -1,7 +1,7 @@
 """Every Lark call of one app over one long-lived `httpx.AsyncClient`.
 
 lark-oapi's async transport (`Transport.aexecute`) opens a new `httpx.AsyncClient` per request
-(lark.md §4.4): a fresh SSL context and CA bundle, ~35 ms of CPU on the event loop, and a new
+(docs/lark-reference.md §4.4): a fresh SSL context and CA bundle, ~35 ms of CPU on the event loop, and a new
 TCP (and TLS) connection every time. The SDK has no hook for a client of one's own, so this is
 the same step done with ours: the SDK builds the request (its builders, `verify`, its URL and
 header helpers, its JSON encoder), our pooled client sends it, and the SDK parses the answer

@@ -1,4 +1,4 @@
-"""Lark's HTTP push: aiohttp routes `/lark/events` and `/lark/card` (lark.md §3).
+"""Lark's HTTP push: aiohttp routes `/lark/events` and `/lark/card` (docs/lark-reference.md §3).
 
 Our own verification, not the SDK's (its compare is not constant-time and has no timestamp
 window), in this order:
@@ -24,7 +24,7 @@ key is set; the SDK answers it before its signature check. So a request with non
 headers is accepted only if it decrypts with our key, is a url_verification and carries our
 token; every failure on that path is one uniform 401, so it cannot serve as a padding oracle.
 Answering a challenge has no side effect. When the headers are present they must verify.
-The sandbox (bot/sandbox/webhook.py `verify_url`) signs its challenge; both ways pass.
+The sandbox (larksandbox/webhook.py `verify_url`) signs its challenge; both ways pass.
 
 Both routes accept both kinds (dispatch is by event type), so one URL configured for events
 and callbacks still works. Event-id replay is not cached here: the consumers dedupe in the

@@ -1,13 +1,13 @@
 """Lark's long connection: the unmodified lark-oapi `ws.Client`, run beside the main loop.
 
-Embedding (lark.md §2.8 mode D): a daemon thread creates its own loop, sets
+Embedding (docs/lark-reference.md §2.8 mode D): a daemon thread creates its own loop, sets
 `lark_oapi.ws.client.loop` to it (the SDK schedules on that module global) and only then builds
 and starts the client. The global makes this one client per process (issue #119): `start()`
 refuses a second running transport.
 
-Data frames (lark.md §2.5): the SDK's sync handlers run one at a time, so a subclass replaces the
+Data frames (docs/lark-reference.md §2.5): the SDK's sync handlers run one at a time, so a subclass replaces the
 async data-frame path. Each frame already is its own task on the SDK loop, so awaiting there
-lets callbacks overlap and the store sets the pace (DESIGN §4):
+lets callbacks overlap and the store sets the pace (docs/architecture.md §4):
 
 * `card.action.trigger` -> `port.on_callback(envelope, "ws")` on the main loop, awaited from the
   SDK loop without blocking it; its answer goes back in the ack frame
@@ -22,7 +22,7 @@ lets callbacks overlap and the store sets the pace (DESIGN §4):
 * `{"code": 500}` only when the payload is not a JSON object or the main loop is gone.
   Event-id replay is the consumers' job (in the store), not ours.
 
-Watchdog (lark.md §2.6: the SDK can stay "connected to nothing"): a main-loop task checks every
+Watchdog (docs/lark-reference.md §2.6: the SDK can stay "connected to nothing"): a main-loop task checks every
 second that the client has a socket and has seen a frame or pong within one ping interval plus
 slack. Down for more than `watchdog_grace_s` -> state "disconnected"; for more than
 `exit_after_s` (or the SDK thread died, e.g. a ClientException on bad credentials) ->
@@ -56,6 +56,7 @@ from bot.lark.ingress_port import (
     event_id,
     is_callback,
 )
+from bot.lark.sdk_check import check_sdk
 from store.canonical import MAX_ENVELOPE_DEPTH, too_deep
 
 log = logging.getLogger("countersign.lark.ws")
@@ -208,7 +209,9 @@ class WsTransport:
     # -- lifecycle --------------------------------------------------------------------------
 
     def start(self) -> None:
-        """Start the SDK thread and the watchdog. Call on the main loop."""
+        """Start the SDK thread and the watchdog. Call on the main loop. Raises `SdkMismatch`
+        first if the installed lark-oapi lacks a private part `_Client` overrides."""
+        check_sdk(self.sdk_log_level)
         with WsTransport._running_lock:
             if WsTransport._running is not None:
                 raise RuntimeError("a lark ws transport is already running in this process")

@@ -22,7 +22,9 @@ What the writer guarantees
 * Lanes: `Lane.PEOPLE` (answering a click or a text) goes first; `Lane.BACKGROUND` (executor
   steps, card marks, deliveries, leases) after, but never starves: whenever a background
   intent waits, each batch reserves one of its slots for the oldest one (see `take_batch`).
-  Within a batch people's intents run first, so where they touch the same row, theirs win.
+  On SQLite people's intents run first within a batch, so where they touch the same row,
+  theirs win; on PostgreSQL a batch runs in operation order (above) and the conditional SQL
+  decides any race the same way.
 * Cancelling an awaiting caller does not withdraw its intent: once submitted it runs (the
   conditional SQL decides every race, as everywhere in the store).
 * `close()`: stop accepting (`WriterClosed`), drain and commit what is queued, close the
@@ -34,8 +36,9 @@ Backends
   the store's file (WAL, synchronous=FULL, foreign_keys=ON, busy_timeout), fed through a
   lock-guarded queue; waiters are resolved with `loop.call_soon_threadsafe`. The event loop
   never blocks on SQLite and a batch costs one fsync however many intents it carries.
-* PostgreSQL (`PgGroupWriter`): the same contract on one dedicated asyncpg connection driven
-  by a writer task; `:name` parameters are rewritten to `$n` once per SQL text.
+* PostgreSQL (`PgGroupWriter`): the same contract on `DEFAULT_CONNECTIONS` (4) dedicated
+  asyncpg connections, each driven by a writer task that takes the next batch; `:name`
+  parameters are rewritten to `$n` once per SQL text.
 
 Turns and withdrawal
 --------------------

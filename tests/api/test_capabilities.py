@@ -1,7 +1,8 @@
-"""Admission against the venue adapter's capabilities, before any card exists (DESIGN §6).
+"""Admission against the venue adapter's capabilities, before any card exists.
 
 The API reads the real simulated venue's capabilities; an order it could never execute is a
-422 naming the field, and nothing is stored (so no card, no Confirm button).
+422 naming the field, and nothing is stored (so no card, no Confirm button). See
+docs/architecture.md §6.
 """
 
 from __future__ import annotations

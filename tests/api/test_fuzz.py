@@ -30,13 +30,13 @@ from bot.ingress.callbacks import CallbackConsumer, CallbackSettings
 from bot.ingress.text import TextListener, TextSettings
 from bot.lark.api import LarkApi
 from bot.lark.webhook import add_webhook_routes
-from bot.sandbox.webhook import encrypt, signature
 from bot.server import Ingress
 from bot.workforce import RetryingLark
+from larksandbox.webhook import encrypt, signature
 from store.authority import Store
 from tests.api.conftest import TOKENS, settings_data
 from tests.factories import MESSAGE_PAYLOAD, ORDER_PAYLOAD
-from tests.test_cli import free_port
+from tests.support.processes import free_port
 from workers.domains.finance.venue import SimVenue
 
 FUZZ = settings(

@@ -6,7 +6,7 @@ import json
 from decimal import Decimal
 from pathlib import Path
 
-from tests.test_cli import cli
+from tests.support.processes import cli
 from workers.domains.finance.venue import SimVenue, VenueOrder
 
 

@@ -22,7 +22,7 @@ from store.vocabulary import Stage
 from tests.conftest import Backend
 from tests.e2e.conftest import eventually
 from tests.factories import dispatching, offered
-from tests.test_cli import ENV, ROOT, cli
+from tests.support.processes import ENV, ROOT, cli
 from workers.domains.execution import client_id_for
 from workers.domains.finance.venue import SimVenue
 

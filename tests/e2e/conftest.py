@@ -21,18 +21,18 @@ from aiohttp.test_utils import TestServer
 
 from bot.config import Config, parse, resolve
 from bot.devstack import SandboxApp, point_webhooks
-from bot.sandbox.app import SandboxOptions, build_sandbox
-from bot.sandbox.control import HUB_KEY
-from bot.sandbox.hub import Hub
-from bot.sandbox.longconn import ClientConfig
-from bot.sandbox.state import SandboxState, default_state
 from bot.server import serve
+from larksandbox.app import SandboxOptions, build_sandbox
+from larksandbox.control import HUB_KEY
+from larksandbox.hub import Hub
+from larksandbox.longconn import ClientConfig
+from larksandbox.state import SandboxState, default_state
 from store.authority import Store
 from store.lifecycle import State
 from store.timeutil import utc_now
 from tests.conftest import Backend
 from tests.sandbox.conftest import until
-from tests.test_cli import free_port
+from tests.support.processes import free_port
 
 DEV_TOKEN = "e2e-dev-token-123456"
 OTHER_TOKEN = "e2e-other-token-654321"

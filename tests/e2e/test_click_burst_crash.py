@@ -22,9 +22,9 @@ from typing import Any
 import aiohttp
 
 from bot.ingress.callbacks import INBOX_KIND
-from bot.sandbox import answers
-from bot.sandbox.state import Click
 from cards.strings import REFUSALS, TEXT
+from larksandbox import answers
+from larksandbox.state import Click
 from store.authority import Store
 from store.inbox import RECEIVED, Inbox
 from store.lifecycle import State

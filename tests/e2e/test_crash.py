@@ -40,7 +40,7 @@ from tests.e2e.test_restart import (
 )
 from tests.factories import order_request
 from tests.sandbox.conftest import until
-from tests.test_cli import free_port
+from tests.support.processes import free_port
 from workers.crash import ENV as CRASH_ENV
 from workers.crash import POINTS
 from workers.domains.execution import client_id_for

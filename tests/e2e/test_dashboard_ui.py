@@ -28,10 +28,10 @@ from tests.sandbox.test_ui import (
     http,
     watch_console,
 )
-from tests.test_cli import ENV, ROOT
+from tests.support.processes import ENV, ROOT
 
-READY = "countersign demo: sandbox UI "
-FILLS = "  fills: card "
+READY = "countersign demo is ready"
+FILLS = "    fills "  # the row of the sample that fills, in the demo's list of operations
 START_TIMEOUT_S = 40.0
 OUTCOME_TIMEOUT_MS = 20_000
 
@@ -44,7 +44,7 @@ def _pump(stream: IO[str], lines: queue.Queue[str | None]) -> None:
 
 @pytest.fixture
 def running_demo(tmp_path: Path) -> Iterator[tuple[str, str, str]]:
-    """`countersign demo` on free ports: (bot URL, sandbox URL, the "fills" card's id)."""
+    """`countersign demo` on free ports: (bot URL, sandbox URL, the "fills" operation's id)."""
     port, sandbox_port = free_port(), free_port()
     process = subprocess.Popen(
         [
@@ -79,8 +79,8 @@ def running_demo(tmp_path: Path) -> Iterator[tuple[str, str, str]]:
             if line.startswith(FILLS):
                 break
         assert any(line.startswith(READY) for line in seen), seen
-        card = seen[-1].removeprefix(FILLS).strip()
-        yield f"http://127.0.0.1:{port}", f"http://127.0.0.1:{sandbox_port}", card
+        operation_id = seen[-1].split()[-1]
+        yield f"http://127.0.0.1:{port}", f"http://127.0.0.1:{sandbox_port}", operation_id
     finally:
         process.terminate()
         try:
@@ -94,12 +94,10 @@ def test_confirm_in_the_sandbox_ui_and_the_dashboard_shows_what_the_card_shows(
     running_demo: tuple[str, str, str],
     browser: Browser,  # noqa: F811
 ) -> None:
-    bot, sandbox, message_id = running_demo
+    bot, sandbox, operation_id = running_demo
     ARTIFACTS.mkdir(exist_ok=True)
-    _, listed = http("GET", f"{bot}/api/v1/operations?limit=50", token="dev-token")
-    [operation_id] = [
-        item["id"] for item in listed["items"] if item["card"]["message_id"] == message_id
-    ]
+    _, offered = http("GET", f"{bot}/api/v1/operations/{operation_id}", token="dev-token")
+    message_id = offered["card"]["message_id"]
 
     context = browser.new_context(viewport={"width": 1280, "height": 800})
     dashboard = context.new_page()
@@ -112,6 +110,15 @@ def test_confirm_in_the_sandbox_ui_and_the_dashboard_shows_what_the_card_shows(
     expect(lark.locator("#live")).to_have_attribute("data-state", "live", timeout=UI_TIMEOUT_MS)
     lark.locator('#chat-list [data-chat-id="oc_ops"]').click()
     lark.locator("#click-as").select_option(label="Alice")
+    # The README's step: type `pending` in the composer, whose @bot box is ticked by default.
+    expect(lark.locator("#composer-mention")).to_be_checked()
+    lark.locator("#composer-sender").select_option(label="Alice")
+    lark.locator("#composer-text").fill("pending")
+    lark.locator("#composer-send").click()
+    expect(lark.locator("#messages .msg-text .bubble").last).to_contain_text(
+        "waiting for a decision:", timeout=OUTCOME_TIMEOUT_MS
+    )
+    expect(lark.locator("#messages .msg-text .bubble").last).to_contain_text(operation_id)
     card = lark.locator(f'#messages [data-message-id="{message_id}"] .card')
     card.locator('[data-element-id="confirm"]').click()
     expect(card).to_contain_text("Filled · SIMULATED", timeout=OUTCOME_TIMEOUT_MS)

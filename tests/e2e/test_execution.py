@@ -20,7 +20,7 @@ from tests.e2e.conftest import DEV_TOKEN, Stack, StackFactory, eventually
 from tests.e2e.test_restart import bot_env, bot_processes, write_config
 from tests.factories import message_request, order_request
 from tests.sandbox.conftest import until
-from tests.test_cli import cli, free_port
+from tests.support.processes import cli, free_port
 from workers.domains.execution import client_id_for
 from workers.domains.finance.venue import SimVenue, VenueOrderState
 

@@ -1,8 +1,9 @@
-"""Two consumers, never one (DESIGN §4): text and callbacks do not hold each other up.
+"""Two consumers, never one (docs/architecture.md §4).
 
-(a) a burst of clicks does not stop text commands from being answered; (b) a flood of text
-does not slow the click acknowledgements past Lark's ~3 s; (c) a lost long connection shows
-in /readyz as a disconnected callback consumer (HTTP 503) and clears once the SDK is back.
+Text and callbacks do not hold each other up: (a) a burst of clicks does not stop text
+commands from being answered; (b) a flood of text does not slow the click acknowledgements
+past Lark's ~3 s; (c) a lost long connection shows in /readyz as a disconnected callback
+consumer (HTTP 503) and clears once the SDK is back.
 """
 
 from __future__ import annotations
@@ -16,9 +17,9 @@ from typing import Any
 import aiohttp
 import pytest
 
-from bot.sandbox import answers
-from bot.sandbox import longconn as sandbox_longconn
-from bot.sandbox import state as sandbox_state
+from larksandbox import answers
+from larksandbox import longconn as sandbox_longconn
+from larksandbox import state as sandbox_state
 from tests.e2e.conftest import Stack, StackFactory, eventually
 from tests.factories import order_request
 from tests.sandbox.conftest import until
@@ -223,7 +224,7 @@ async def test_clicks_are_answered_in_time_during_a_text_flood(
     assert text["answered"] < 500, "the text flood was over before the clicks went in"
 
     # In time: the definitive card, or "processing" when a claim took over the 2 s budget
-    # (DESIGN §4); such a card is then patched by the card worker.
+    # (docs/architecture.md §4); such a card is then patched by the card worker.
     assert_acked_in_time(replies, {"success", "info"})
     for (op_id, message_id), reply in zip(offered, replies, strict=True):
         assert reply["card_changed"] or reply["toast"]["type"] == "info", reply

@@ -11,14 +11,14 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from bot.sandbox import answers
+from larksandbox import answers
 from store.reasons import Reason
 from tests.conftest import Backend
 from tests.e2e.conftest import StackFactory, eventually
 from tests.e2e.test_restart import bot_env, bot_processes, write_config
 from tests.factories import order_request
 from tests.sandbox.conftest import until
-from tests.test_cli import free_port
+from tests.support.processes import free_port
 
 CLICKS = 100
 ACK_LIMIT_MS = 3000
@@ -51,8 +51,9 @@ async def test_hundred_concurrent_clicks_with_two_bot_clients_make_one_claim(
         assert all(reply["transport"] == "ws" for reply in replies)
         slowest = max(reply["latency_ms"] for reply in replies)
         assert slowest < ACK_LIMIT_MS, slowest
-        # A click whose decision misses the ~2 s budget is answered "processing" (DESIGN §4);
-        # on a loaded machine some may be. None may be told it won but the one that did.
+        # A click whose decision misses the ~2 s budget is answered "processing"
+        # (docs/architecture.md §4); on a loaded machine some may be. None may be told it
+        # won but the one that did.
         kinds = [reply["toast"]["type"] for reply in replies]
         assert set(kinds) <= {"success", "error", "info"}, kinds
         assert kinds.count("success") <= 1, kinds

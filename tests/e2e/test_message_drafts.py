@@ -6,7 +6,7 @@ import json
 import re
 from typing import Any
 
-from bot.sandbox import answers
+from larksandbox import answers
 from store.lifecycle import State
 from store.reasons import Reason
 from tests.e2e.conftest import CLAIMED_OR_AFTER, DEV_TOKEN, Stack, StackFactory, eventually

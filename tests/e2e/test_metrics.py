@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from bot.sandbox import answers
+from larksandbox import answers
 from tests.e2e.conftest import Stack, StackFactory, eventually
 from tests.factories import order_request
 from tests.sandbox.conftest import until

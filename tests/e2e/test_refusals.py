@@ -12,8 +12,8 @@ from typing import Any
 import aiohttp
 import pytest
 
-from bot.sandbox import answers, events
-from bot.sandbox.webhook import sealed_body, signed_headers
+from larksandbox import answers, events
+from larksandbox.webhook import sealed_body, signed_headers
 from store.reasons import Reason
 from tests.e2e.conftest import Stack
 from tests.factories import order_request

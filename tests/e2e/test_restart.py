@@ -28,15 +28,15 @@ from bot.devstack import (
     point_webhooks,
 )
 from bot.ingress.text import INBOX_KIND
-from bot.sandbox.app import SandboxOptions, build_sandbox
-from bot.sandbox.longconn import ClientConfig
-from bot.sandbox.state import DEFAULT_APP_ID, SandboxState, default_state
+from larksandbox.app import SandboxOptions, build_sandbox
+from larksandbox.longconn import ClientConfig
+from larksandbox.state import DEFAULT_APP_ID, SandboxState, default_state
 from store.authority import Store
 from store.inbox import ANSWERED, RECEIVED, Inbox
 from tests.conftest import Backend
 from tests.e2e.conftest import CALLBACK_SECRET, DEV_TOKEN, OTHER_TOKEN, bot_config, eventually
 from tests.sandbox.conftest import until
-from tests.test_cli import ENV, ROOT, free_port
+from tests.support.processes import ENV, ROOT, free_port
 
 READY_LINE = "countersign API listening on "
 START_DEADLINE_S = 30.0

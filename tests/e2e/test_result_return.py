@@ -25,7 +25,7 @@ from store.deliveries import DeliveryLedger
 from tests.e2e.conftest import CALLBACK_SECRET, OTHER_TOKEN, Stack, StackFactory, eventually
 from tests.factories import order_request
 from tests.sandbox.conftest import until
-from tests.test_cli import cli
+from tests.support.processes import cli
 from workers.domains.execution import client_id_for
 from workers.domains.finance.venue import SimVenue
 from workers.webhook_signature import DELIVERY_HEADER, TIMESTAMP_HEADER, verify

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from bot.ingress.text import INBOX_KIND
-from bot.sandbox import events
 from cards.strings import text
+from larksandbox import events
 from store.inbox import Inbox
 from tests.e2e.conftest import OPS_AUDIENCE, Stack, StackFactory, eventually
 from tests.factories import order_request

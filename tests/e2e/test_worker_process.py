@@ -24,7 +24,7 @@ from tests.e2e.test_restart import (
     write_config,
 )
 from tests.factories import order_request
-from tests.test_cli import free_port
+from tests.support.processes import free_port
 
 WORKERS_IN_A_CHILD = {"workers": "process", "poll_s": 3600}
 

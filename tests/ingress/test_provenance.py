@@ -1,7 +1,7 @@
 """Provenance: one test per pure check, then the pipeline's order when several fail.
 
 Operations are real (made and moved through the store); clicks are card.action.trigger
-envelopes shaped like Lark's (bot/sandbox/events.py `card_action`), read by `parse_click`.
+envelopes shaped like Lark's (larksandbox/events.py `card_action`), read by `parse_click`.
 """
 
 from __future__ import annotations
@@ -235,8 +235,8 @@ def test_parse_click_turns_missing_parts_into_blanks_that_fail_the_checks(
 
 
 def test_checks_run_in_design_order() -> None:
-    # DESIGN §4, with the value's shape and action checked before the operation is loaded
-    # (the value names it) and self-approval after operator membership (STYLE.md).
+    # docs/architecture.md §4: the value's shape and action checked before the operation is
+    # loaded (the value names it), self-approval after operator membership.
     names = [check.__name__ for check in (*ENVELOPE_CHECKS, *VALUE_CHECKS, *OPERATION_CHECKS)]
     assert names == [
         "envelope_well_formed",

@@ -29,10 +29,10 @@ from lark_oapi.core.token.manager import TokenManager  # type: ignore[import-unt
 from bot.lark.api import LarkApi, LarkApiError, retrying
 from bot.lark.tokens import TenantTokens
 from bot.lark.transport import LarkTransport
-from bot.sandbox.app import SandboxOptions, build_sandbox
-from bot.sandbox.control import HUB_KEY
-from bot.sandbox.openapi import Handler
-from bot.sandbox.state import App, default_state
+from larksandbox.app import SandboxOptions, build_sandbox
+from larksandbox.control import HUB_KEY
+from larksandbox.openapi import Handler
+from larksandbox.state import App, default_state
 from tests.sandbox import conftest as sandbox_conftest
 from tests.sandbox.conftest import Sandbox, v2_card
 

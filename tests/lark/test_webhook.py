@@ -20,8 +20,8 @@ from aiohttp.test_utils import TestServer
 
 from bot.lark.ingress_port import PROCESSING_ANSWER
 from bot.lark.webhook import add_webhook_routes
-from bot.sandbox.state import App
-from bot.sandbox.webhook import (
+from larksandbox.state import App
+from larksandbox.webhook import (
     SIGNATURE_HEADER,
     TIMESTAMP_HEADER,
     WebhookPusher,

@@ -12,8 +12,8 @@ import json
 import aiohttp
 import pytest
 
-from bot.sandbox.state import App
-from bot.sandbox.webhook import encrypt, sealed_body, signed_headers
+from larksandbox.state import App
+from larksandbox.webhook import encrypt, sealed_body, signed_headers
 from tests.conftest import logged_once_without_traceback
 from tests.lark.test_webhook import (  # noqa: F401  (fixtures)
     FakePort,

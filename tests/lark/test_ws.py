@@ -22,10 +22,10 @@ from aiohttp.test_utils import TestServer
 
 from bot.lark.ingress_port import PROCESSING_ANSWER
 from bot.lark.ws import WsTransport
-from bot.sandbox.app import SandboxOptions, build_sandbox
-from bot.sandbox.control import HUB_KEY
-from bot.sandbox.longconn import ENDPOINT_PATH, ClientConfig
-from bot.sandbox.state import default_state
+from larksandbox.app import SandboxOptions, build_sandbox
+from larksandbox.control import HUB_KEY
+from larksandbox.longconn import ENDPOINT_PATH, ClientConfig
+from larksandbox.state import default_state
 from tests.sandbox.conftest import Sandbox, card_content, lark_client, sdk, until, v2_card
 from tests.sandbox.test_openapi import create_request
 

@@ -14,10 +14,10 @@ import pytest
 from aiohttp.test_utils import TestServer
 from lark_oapi.core.token.manager import TokenManager  # type: ignore[import-untyped]
 
-from bot.sandbox.app import SandboxOptions, build_sandbox
-from bot.sandbox.control import HUB_KEY
-from bot.sandbox.hub import Hub
-from bot.sandbox.state import App, SandboxState, default_state
+from larksandbox.app import SandboxOptions, build_sandbox
+from larksandbox.control import HUB_KEY
+from larksandbox.hub import Hub
+from larksandbox.state import App, SandboxState, default_state
 
 T = TypeVar("T")
 

@@ -1,6 +1,6 @@
 """Run the unmodified lark-oapi `ws.Client` against the sandbox, in a thread or in a subprocess.
 
-In a thread: lark.md §2.8 mode D (fresh loop in the thread, `lark_oapi.ws.client.loop` set to it
+In a thread: docs/lark-reference.md §2.8 mode D (fresh loop in the thread, `lark_oapi.ws.client.loop` set to it
 before the client is built and started). The SDK has no stop(); `SdkThread.stop()` stops the
 thread's loop, cancels the SDK's tasks and closes its socket, so tests do not leak into each other.
 

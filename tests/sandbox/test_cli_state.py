@@ -10,7 +10,7 @@ from pathlib import Path
 
 import aiohttp
 
-from tests.test_cli import ENV, ROOT, free_port
+from tests.support.processes import ENV, ROOT, free_port
 
 
 async def start_sandbox(port: int, state_file: Path) -> tuple[asyncio.subprocess.Process, str]:

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from bot.devstack import SandboxApp, point_webhooks
-from bot.sandbox.hub import Hub
+from larksandbox.hub import Hub
 from tests.sandbox.conftest import Sandbox, card_content, lark_client, sdk, until, v2_card
 from tests.sandbox.receivers import Receiver, webhook_receiver
 from tests.sandbox.test_openapi import send_card

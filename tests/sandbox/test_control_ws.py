@@ -12,10 +12,10 @@ import lark_oapi as lark  # type: ignore[import-untyped]
 import pytest
 from aiohttp.test_utils import TestServer
 
-from bot.sandbox.app import SandboxOptions, build_sandbox
-from bot.sandbox.control import HUB_KEY
-from bot.sandbox.longconn import ClientConfig
-from bot.sandbox.state import default_state
+from larksandbox.app import SandboxOptions, build_sandbox
+from larksandbox.control import HUB_KEY
+from larksandbox.longconn import ClientConfig
+from larksandbox.state import default_state
 from tests.sandbox.conftest import Sandbox, card_content, lark_client, sdk, until, v2_card
 from tests.sandbox.sdk_client import SdkThread
 from tests.sandbox.test_openapi import create_request

@@ -1,7 +1,7 @@
 """The sandbox's long connection against the UNMODIFIED lark-oapi ws.Client.
 
 Each test starts its own aiohttp server with a `LongConnHub` on a free port and runs the SDK
-client in a thread (lark.md §2.8 mode D, see sdk_client.py); the second client of the
+client in a thread (docs/lark-reference.md §2.8 mode D, see sdk_client.py); the second client of the
 two-client test is a subprocess, because the SDK's module-global loop makes two in-process
 clients race. Handlers hand what they see to the test through thread-safe queues; the test
 waits for conditions with deadlines, never for fixed sleeps.
@@ -32,7 +32,7 @@ from lark_oapi.event.callback.model.p2_card_action_trigger import (  # type: ign
 from lark_oapi.ws.exception import ClientException  # type: ignore[import-untyped]
 from lark_oapi.ws.pb.pbbp2_pb2 import Frame  # type: ignore[import-untyped]
 
-from bot.sandbox.longconn import (
+from larksandbox.longconn import (
     Ack,
     ClientConfig,
     LongConnHub,
@@ -40,7 +40,7 @@ from bot.sandbox.longconn import (
     build_data_frames,
     parse_ack,
 )
-from bot.sandbox.state import App, SandboxState, default_state
+from larksandbox.state import App, SandboxState, default_state
 from tests.sandbox.sdk_client import SdkThread
 
 ROOT = Path(__file__).resolve().parents[2]

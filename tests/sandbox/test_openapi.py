@@ -17,7 +17,7 @@ from lark_oapi.api.im.v1 import (  # type: ignore[import-untyped]
 )
 from lark_oapi.core.token.manager import TokenManager  # type: ignore[import-untyped]
 
-from bot.sandbox.state import App
+from larksandbox.state import App
 from tests.sandbox.conftest import Sandbox, card_content, lark_client, sdk, v2_card
 
 

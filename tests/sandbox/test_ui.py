@@ -2,7 +2,7 @@
 
 The sandbox runs as a real subprocess (`python -m bot.cli sandbox`); the bot side is played by
 plain HTTP calls to the sandbox OpenAPI plus a webhook receiver that runs the UNMODIFIED
-lark-oapi `EventDispatcherHandler` (lark.md §3.2) in a thread. Playwright's sync API drives
+lark-oapi `EventDispatcherHandler` (docs/lark-reference.md §3.2) in a thread. Playwright's sync API drives
 Debian's Chromium (`apt-get install -y chromium`); nothing here sleeps to synchronise: the
 browser side waits with Playwright's auto-waiting `expect`.
 """

@@ -1,7 +1,7 @@
 """The sandbox's webhook push against a REAL receiver running the unmodified lark-oapi SDK.
 
 Each receiver is a small aiohttp app whose route hands the request to
-`lark.EventDispatcherHandler.do(RawRequest)` exactly like the adapter in lark.md §3.2.
+`lark.EventDispatcherHandler.do(RawRequest)` exactly like the adapter in docs/lark-reference.md §3.2.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from lark_oapi.event.callback.model.p2_card_action_trigger import (  # type: ign
     P2CardActionTriggerResponse,
 )
 
-from bot.sandbox.state import App
-from bot.sandbox.webhook import (
+from larksandbox.state import App
+from larksandbox.webhook import (
     NONCE_HEADER,
     SIGNATURE_HEADER,
     TIMESTAMP_HEADER,

@@ -1,4 +1,4 @@
-"""Principle 3: one claim per operation, decided by the database."""
+"""Principle 3 (docs/architecture.md §1): one claim per operation, decided by the database."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Principle 2: the confirm digest binds every effect-bearing input."""
+"""Principle 2 (docs/architecture.md §1): the confirm digest binds every effect-bearing input."""
 
 from __future__ import annotations
 

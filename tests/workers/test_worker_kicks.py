@@ -23,7 +23,7 @@ def datagrams(sock: socket.socket) -> list[bytes]:
 
 
 async def test_a_burst_of_kicks_in_one_turn_is_one_datagram_per_worker() -> None:
-    config = resolve(read_file(EXAMPLE), {"COUNTERSIGN_TOKEN_DEV_AGENT": "x" * 32})
+    config = resolve(read_file(EXAMPLE), {"COUNTERSIGN_TOKEN": "x" * 32})
     workers = WorkerProcess(config)
     child_end = workers._theirs  # the end the child inherits
     child_end.setblocking(False)

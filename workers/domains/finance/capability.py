@@ -1,4 +1,4 @@
-"""Admission against what the venue adapter could ever execute (DESIGN §6).
+"""Admission against what the venue adapter could ever execute (docs/architecture.md §6).
 
 Pure: the caller reads the adapter's `Capabilities` once per proposal. An order the adapter
 can never take (an instrument it does not list, an order type, time in force or account mode

@@ -1,7 +1,7 @@
 """The simulated venue: the adapter the finance executor submits to and reconciles against.
 
-SIMULATED: nothing here reaches a real exchange (principle 7; every order, listing
-and observation carries `simulated=True`).
+SIMULATED: nothing here reaches a real exchange (docs/architecture.md §1, principle 7;
+every order, listing and observation carries `simulated=True`).
 
 State lives in the venue's own SQLite file (`venue_store`), so a restarted bot
 reconciles against what the venue really did. Every answer is committed before it

@@ -1,7 +1,7 @@
 """message.send through Lark: one message in the counterparty chat, a receipt in the ops chat.
 
 The operation's client id is the message's `uuid`, so Lark itself turns a repeated create
-into the first message for one hour (lark.md: uuid dedupe). That is what makes
+into the first message for one hour (docs/lark-reference.md: uuid dedupe). That is what makes
 reconciling an unknown send safe: inside the window, sending again with the same uuid
 either returns the message that was posted or posts it for the first time, never a second
 copy. After the window Lark no longer dedupes, so an unknown send that old is left to a

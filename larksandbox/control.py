@@ -10,10 +10,10 @@ from typing import Any
 
 from aiohttp import web
 
-from bot.sandbox import answers, events
-from bot.sandbox.hub import Hub
-from bot.sandbox.openapi import STATE_KEY
-from bot.sandbox.state import App, Chat, Click, Message, SandboxState, User
+from larksandbox import answers, events
+from larksandbox.hub import Hub
+from larksandbox.openapi import STATE_KEY
+from larksandbox.state import App, Chat, Click, Message, SandboxState, User
 
 HUB_KEY = web.AppKey("sandbox_hub", Hub)
 OPEN_ID = re.compile(r"^ou_[A-Za-z0-9_-]{1,120}$")

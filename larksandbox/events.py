@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from bot.sandbox.state import App, Chat, Message, SandboxState, User
+from larksandbox.state import App, Chat, Message, SandboxState, User
 
 
 def _header(state: SandboxState, app: App, event_type: str, *, micros: bool) -> dict[str, Any]:
@@ -13,7 +13,7 @@ def _header(state: SandboxState, app: App, event_type: str, *, micros: bool) -> 
     return {
         "event_id": state.new_event_id(),
         "token": app.verification_token,
-        # card callbacks carry microseconds, events milliseconds (lark.md §1.1, §5)
+        # card callbacks carry microseconds, events milliseconds (docs/lark-reference.md §1.1, §5)
         "create_time": str(int(now * 1_000_000)) if micros else str(int(now * 1000)),
         "event_type": event_type,
         "tenant_key": app.tenant_key,

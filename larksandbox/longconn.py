@@ -1,6 +1,6 @@
 """The server side of Lark's long connection, as the unmodified lark-oapi `ws.Client` expects it.
 
-Protocol (../shared/reference/lark.md §2; lark_oapi 1.7.5 `ws/client.py`):
+Protocol (docs/lark-reference.md §2; lark_oapi 1.7.5 `ws/client.py`):
 
 1. `POST /callback/ws/endpoint` `{"AppID", "AppSecret"}` -> `{"code": 0, "data": {"URL",
    "ClientConfig"}}`. The URL carries `device_id` and `service_id` (the SDK reads both) and a
@@ -32,10 +32,10 @@ from typing import Literal
 from aiohttp import WSMsgType, web
 
 # Importing any lark_oapi module runs `lark_oapi/__init__` and so captures the SDK's module-level
-# event loop (lark.md §2.8); harmless here because the sandbox never runs the SDK client itself.
+# event loop (docs/lark-reference.md §2.8); harmless here because the sandbox never runs the SDK client itself.
 from lark_oapi.ws.pb.pbbp2_pb2 import Frame  # type: ignore[import-untyped]
 
-from bot.sandbox.state import SandboxState
+from larksandbox.state import SandboxState
 
 log = logging.getLogger(__name__)
 

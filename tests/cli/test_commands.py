@@ -2,87 +2,17 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
-import os
-import signal
-import socket
-import sys
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from store.migrate import head_revision
 from tests.conftest import Backend
+from tests.support.processes import ENV, ROOT, Running, cli, free_port, start, stop
 
-ROOT = Path(__file__).resolve().parents[1]
-ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 MESSAGE_EXAMPLE = (ROOT / "examples" / "message.json").read_bytes()
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-@dataclass
-class Result:
-    code: int
-    out: str
-    err: str
-
-
-async def cli(*args: str, stdin: bytes | None = None, env: dict[str, str] | None = None) -> Result:
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "bot.cli",
-        *args,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        cwd=ROOT,
-        env=env or ENV,
-    )
-    out, err = await asyncio.wait_for(process.communicate(stdin), 60)
-    assert process.returncode is not None
-    return Result(process.returncode, out.decode(), err.decode())
-
-
-@dataclass
-class Running:
-    process: asyncio.subprocess.Process
-    url: str
-
-
-async def start(*args: str, env: dict[str, str] | None = None) -> Running:
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "bot.cli",
-        "run",
-        *args,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-        cwd=ROOT,
-        env=env or ENV,
-    )
-    assert process.stdout is not None
-    async with asyncio.timeout(30):
-        while True:
-            line = (await process.stdout.readline()).decode()
-            assert line, "the bot exited before it was ready"
-            if line.startswith("countersign API listening on "):
-                return Running(process, line.split()[-1])
-
-
-async def stop(running: Running) -> int:
-    running.process.send_signal(signal.SIGTERM)
-    return await asyncio.wait_for(running.process.wait(), 20)
 
 
 @pytest.fixture

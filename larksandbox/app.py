@@ -12,11 +12,11 @@ from pathlib import Path
 
 from aiohttp import web
 
-from bot.sandbox import control, openapi
-from bot.sandbox.hub import LARK_RETRY_SCHEDULE_S, Hub
-from bot.sandbox.longconn import ClientConfig, LongConnHub
-from bot.sandbox.state import SandboxState
-from bot.sandbox.webhook import URL_VERIFY_TIMEOUT_S, WebhookPusher
+from larksandbox import control, openapi
+from larksandbox.hub import LARK_RETRY_SCHEDULE_S, Hub
+from larksandbox.longconn import ClientConfig, LongConnHub
+from larksandbox.state import SandboxState
+from larksandbox.webhook import URL_VERIFY_TIMEOUT_S, WebhookPusher
 
 log = logging.getLogger("countersign.sandbox")
 UI_DIR = Path(__file__).with_name("ui")

@@ -1,6 +1,6 @@
 """The sandbox's side of Lark's HTTP push: Lark POSTs events and card callbacks to the developer.
 
-What goes over the wire, as in ../shared/reference/lark.md §3.1:
+What goes over the wire, as in docs/lark-reference.md §3.1:
 
 * body: the schema-2.0 envelope as JSON or, when the app has an Encrypt Key,
   ``{"encrypt": base64(iv + AES-256-CBC(PKCS7(json)))}`` with key ``sha256(encrypt_key)``;
@@ -26,7 +26,7 @@ from typing import Any, Literal
 import aiohttp
 from Crypto.Cipher import AES
 
-from bot.sandbox.state import App
+from larksandbox.state import App
 
 TIMESTAMP_HEADER = "X-Lark-Request-Timestamp"
 NONCE_HEADER = "X-Lark-Request-Nonce"

@@ -7,8 +7,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from bot.sandbox import cardcheck
-from bot.sandbox.hub import CALLBACK_BAD_BODY, CALLBACK_BAD_CARD, CARD_DOWNGRADE
+from larksandbox import cardcheck
+from larksandbox.hub import CALLBACK_BAD_BODY, CALLBACK_BAD_CARD, CARD_DOWNGRADE
 
 TOAST_TYPES = frozenset({"info", "success", "error", "warning"})
 

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from bot.sandbox.state import CARD_MAX_BYTES
+from larksandbox.state import CARD_MAX_BYTES
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 Events are at least once: not acked (3 s, non-200, no transport) means a re-push at 15 s,
 5 min, 1 h and 6 h (scalable for tests). Card callbacks are answered once: a late or bad
 answer becomes the client-side error code the clicking user would have seen; they are not
-re-pushed (lark.md §1.3 marks that UNCONFIRMED; this is the sandbox's documented choice).
+re-pushed (docs/lark-reference.md §1.3 marks that UNCONFIRMED; this is the sandbox's documented choice).
 """
 
 from __future__ import annotations
@@ -16,14 +16,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from bot.sandbox.longconn import LongConnHub, NoConnection
-from bot.sandbox.state import App, SandboxState
-from bot.sandbox.webhook import WebhookPusher
+from larksandbox.longconn import LongConnHub, NoConnection
+from larksandbox.state import App, SandboxState
+from larksandbox.webhook import WebhookPusher
 
 LARK_RETRY_SCHEDULE_S: tuple[float, ...] = (15, 300, 3600, 21600)
 CALLBACK_TIMEOUT_S = 3.0
 
-# Client-side codes a clicking user sees (lark.md §1.3)
+# Client-side codes a clicking user sees (docs/lark-reference.md §1.3)
 NO_CALLBACK_CONFIGURED = 200340
 CALLBACK_TIMEOUT = 200341
 CALLBACK_CONNECT_FAILED = 200342

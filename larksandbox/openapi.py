@@ -1,6 +1,6 @@
 """The Lark OpenAPI subset the bot uses: same paths, `{code, msg, data}` envelopes, error codes.
 
-Choices where lark.md says UNCONFIRMED are listed in bot/sandbox/README.md.
+Choices where docs/lark-reference.md says UNCONFIRMED are listed in larksandbox/README.md.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from typing import Any
 
 from aiohttp import web
 
-from bot.sandbox import cardcheck
-from bot.sandbox.state import (
+from larksandbox import cardcheck
+from larksandbox.state import (
     PATCH_MAX_AGE,
     TEXT_MAX_BYTES,
     App,

@@ -1,0 +1,84 @@
+"""What every command shares: defaults, exit codes, how a config is found and a store opened."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from typing import Any
+
+from bot import config as config_mod
+from bot.profiles import DEFAULT_DEV_DIR, dev_settings
+
+DEFAULT_CONFIG = Path("countersign.toml")
+DEFAULT_PORT = 8080
+EXIT_API = 1
+EXIT_USAGE = 2
+
+
+class CommandError(Exception):
+    """An expected failure: the boundary prints `error: <message>` and exits with `exit_code`."""
+
+    def __init__(self, message: str, exit_code: int = EXIT_API) -> None:
+        super().__init__(message)
+        self.message = message
+        self.exit_code = exit_code
+
+
+def config_path(args: argparse.Namespace) -> Path:
+    """The config file named by --config or COUNTERSIGN_CONFIG, else ./countersign.toml."""
+    given = getattr(args, "config", None) or os.environ.get("COUNTERSIGN_CONFIG")
+    return Path(given) if given else DEFAULT_CONFIG
+
+
+def file_data(args: argparse.Namespace) -> dict[str, Any]:
+    data = config_mod.load(config_path(args))
+    http = data.get("http", {})
+    if getattr(args, "port", None) is not None and isinstance(http, dict):
+        # Overridden in the data, not on the model, so the port is validated like the file.
+        data["http"] = {**http, "port": args.port}
+    return data
+
+
+def uses_dev_data(args: argparse.Namespace) -> bool:
+    """--dev, or no config anywhere while the dev directory holds a store (the demo ran)."""
+    if getattr(args, "dev", False):
+        return True
+    named = getattr(args, "config", None) or os.environ.get("COUNTERSIGN_CONFIG")
+    if named or DEFAULT_CONFIG.exists():
+        return False
+    data_dir: Path = getattr(args, "data_dir", DEFAULT_DEV_DIR)
+    if (data_dir / "countersign.db").exists():
+        print(
+            f"no {DEFAULT_CONFIG} here: using the dev data in {data_dir} (the demo's); "
+            "pass --config FILE to use another",
+            file=sys.stderr,
+        )
+        return True
+    return False
+
+
+def settings_of(args: argparse.Namespace) -> config_mod.Settings:
+    if uses_dev_data(args):
+        port = getattr(args, "port", None)
+        return dev_settings(args.data_dir, DEFAULT_PORT if port is None else port)
+    return config_mod.parse(file_data(args))
+
+
+def with_store(args: argparse.Namespace, use: Callable[[Any], Coroutine[Any, Any, Any]]) -> Any:
+    """Run `use(store)` against the configured store (operator tools, no bot needed)."""
+    from store.opening import open_store
+
+    settings = settings_of(args)
+
+    async def go() -> Any:
+        store = await open_store(settings.store.url, schema=settings.store.schema_name)
+        try:
+            return await use(store)
+        finally:
+            await store.close()
+
+    return asyncio.run(go())

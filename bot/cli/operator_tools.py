@@ -1,0 +1,119 @@
+"""Operator tools that work on the store directly, with or without a running bot."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+from bot import config as config_mod
+from bot.cli.common import EXIT_USAGE, CommandError, file_data, settings_of, with_store
+from bot.profiles import DEV_ENVIRON
+
+
+def cmd_config_check(args: argparse.Namespace) -> int:
+    environ: Mapping[str, str] = os.environ
+    settings: config_mod.Settings | None
+    if args.dev:
+        environ = {**os.environ, **DEV_ENVIRON}
+        settings = settings_of(args)
+        problems = config_mod.check(settings, environ)
+    else:
+        settings, problems = config_mod.check_data(file_data(args), environ)
+    if settings is not None:
+        print(json.dumps(config_mod.redacted(settings, environ), indent=2))
+    if problems:
+        for problem in problems:
+            print(problem.line(), file=sys.stderr)
+        return EXIT_USAGE
+    print("config ok", file=sys.stderr)
+    return 0
+
+
+def cmd_db_upgrade(args: argparse.Namespace) -> int:
+    from store.engine import create_engine
+    from store.migrate import current_revision, upgrade
+
+    settings = settings_of(args)
+
+    async def go() -> str | None:
+        engine = create_engine(settings.store.url, schema=settings.store.schema_name)
+        try:
+            await upgrade(engine, schema=settings.store.schema_name)
+            return await current_revision(engine)
+        finally:
+            await engine.dispose()
+
+    print(f"database at revision {asyncio.run(go())}")
+    return 0
+
+
+def cmd_reconcile(args: argparse.Namespace) -> int:
+    from store.execution import ExecutionLedger
+
+    queued = with_store(args, lambda store: ExecutionLedger(store).reconcile_now(args.id))
+    if args.id is not None and not queued:
+        raise CommandError(
+            f"{args.id} has no unknown submission or working order to look at "
+            "(unknown id, not executed yet, mid-dispatch, or settled)"
+        )
+    for operation_id in queued:
+        print(f"queued for reconciliation: {operation_id}")
+    if not queued:
+        print("nothing to reconcile")
+    return 0
+
+
+def cmd_deliveries_list(args: argparse.Namespace) -> int:
+    from store.deliveries import DeliveryLedger
+
+    found = with_store(
+        args,
+        lambda store: DeliveryLedger(store).find(
+            operation_id=args.operation, state=args.state, limit=args.limit
+        ),
+    )
+    if args.json:
+        print(json.dumps([delivery.as_json() for delivery in found], indent=2))
+        return 0
+    for d in found:
+        print(
+            f"{d.id}  {d.state:<9} {d.channel:<7} {d.stage:<10} op {d.operation_id}  "
+            f"attempts {d.attempts}  {d.result or d.last_error or ''}"
+        )
+    if not found:
+        print("(no deliveries)")
+    return 0
+
+
+def cmd_deliveries_retry(args: argparse.Namespace) -> int:
+    from store.deliveries import DeliveryLedger
+
+    retried = with_store(args, lambda store: DeliveryLedger(store).retry(args.id))
+    if retried is None:
+        raise CommandError(
+            f"no failed delivery {args.id}: only a failed delivery is replayed "
+            "(see `countersign deliveries list --state failed`)"
+        )
+    print(
+        f"queued again: {retried.id} ({retried.channel}, op {retried.operation_id}); "
+        "the operation is not executed again"
+    )
+    return 0
+
+
+def cmd_venue_orders(args: argparse.Namespace) -> int:
+    from workers.domains.finance.venue import venue_orders_text
+
+    path = Path(settings_of(args).domains.finance.venue_path)
+    try:
+        print(asyncio.run(venue_orders_text(path, as_json=args.json, account=args.account)))
+    except FileNotFoundError:
+        raise CommandError(
+            f"no venue state at {path}; it is created when the bot first runs"
+        ) from None
+    return 0

@@ -1,0 +1,177 @@
+"""The argument parser: every command, its options and the function that runs it."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from bot.cli.api_commands import cmd_cancel, cmd_health, cmd_list, cmd_propose, cmd_show
+from bot.cli.operator_tools import (
+    cmd_config_check,
+    cmd_db_upgrade,
+    cmd_deliveries_list,
+    cmd_deliveries_retry,
+    cmd_reconcile,
+    cmd_venue_orders,
+)
+from bot.cli.serving import cmd_demo, cmd_run, cmd_sandbox, cmd_worker
+from bot.profiles import DEFAULT_DEV_DIR, DEV_TOKEN_ENV
+
+
+def config_options(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument(
+        "--config", help="TOML config file (default ./countersign.toml, env COUNTERSIGN_CONFIG)"
+    )
+    sub.add_argument(
+        "--dev",
+        action="store_true",
+        help=f"use the built-in dev profile (the demo's data in {DEFAULT_DEV_DIR})",
+    )
+    sub.add_argument("--data-dir", type=Path, default=DEFAULT_DEV_DIR, help="dev profile data dir")
+    sub.add_argument("--port", type=int, help="HTTP port (overrides the config)")
+
+
+def client_options(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument("--url", help="bot API URL (env COUNTERSIGN_URL)")
+    sub.add_argument("--token", help=f"proposer token (env {DEV_TOKEN_ENV})")
+    sub.add_argument("--config", help="take URL and token from this config")
+    sub.add_argument("--proposer", help="which proposer of --config to act as")
+    sub.add_argument("--json", action="store_true", help="print JSON")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="countersign", description="Human-confirmed operations over Lark/Feishu cards."
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    add_serving(commands)
+    add_operator_tools(commands)
+    add_api_commands(commands)
+    return parser
+
+
+if TYPE_CHECKING:
+    # argparse has no public name for what `add_subparsers()` returns (nor is it generic at run time).
+    Commands = argparse._SubParsersAction[argparse.ArgumentParser]
+
+
+def add_serving(commands: Commands) -> None:
+    run = commands.add_parser("run", help="run the bot")
+    config_options(run)
+    run.add_argument("--host", help="HTTP host (overrides the config)")
+    run.add_argument(
+        "--sandbox", action="store_true", help="dev profile plus an in-process sandbox"
+    )
+    run.add_argument(
+        "--sandbox-port", type=int, default=9090, help="port of the in-process sandbox"
+    )
+    run.add_argument("--sandbox-url", help="use a sandbox that is already running")
+    run.add_argument("--lark-mode", choices=("ws", "webhook"), default="ws", help="with --sandbox")
+    run.set_defaults(func=cmd_run)
+
+    demo = commands.add_parser(
+        "demo", help="sandbox + bot + simulated venue with sample operations to click"
+    )
+    demo.add_argument("--script", action="store_true", help="click through it and check it")
+    demo.add_argument("--data-dir", type=Path, default=DEFAULT_DEV_DIR)
+    demo.add_argument("--port", type=int, help="bot HTTP port (default 8080)")
+    demo.add_argument("--sandbox-port", type=int, default=9090)
+    demo.set_defaults(func=cmd_demo)
+
+    worker = commands.add_parser(
+        "worker", help="run the workers alone (executor, reconciler, cards, expiry)"
+    )
+    config_options(worker)
+    worker.set_defaults(func=cmd_worker)
+
+    sandbox = commands.add_parser("sandbox", help="run the local Lark sandbox")
+    sandbox.add_argument("--host", default="127.0.0.1")
+    sandbox.add_argument("--port", type=int, default=9090)
+    sandbox.add_argument("--state", type=Path, help="load/persist sandbox state in this JSON file")
+    sandbox.set_defaults(func=cmd_sandbox)
+
+
+def add_operator_tools(commands: Commands) -> None:
+    reconcile = commands.add_parser(
+        "reconcile",
+        help="look up unknown submissions and working orders now (a running worker does it)",
+    )
+    reconcile.add_argument("id", nargs="?", help="one operation (default: all)")
+    config_options(reconcile)
+    reconcile.set_defaults(func=cmd_reconcile)
+
+    deliveries = commands.add_parser(
+        "deliveries", help="result return: replies and webhooks to proposers"
+    )
+    deliveries_sub = deliveries.add_subparsers(
+        dest="deliveries_command", required=True, metavar="ACTION"
+    )
+    listing = deliveries_sub.add_parser("list", help="newest first")
+    listing.add_argument("--state", choices=("pending", "delivered", "failed"))
+    listing.add_argument("--operation", help="only this operation's deliveries")
+    listing.add_argument("--limit", type=int, default=50)
+    listing.add_argument("--json", action="store_true")
+    config_options(listing)
+    listing.set_defaults(func=cmd_deliveries_list)
+    replay = deliveries_sub.add_parser("retry", help="replay a failed delivery (same id)")
+    replay.add_argument("id")
+    config_options(replay)
+    replay.set_defaults(func=cmd_deliveries_retry)
+
+    config_cmd = commands.add_parser("config", help="configuration tools")
+    config_sub = config_cmd.add_subparsers(dest="config_command", required=True, metavar="ACTION")
+    check = config_sub.add_parser(
+        "check", help="print the effective config (secrets redacted) and its problems"
+    )
+    config_options(check)
+    check.set_defaults(func=cmd_config_check)
+
+    db = commands.add_parser("db", help="database tools")
+    db_sub = db.add_subparsers(dest="db_command", required=True, metavar="ACTION")
+    up = db_sub.add_parser("upgrade", help="apply migrations")
+    config_options(up)
+    up.set_defaults(func=cmd_db_upgrade)
+
+    venue = commands.add_parser("venue", help="the simulated venue")
+    venue_sub = venue.add_subparsers(dest="venue_command", required=True, metavar="ACTION")
+    venue_orders = venue_sub.add_parser("orders", help="orders with client ids and submit counts")
+    config_options(venue_orders)
+    venue_orders.add_argument("--json", action="store_true")
+    venue_orders.add_argument("--account")
+    venue_orders.set_defaults(func=cmd_venue_orders)
+
+
+def add_api_commands(commands: Commands) -> None:
+    health = commands.add_parser("health", help="readiness of a running bot (/readyz)")
+    health.add_argument("--url", help="bot URL (env COUNTERSIGN_URL)")
+    health.add_argument("--json", action="store_true")
+    health.set_defaults(func=cmd_health)
+
+    propose = commands.add_parser("propose", help="propose an operation from a JSON file or -")
+    propose.add_argument("file", metavar="FILE|-")
+    client_options(propose)
+    propose.set_defaults(func=cmd_propose)
+
+    show = commands.add_parser("show", help="show one operation")
+    show.add_argument("id")
+    show.add_argument(
+        "--wait",
+        type=int,
+        metavar="N",
+        help="first wait up to N seconds (<= 60) for the operation to change",
+    )
+    client_options(show)
+    show.set_defaults(func=cmd_show)
+
+    lister = commands.add_parser("list", help="list operations, newest first")
+    lister.add_argument("--state")
+    lister.add_argument("--limit", type=int)
+    lister.add_argument("--cursor")
+    client_options(lister)
+    lister.set_defaults(func=cmd_list)
+
+    cancel = commands.add_parser("cancel", help="cancel an unclaimed operation")
+    cancel.add_argument("id")
+    client_options(cancel)
+    cancel.set_defaults(func=cmd_cancel)

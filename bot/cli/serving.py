@@ -1,0 +1,130 @@
+"""Commands that serve until stopped: the bot, the workers alone, the demo, the sandbox."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import os
+
+from bot import config as config_mod
+from bot.cli.common import DEFAULT_PORT, settings_of
+from bot.logs import configure, redact
+from bot.profiles import DEV_TOKEN, DEV_TOKEN_ENV, dev_config
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from bot.server import serve
+
+    configure()
+    if args.sandbox or args.sandbox_url:
+        return asyncio.run(run_with_sandbox(args))
+    if args.dev:
+        args.data_dir.mkdir(parents=True, exist_ok=True)
+        config = dev_config(
+            args.data_dir,
+            DEFAULT_PORT if args.port is None else args.port,
+            args.host or "127.0.0.1",
+        )
+    else:
+        settings = settings_of(args)
+        if args.host:
+            settings = settings.model_copy(
+                update={"http": settings.http.model_copy(update={"host": args.host})}
+            )
+        config = config_mod.resolve(settings, os.environ)
+
+    def ready(url: str) -> None:
+        print(f"countersign API listening on {url}", flush=True)
+        if args.dev:
+            print(
+                f"dev profile: Lark off, store {config.settings.store.url}\n"
+                f"  proposer dev-agent, token {DEV_TOKEN!r}; audience ops = oc_ops "
+                "(ou_alice, ou_bob)\n"
+                f"  try: {DEV_TOKEN_ENV}={DEV_TOKEN} countersign propose examples/order.json "
+                f"--url {url}",
+                flush=True,
+            )
+
+    redact(config.secret_values())
+    return asyncio.run(serve(config, on_ready=ready))
+
+
+def cmd_worker(args: argparse.Namespace) -> int:
+    from bot.server import serve_workers
+
+    configure()
+    config = config_mod.resolve(settings_of(args), os.environ)
+
+    def ready() -> None:
+        print(
+            "countersign worker running: cards, executor, reconciler, expiry, venue clock",
+            flush=True,
+        )
+
+    redact(config.secret_values())
+    return asyncio.run(serve_workers(config, on_ready=ready))
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from bot.demo import run_demo
+
+    configure()
+    if args.script:
+        logging.getLogger().setLevel(logging.WARNING)  # the story, not the logs
+    return asyncio.run(
+        run_demo(
+            args.data_dir,
+            DEFAULT_PORT if args.port is None else args.port,
+            args.sandbox_port,
+            script=args.script,
+        )
+    )
+
+
+async def run_with_sandbox(args: argparse.Namespace) -> int:
+    from bot.devstack import embedded_sandbox, point_webhooks, running_sandbox, sandbox_config
+    from bot.server import serve
+
+    args.data_dir.mkdir(parents=True, exist_ok=True)
+    port = DEFAULT_PORT if args.port is None else args.port
+    host = args.host or "127.0.0.1"
+    async with contextlib.AsyncExitStack() as stack:
+        if args.sandbox_url:
+            sandbox = await running_sandbox(args.sandbox_url)
+        else:
+            sandbox = await stack.enter_async_context(
+                embedded_sandbox(host, args.sandbox_port, args.data_dir / "sandbox.json")
+            )
+        config = sandbox_config(args.data_dir, port, sandbox, args.lark_mode, host)
+
+        async def ready(url: str) -> None:
+            if args.lark_mode == "webhook":
+                await point_webhooks(sandbox, url)
+            print(f"countersign API listening on {url}", flush=True)
+            print(
+                f"sandbox (a local Lark): {sandbox.base_url}/sandbox  (lark mode {args.lark_mode})\n"
+                f"  store {config.settings.store.url}\n"
+                f"  proposer dev-agent, token {DEV_TOKEN!r}; audience ops = oc_ops (ou_alice, ou_bob)\n"
+                f"  try: {DEV_TOKEN_ENV}={DEV_TOKEN} countersign propose examples/order.json "
+                f"--url {url}\n"
+                "  then open the sandbox UI, pick chat Ops, click as Alice",
+                flush=True,
+            )
+
+        redact(config.secret_values())
+        return await serve(config, on_ready=ready)
+    return 0
+
+
+def cmd_sandbox(args: argparse.Namespace) -> int:
+    from bot.cli.common import EXIT_USAGE, CommandError
+    from bot.devstack import SandboxStateUnreadable, serve_sandbox
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    try:
+        asyncio.run(serve_sandbox(args.host, args.port, args.state))
+    except SandboxStateUnreadable as error:
+        raise CommandError(f"--state: {error}", EXIT_USAGE) from None
+    return 0

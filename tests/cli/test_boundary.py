@@ -1,0 +1,98 @@
+"""The CLI's one error boundary, through the real `countersign` process.
+
+Each expected failure is one line on stderr and an exit code, never a traceback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import socket
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.support.processes import ENV, ROOT, cli
+
+
+@pytest.fixture
+def listener() -> Iterator[socket.socket]:
+    """A port that is taken: it accepts connections and never answers."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        sock.setblocking(False)
+        yield sock
+
+
+def port_of(sock: socket.socket) -> int:
+    port: int = sock.getsockname()[1]
+    return port
+
+
+def no_traceback(err: str) -> bool:
+    return "Traceback" not in err
+
+
+async def test_a_busy_port_is_one_line_naming_the_fix(
+    listener: socket.socket, tmp_path: Path
+) -> None:
+    port = str(port_of(listener))
+    bot = await cli("run", "--dev", "--data-dir", str(tmp_path), "--port", port)
+    sandbox = await cli("sandbox", "--port", port)
+    for result in (bot, sandbox):
+        assert result.code == 2 and no_traceback(result.err)
+        last = result.err.strip().splitlines()[-1]
+        assert last.startswith("error: ") and "address already in use" in last
+        assert port in last and "choose another port" in last
+
+
+async def test_a_directory_given_as_config_names_the_option(tmp_path: Path) -> None:
+    expected = f"--config: {tmp_path} is a directory: pass the TOML file inside it"
+    for command in (("config", "check"), ("run",), ("db", "upgrade"), ("venue", "orders")):
+        result = await cli(*command, "--config", str(tmp_path))
+        assert result.code == 2 and no_traceback(result.err), command
+        assert result.err.strip() == expected, command
+
+
+async def test_ctrl_c_while_waiting_is_interrupted_not_a_traceback(
+    listener: socket.socket,
+) -> None:
+    """`show --wait` against a server that never answers; SIGINT once the request arrived."""
+    url = f"http://127.0.0.1:{port_of(listener)}"
+    process = await asyncio.create_subprocess_exec(
+        *(sys.executable, "-m", "bot.cli", "show", "op_x", "--wait", "30"),
+        *("--url", url, "--token", "any"),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        cwd=ROOT,
+        env=ENV,
+    )
+    connection, _ = await asyncio.wait_for(asyncio.get_running_loop().sock_accept(listener), 30)
+    with connection:
+        process.send_signal(signal.SIGINT)
+        out, err = await asyncio.wait_for(process.communicate(), 30)
+    assert process.returncode == 130
+    assert (out, err) == (b"", b"interrupted\n")
+
+
+async def test_a_reader_that_closed_the_pipe_ends_it_quietly(tmp_path: Path) -> None:
+    """`countersign config check --dev | head -0`: nothing on stderr, SIGPIPE's exit code."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        process = await asyncio.create_subprocess_exec(
+            *(sys.executable, "-m", "bot.cli", "config", "check", "--dev"),
+            *("--data-dir", str(tmp_path)),
+            stdout=write_end,
+            stderr=asyncio.subprocess.PIPE,
+            cwd=ROOT,
+            env=ENV,
+        )
+    finally:
+        os.close(write_end)
+    _, err = await asyncio.wait_for(process.communicate(), 60)
+    assert process.returncode == 141 and err == b""
