@@ -27,6 +27,27 @@ _FIXES = {
 }
 
 
+# The formats people meet most, said in words (reason, fix) instead of as a regex.
+PATTERN_WORDS = {
+    r"^ou_[A-Za-z0-9_-]{1,120}$": (
+        "is not a Lark user open_id",
+        "use the user's open_id, which starts with ou_",
+    ),
+    r"^oc_[A-Za-z0-9_-]{1,120}$": (
+        "is not a Lark chat id",
+        "use the chat's chat_id, which starts with oc_",
+    ),
+    r"^[A-Z_][A-Z0-9_]{0,127}$": (
+        "is not an environment variable name",
+        "use capital letters, digits and _, not starting with a digit",
+    ),
+    r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$": (
+        "is not a valid name",
+        "use up to 64 letters, digits and _ . : -, starting with a letter or digit",
+    ),
+}
+
+
 def dotted(loc: Sequence[int | str], prefix: str = "") -> str:
     path = prefix
     for part in loc:
@@ -41,11 +62,17 @@ def problems_from(error: ValidationError, prefix: str = "") -> list[FieldProblem
     problems = []
     for item in error.errors(include_url=False):
         reason = str(item["msg"]).removeprefix("Value error, ")
+        fix = None
         if item["type"] == "string_pattern_mismatch":
             # The rejected value is not echoed: it may be a secret pasted in the wrong place.
-            reason = f"does not match the pattern {item['ctx']['pattern']}"
+            pattern = item["ctx"]["pattern"]
+            reason, fix = PATTERN_WORDS.get(
+                pattern, (f"does not match the pattern {pattern}", None)
+            )
         loc = [part for part in item["loc"] if not str(part).startswith("function-after")]
         # a validator that knows the fix passes it in its error's context
-        fix = (item.get("ctx") or {}).get("fix") or "correct this value and send it again"
-        problems.append(FieldProblem(dotted(loc, prefix), reason, _FIXES.get(item["type"], fix)))
+        fix = fix or _FIXES.get(item["type"]) or (item.get("ctx") or {}).get("fix")
+        problems.append(
+            FieldProblem(dotted(loc, prefix), reason, fix or "correct this value and send it again")
+        )
     return problems

@@ -26,7 +26,9 @@ SAVE_DEBOUNCE_S = 0.5
 @dataclass
 class SandboxOptions:
     state_file: Path | None = None
-    dispatch: str = "round_robin"
+    # which connected client gets each push: "random" as Lark (docs/lark-reference.md §2.7), or
+    # "round_robin" (in turn) for tests that need to know
+    dispatch: str = "random"
     time_scale: float = 1.0
     retry_schedule_s: tuple[float, ...] = LARK_RETRY_SCHEDULE_S
     callback_timeout_s: float = 3.0
@@ -71,7 +73,7 @@ def build_sandbox(state: SandboxState, options: SandboxOptions | None = None) ->
     app = web.Application(middlewares=[openapi.lark_errors, control.control_errors])
     longconn = LongConnHub(
         state,
-        dispatch="random" if options.dispatch == "random" else "round_robin",
+        dispatch="round_robin" if options.dispatch == "round_robin" else "random",
         fragment_bytes=options.fragment_bytes,
         client_config=options.client_config,
     )

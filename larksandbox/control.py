@@ -5,15 +5,25 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import asdict
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from aiohttp import web
 
-from larksandbox import answers, events
+from larksandbox import answers, cardcheck, events
 from larksandbox.hub import Hub
 from larksandbox.openapi import STATE_KEY
-from larksandbox.state import App, Chat, Click, Message, SandboxState, User
+from larksandbox.state import (
+    CLICK_MAX_AGE_V1,
+    CLICK_MAX_AGE_V2,
+    PATCH_MAX_AGE,
+    App,
+    Chat,
+    Click,
+    Message,
+    SandboxState,
+    User,
+)
 
 HUB_KEY = web.AppKey("sandbox_hub", Hub)
 OPEN_ID = re.compile(r"^ou_[A-Za-z0-9_-]{1,120}$")
@@ -79,12 +89,17 @@ def _message(state: SandboxState, message_id: str) -> Message:
     return message
 
 
-def _owner_app(state: SandboxState, message: Message) -> App:
-    """The app that receives callbacks for a card: its sender, also for forwarded copies."""
+def _origin(state: SandboxState, message: Message) -> Message:
+    """The message an app sent, for a forwarded copy (of a copy...) of it."""
     origin = message
     while origin.forwarded_from:
         origin = state.messages[origin.forwarded_from]
-    app = state.apps.get(origin.sender_id)
+    return origin
+
+
+def _owner_app(state: SandboxState, message: Message) -> App:
+    """The app that receives callbacks for a card: its sender, also for forwarded copies."""
+    app = state.apps.get(_origin(state, message).sender_id)
     if app is None:
         raise _fail(409, "not_a_card", "this message was not sent by an app")
     return app
@@ -94,6 +109,8 @@ def message_view(state: SandboxState, message: Message) -> dict[str, Any]:
     view = asdict(message)
     view["card"] = message.card()
     view["clicks"] = [asdict(c) for c in state.clicks if c.message_id == message.message_id]
+    view["locked"] = state.card_locked(message.message_id)
+    view["refused_patches"] = list(state.patch_refusals.get(message.message_id, ()))
     sender = state.users.get(message.sender_id)
     view["sender_name"] = (
         sender.name
@@ -330,23 +347,32 @@ async def click(request: web.Request) -> web.Response:
             raise _fail(409, "no_callback", f"button: {wanted!r} has no callback behaviour")
         value = button.value
     app = _owner_app(state, message)
+    age = state.now() - datetime.fromisoformat(_origin(state, message).created_at)
+    _check_interactive(state, message, card, age)
     envelope = events.card_action(state, app, operator, message, value)
-    outcome = await hub.push_callback(app, envelope)
     toast: dict[str, Any] | None = None
     changed = False
-    client_error, client_error_msg = outcome.client_error, outcome.client_error_msg
-    if outcome.answer is not None:
-        # judged against the card as it is now: a patch may have landed during the callback
-        applied = answers.interpret(message.card() or card, outcome.answer)
-        toast, client_error, client_error_msg = (
-            applied.toast,
-            applied.client_error,
-            applied.client_error_msg,
-        )
-        if applied.card is not None:
-            content = json.dumps(applied.card, ensure_ascii=False)
-            state.revise(message, content, "callback", operator.open_id)
-            changed = True
+    # The card is locked against PATCH from here until the answer is applied (and a while after).
+    state.interaction_started(message.message_id)
+    try:
+        outcome = await hub.push_callback(app, envelope)
+        client_error, client_error_msg = outcome.client_error, outcome.client_error_msg
+        if outcome.answer is not None:
+            # judged against the card as it is now: a patch may have landed on a 1.0 card
+            # (only 2.0 cards are locked while their callback runs)
+            applied = answers.interpret(message.card() or card, outcome.answer)
+            toast, client_error, client_error_msg = (
+                applied.toast,
+                applied.client_error,
+                applied.client_error_msg,
+            )
+            # a 1.0 card clicked on day 14 to 30: the answer's card does not take effect
+            if applied.card is not None and age <= PATCH_MAX_AGE:
+                content = json.dumps(applied.card, ensure_ascii=False)
+                state.revise(message, content, "callback", operator.open_id)
+                changed = True
+    finally:
+        state.interaction_ended(message.message_id)
     status = outcome.status if client_error is None or outcome.status != "answered" else "error"
     record = Click(
         click_id=state.new_event_id(),
@@ -378,6 +404,55 @@ async def click(request: web.Request) -> web.Response:
     return web.json_response(reply)
 
 
+def _check_interactive(
+    state: SandboxState, message: Message, card: dict[str, Any], age: timedelta
+) -> None:
+    """Clicks Lark's client never sends (docs/lark-reference.md §5): nothing is pushed."""
+    v2 = cardcheck.is_v2(card)
+    limit = CLICK_MAX_AGE_V2 if v2 else CLICK_MAX_AGE_V1
+    if age > limit:
+        days = limit.days
+        raise _fail(
+            409,
+            "card_expired",
+            f"this card was sent more than {days} days ago ({'JSON 2.0' if v2 else 'JSON 1.0'}"
+            f" cards take clicks for {days} days); Lark shows "
+            f'"该卡片发送时间已超过 {days} 天，无法进行互动" and sends nothing',
+        )
+    config = card.get("config")
+    forward_interaction = isinstance(config, dict) and config.get("enable_forward_interaction")
+    if message.forwarded_from and not (
+        forward_interaction is True or state.faults.forwarded_cards_interactive
+    ):
+        raise _fail(
+            409,
+            "forwarded_card_not_interactive",
+            "this is a forwarded copy and the card does not set "
+            "config.enable_forward_interaction; Lark sends nothing (the sandbox's "
+            "forwarded_cards_interactive fault lets such clicks through)",
+        )
+
+
+async def hold_card(request: web.Request) -> web.Response:
+    """Hold a card locked against PATCH (as a click in flight does) until released."""
+    state = _state(request)
+    message = _message(state, request.match_info["message_id"])
+    body = await _json(request)
+    held = body.get("hold", True)
+    if not isinstance(held, bool):
+        raise _fail(422, "invalid_hold", "hold: true to lock the card, false to release it")
+    state.hold_card(message.message_id, held)
+    lock = state.card_locks[message.message_id]
+    return web.json_response(
+        {
+            "message_id": message.message_id,
+            "held": lock.held,
+            "in_flight": lock.in_flight,
+            "locked": state.card_locked(message.message_id),
+        }
+    )
+
+
 async def forward(request: web.Request) -> web.Response:
     """Copy a card into another chat as a new message, as a user forwarding it would."""
     state = _state(request)
@@ -385,6 +460,9 @@ async def forward(request: web.Request) -> web.Response:
     body = await _json(request)
     target = _chat(state, str(body.get("chat_id", "")))
     by = _user(state, body.get("by", next(iter(target.members), "")), "by")
+    config = (original.card() or {}).get("config")
+    if isinstance(config, dict) and config.get("enable_forward") is False:
+        raise _fail(409, "forward_disabled", "the card sets config.enable_forward to false")
     copy = Message(
         message_id=state.new_message_id(),
         chat_id=target.chat_id,
@@ -432,12 +510,18 @@ async def faults(request: web.Request) -> web.Response:
             "app_rate_limit_per_s",
             "lose_next_create_answers",
             "fail_next_gets",
+            "card_lock_after_answer_ms",
         ):
             if name in body:
                 value = body[name]
-                if not isinstance(value, int) or value < 0:
+                if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                     raise _fail(422, "invalid_fault", f"{name}: a non-negative integer")
                 setattr(state.faults, name, value)
+        if "forwarded_cards_interactive" in body:
+            switch = body["forwarded_cards_interactive"]
+            if not isinstance(switch, bool):
+                raise _fail(422, "invalid_fault", "forwarded_cards_interactive: true or false")
+            state.faults.forwarded_cards_interactive = switch
     return web.json_response(asdict(state.faults))
 
 
@@ -467,6 +551,7 @@ def add_routes(app: web.Application) -> None:
     r.add_get(f"{base}/messages/{{message_id}}", get_message)
     r.add_post(f"{base}/messages/{{message_id}}/click", click)
     r.add_post(f"{base}/messages/{{message_id}}/forward", forward)
+    r.add_post(f"{base}/messages/{{message_id}}/lock", hold_card)
     r.add_get(f"{base}/clock", clock)
     r.add_post(f"{base}/clock", clock)
     r.add_get(f"{base}/faults", faults)

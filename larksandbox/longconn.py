@@ -9,7 +9,9 @@ Protocol (docs/lark-reference.md §2; lark_oapi 1.7.5 `ws/client.py`):
    the ClientConfig JSON as payload. DATA (method 1): we push `type=event|card` frames with headers
    type/message_id/trace_id/sum/seq; the client echoes the frame back as the ack with the payload
    replaced by `{"code": 200|500, "data": base64(answer)?}` and a `biz_rt` header (handler ms).
-3. Lark's delivery rule (§2.7): each push goes to exactly one connected client of the app.
+3. Lark's delivery rule (§2.7): each push goes to exactly one connected client of the app,
+   picked at random ("random", the default); "round_robin" takes them in turn, for tests that
+   need to know which client gets what.
 
 Everything here runs on the aiohttp event loop; there are no threads.
 """
@@ -179,10 +181,11 @@ class LongConnHub:
         self,
         state: SandboxState,
         *,
-        dispatch: Dispatch = "round_robin",
+        dispatch: Dispatch = "random",
         fragment_bytes: int = 64 * 1024,
         client_config: ClientConfig | None = None,
         max_connections_per_app: int = 50,
+        rng: random.Random | None = None,
     ) -> None:
         if not 0 < fragment_bytes <= MAX_FRAGMENT_BYTES:
             raise ValueError(f"fragment_bytes must be in 1..{MAX_FRAGMENT_BYTES}")
@@ -193,6 +196,7 @@ class LongConnHub:
         self.max_connections_per_app = max_connections_per_app
         self._conns: dict[str, list[_Conn]] = {}  # per app, in connect order, incl. handshaking
         self._round_robin: dict[str, int] = {}
+        self._random = rng or random.Random()
         self._tickets: dict[str, _Ticket] = {}
         self._seq_ids = itertools.count(1)
         self._closed = False
@@ -381,7 +385,7 @@ class LongConnHub:
         if not live:
             raise NoConnection(app_id)
         if self._dispatch == "random":
-            return random.choice(live)
+            return self._random.choice(live)
         turn = self._round_robin.get(app_id, 0)
         self._round_robin[app_id] = turn + 1
         return live[turn % len(live)]

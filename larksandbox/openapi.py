@@ -273,11 +273,24 @@ async def reply_message(request: web.Request) -> web.Response:
     return _send(state, app, chat, await _body(request), parent)
 
 
+# docs/lark-reference.md §4.3: the message-create doc's 230099 sub-code table, whose format the
+# 200550 example there shows ("Failed to create card content, ext=ErrCode: N; ErrMsg: ...; ").
+CARD_LOCKED_MSG = "Failed to create card content, ext=ErrCode: 11310; ErrMsg: card action is lock; "
+
+
 async def patch_message(request: web.Request) -> web.Response:
     app = await _authorized_app(request)
     state = _state(request)
     message = _message(state, request.match_info["message_id"])
     body = await _body(request)
+    try:
+        return _patch(state, app, message, body)
+    except LarkError as refused:  # kept per message: the control API and the UI show them
+        state.refuse_patch(message, refused.code, refused.msg)
+        raise
+
+
+def _patch(state: SandboxState, app: App, message: Message, body: dict[str, Any]) -> web.Response:
     if message.sender_type != "app" or message.sender_id != app.app_id:
         raise LarkError(230027, "No permission: only the app that sent the card can update it")
     if message.msg_type != "interactive":
@@ -301,6 +314,8 @@ async def patch_message(request: web.Request) -> web.Response:
         )
     current = message.card()
     assert current is not None
+    if cardcheck.is_v2(current) and state.card_locked(message.message_id):
+        raise LarkError(230099, CARD_LOCKED_MSG)
     if (problem := cardcheck.replacement_problem(current, card)) is not None:
         raise LarkError(problem.code, problem.msg)
     state.revise(message, content, "patch", app.app_id)

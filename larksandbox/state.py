@@ -9,7 +9,9 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import logging
 import secrets
+import time
 from collections import deque
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -24,6 +26,17 @@ CHAT_SEND_LIMIT_PER_S = 5
 CARD_MAX_BYTES = 30 * 1024
 TEXT_MAX_BYTES = 150 * 1024
 PATCH_MAX_AGE = timedelta(days=14)
+# Clicks reach the app only this long after the card was sent: 14 days for JSON 2.0 cards, 30
+# for 1.0 cards (docs/lark-reference.md §5).
+CLICK_MAX_AGE_V2 = timedelta(days=14)
+CLICK_MAX_AGE_V1 = timedelta(days=30)
+# A JSON 2.0 card being interacted with refuses PATCH (230099, sub-code 11310 "card action is
+# lock", docs/lark-reference.md §4.3) from the click until its callback is answered, and, by the
+# sandbox's choice (the length is not documented), this long after the answer.
+CARD_LOCK_AFTER_ANSWER_MS = 1000
+REFUSALS_KEPT = 50
+
+log = logging.getLogger(__name__)
 
 
 def _id(prefix: str) -> str:
@@ -138,6 +151,22 @@ class Faults:
     lose_next_create_answers: int = 0
     app_rate_limit_per_s: int = 0  # 0 = off; else HTTP 429 / 99991400 beyond it
     fail_next_gets: int = 0  # the next N message reads answer HTTP 500 (a transient error)
+    # Not faults but Lark rules, switchable here: how long a card stays locked after a callback
+    # answer (0: only while the callback is in flight), and whether forwarded copies are
+    # clickable as if every card set `config.enable_forward_interaction`.
+    card_lock_after_answer_ms: int = CARD_LOCK_AFTER_ANSWER_MS
+    forwarded_cards_interactive: bool = False
+
+
+@dataclass
+class CardLock:
+    """Why a card refuses patches now: clicks in flight, a recent answer, a hold (control API).
+
+    Times are `time.monotonic()`, not the sandbox clock: tests shift that clock by days."""
+
+    in_flight: int = 0
+    answered_at: float | None = None
+    held: bool = False
 
 
 @dataclass
@@ -156,6 +185,9 @@ class SandboxState:
     patch_times: dict[str, deque[float]] = field(default_factory=dict)
     send_times: dict[str, deque[float]] = field(default_factory=dict)
     app_call_times: dict[str, deque[float]] = field(default_factory=dict)
+    card_locks: dict[str, CardLock] = field(default_factory=dict)
+    # refused patches per message, newest last (not persisted): what the bot was told
+    patch_refusals: dict[str, deque[dict[str, Any]]] = field(default_factory=dict)
     _listeners: set[asyncio.Queue[dict[str, Any]]] = field(default_factory=set)
     _seq: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
@@ -251,6 +283,43 @@ class SandboxState:
             {"type": "message", "chat_id": message.chat_id, "message_id": message.message_id}
         )
 
+    def refuse_patch(self, message: Message, code: int, msg: str) -> None:
+        refusals = self.patch_refusals.setdefault(message.message_id, deque(maxlen=REFUSALS_KEPT))
+        refusals.append({"at": self.now().isoformat(), "code": code, "msg": msg})
+        self.publish(
+            {
+                "type": "patch_refused",
+                "chat_id": message.chat_id,
+                "message_id": message.message_id,
+                "code": code,
+            }
+        )
+
+    # -- card locks (a card being interacted with) -------------------------------------------
+
+    def interaction_started(self, message_id: str) -> None:
+        self.card_locks.setdefault(message_id, CardLock()).in_flight += 1
+        self.publish({"type": "card_lock", "message_id": message_id})
+
+    def interaction_ended(self, message_id: str) -> None:
+        lock = self.card_locks.setdefault(message_id, CardLock())
+        lock.in_flight = max(0, lock.in_flight - 1)
+        lock.answered_at = time.monotonic()
+        self.publish({"type": "card_lock", "message_id": message_id})
+
+    def hold_card(self, message_id: str, held: bool) -> None:
+        self.card_locks.setdefault(message_id, CardLock()).held = held
+        self.publish({"type": "card_lock", "message_id": message_id})
+
+    def card_locked(self, message_id: str) -> bool:
+        lock = self.card_locks.get(message_id)
+        if lock is None:
+            return False
+        if lock.held or lock.in_flight > 0:
+            return True
+        window_s = self.faults.card_lock_after_answer_ms / 1000
+        return lock.answered_at is not None and time.monotonic() - lock.answered_at < window_s
+
     def record_click(self, click: Click) -> None:
         self.clicks.append(click)
         self.publish({"type": "click", "chat_id": click.chat_id, "message_id": click.message_id})
@@ -292,7 +361,7 @@ class SandboxState:
 
     @classmethod
     def load(cls, path: Path) -> SandboxState:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = _renamed_legacy_app(json.loads(path.read_text(encoding="utf-8")), path)
         state = cls(clock_offset_s=float(data.get("clock_offset_s", 0.0)))
         for item in data.get("apps", []):
             state.apps[item["app_id"]] = App(**item)
@@ -308,8 +377,44 @@ class SandboxState:
         return state
 
 
-DEFAULT_APP_ID = "cli_sandbox"
+# Lark's app id format: "cli_" and 16 lowercase hex digits (docs/lark-reference.md §1.1).
+DEFAULT_APP_ID = "cli_a7c3e9b15d2f4068"
 DEFAULT_TENANT = "sandbox-tenant"
+# What DEFAULT_APP_ID was before it took Lark's format; state files saved then still load.
+LEGACY_DEFAULT_APP_ID = "cli_sandbox"
+
+
+def _renamed_legacy_app(data: Any, path: Path) -> Any:
+    """A state file saved with the old default app id, moved to DEFAULT_APP_ID (same secrets).
+
+    The app id is everywhere the app is: its record, chat memberships, the messages it sent."""
+    if not isinstance(data, dict):
+        raise ValueError("a sandbox state file holds a JSON object")
+    apps = data.get("apps", [])
+    ids = {item.get("app_id") for item in apps if isinstance(item, dict)}
+    if LEGACY_DEFAULT_APP_ID not in ids:
+        return data
+    if DEFAULT_APP_ID in ids:
+        raise ValueError(
+            f"it holds both {LEGACY_DEFAULT_APP_ID} (the old default app id) and "
+            f"{DEFAULT_APP_ID}; remove one of them"
+        )
+    old, new = LEGACY_DEFAULT_APP_ID, DEFAULT_APP_ID
+    for item in apps:
+        if item.get("app_id") == old:
+            item["app_id"] = new
+            if item.get("bot_open_id") == f"ou_bot_{old}":
+                item["bot_open_id"] = f"ou_bot_{new}"
+    for chat in data.get("chats", []):
+        chat["apps"] = [new if app_id == old else app_id for app_id in chat.get("apps", [])]
+    for message in data.get("messages", []):
+        if message.get("sender_type") == "app" and message.get("sender_id") == old:
+            message["sender_id"] = new
+        for revision in message.get("history", []):
+            if revision.get("actor") == old:
+                revision["actor"] = new
+    log.warning("%s: the app %s is now %s (Lark's app id format)", path, old, new)
+    return data
 
 
 def default_state() -> SandboxState:

@@ -25,6 +25,7 @@ from bot.config import (
     read_file,
 )
 from bot.profiles import dev_settings
+from tests.conftest import Backend
 from workers.domains.finance.settings import FinanceAccount
 from workers.domains.message.settings import Destination
 
@@ -310,8 +311,10 @@ audiences = ["ops", "treasury"]
     env = {"COUNTERSIGN_TOKEN": "z" * 32, "COUNTERSIGN_LARK_APP_SECRET": "s" * 32}
     result = _run(tmp_path, "--config", str(config), env=env)
     assert result.returncode != 0
-    lines = result.stderr.splitlines()
-    assert lines
+    summary, *lines = result.stderr.splitlines()
+    # Summary first (how many, from where), then one `field: reason: fix` line each.
+    assert summary == f"{config}: {len(lines)} problems; each says what to change:"
+    assert len(lines) >= 5
     for line in lines:
         assert PROBLEM_LINE.match(line), line
     fields = [line.split(": ", 1)[0] for line in lines]
@@ -324,7 +327,10 @@ audiences = ["ops", "treasury"]
     ]:
         assert expected in fields, f"{expected} not in:\n{result.stderr}"
     operator_lines = [line for line in lines if line.startswith("audiences[0].operators[1]")]
-    assert operator_lines and "^ou_" in operator_lines[0]
+    assert operator_lines == [
+        "audiences[0].operators[1]: is not a Lark user open_id: "
+        "use the user's open_id, which starts with ou_"
+    ]
     assert not any("'alice'" in line for line in lines), "rejected values are never echoed"
     assert any("'crypto.swap'" in line for line in lines)
     assert any("'treasury'" in line for line in lines)
@@ -356,9 +362,12 @@ token_env = "{TOKEN_ENV}"
         encoding="utf-8",
     )
     result = _run(tmp_path, "--config", str(config), env={TOKEN_ENV: "t" * 32})
-    assert result.returncode == 0, result.stderr
+    # db.internal does not resolve here: the one problem names the URL, password hidden.
+    assert result.returncode == 2, result.stderr
     assert password not in result.stdout
     assert password not in result.stderr
+    shown_url = "postgresql+asyncpg://countersign:***@db.internal:5432/countersign"
+    assert f"store.url: cannot connect to {shown_url}: " in result.stderr
     store = json.loads(result.stdout)["store"]
     assert "***" in store["url"]
     assert store["url"].startswith("postgresql+asyncpg://countersign:***@db.internal:5432/")
@@ -401,3 +410,50 @@ def test_workers_are_inline_or_a_process_and_anything_else_is_named_with_the_fix
     _settings, problems = check_data({"execution": {"workers": "threads"}}, {})
     [problem] = [p for p in problems if p.field == "execution.workers"]
     assert "inline" in problem.line() and "process" in problem.line()
+
+
+def _store_config(tmp_path: Path, url: str) -> Path:
+    config = tmp_path / "store.toml"
+    config.write_text(
+        f'[store]\nurl = "{url}"\n[[proposers]]\nname = "a"\ntoken_env = "{TOKEN_ENV}"\n',
+        encoding="utf-8",
+    )
+    return config
+
+
+@pytest.mark.parametrize(
+    ("url", "problem"),
+    [
+        ("mysql://db/countersign", "store.url: names no driver countersign runs on: start it with"),
+        (
+            "postgresql+asyncpg://postgres@127.0.0.1:1/test",
+            "store.url: cannot connect to postgresql+asyncpg://postgres@127.0.0.1:1/test: "
+            "nothing listens at 127.0.0.1:1: start PostgreSQL or fix the host and port",
+        ),
+        (
+            "postgresql+asyncpg://postgres@127.0.0.1:5432/countersign_no_such_db",
+            "database 'countersign_no_such_db' does not exist: create it or fix the name",
+        ),
+        ("sqlite+aiosqlite:///{tmp}/a-file/store.db", "is not a writable directory"),
+        ("sqlite+aiosqlite:///{tmp}", "is a directory: name a database file in it"),
+    ],
+)
+def test_config_check_says_why_the_store_url_cannot_be_used(
+    tmp_path: Path, url: str, problem: str
+) -> None:
+    (tmp_path / "a-file").write_text("not a directory")
+    config = _store_config(tmp_path, url.format(tmp=tmp_path))
+    before = _tree(tmp_path)
+    result = _run(tmp_path, "--config", str(config), env={TOKEN_ENV: "t" * 32})
+    assert result.returncode == 2
+    summary, *lines = result.stderr.splitlines()
+    assert summary == f"{config}: 1 problem; each says what to change:"
+    assert len(lines) == 1 and problem in lines[0], result.stderr
+    assert _tree(tmp_path) == before
+
+
+def test_config_check_reaches_the_backends_store(backend: Backend, tmp_path: Path) -> None:
+    config = _store_config(tmp_path, backend.url)
+    result = _run(tmp_path, "--config", str(config), env={TOKEN_ENV: "t" * 32})
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.strip() == f"config ok: {config}, store reachable"

@@ -32,7 +32,10 @@ WINDOW = 20  # card calls in flight at most
 
 
 class CardChannel(Protocol):
-    """Where cards go (Lark). Errors may carry `kind` ("terminal" stops retries) and `code`."""
+    """Where cards go (Lark). Errors may carry `kind` ("terminal" stops retries) and `code`.
+
+    Anything else is retried with backoff, e.g. a patch Lark refuses while a click on the card
+    is being answered (230099 "card action is lock", `LarkApiError.card_locked`)."""
 
     async def send_card(self, chat_id: str, card: dict[str, Any], uuid: str) -> str: ...
 

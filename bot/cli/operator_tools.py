@@ -11,26 +11,43 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from bot import config as config_mod
-from bot.cli.common import EXIT_USAGE, CommandError, file_data, settings_of, with_store
+from bot.cli.common import (
+    EXIT_USAGE,
+    CommandError,
+    config_path,
+    file_data,
+    settings_of,
+    uses_dev_data,
+    with_store,
+)
 from bot.profiles import DEV_ENVIRON
 
 
 def cmd_config_check(args: argparse.Namespace) -> int:
+    """The effective config on stdout; on stderr a summary, then every problem in one pass."""
+    from bot.config.reachability import store_problem
+
     environ: Mapping[str, str] = os.environ
     settings: config_mod.Settings | None
-    if args.dev:
+    if uses_dev_data(args):
         environ = {**os.environ, **DEV_ENVIRON}
         settings = settings_of(args)
         problems = config_mod.check(settings, environ)
+        source = f"the dev profile ({args.data_dir})"
     else:
         settings, problems = config_mod.check_data(file_data(args), environ)
+        source = str(config_path(args))
     if settings is not None:
+        unreachable = asyncio.run(store_problem(settings.store.url))
+        problems = [*problems, unreachable] if unreachable else problems
         print(json.dumps(config_mod.redacted(settings, environ), indent=2))
     if problems:
+        count = f"{len(problems)} problem{'s' if len(problems) > 1 else ''}"
+        print(f"{source}: {count}; each says what to change:", file=sys.stderr)
         for problem in problems:
             print(problem.line(), file=sys.stderr)
         return EXIT_USAGE
-    print("config ok", file=sys.stderr)
+    print(f"config ok: {source}, store reachable", file=sys.stderr)
     return 0
 
 

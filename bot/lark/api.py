@@ -8,6 +8,8 @@ that reached it would fail at once instead of blocking. The token fetch shares t
 
 Errors become `LarkApiError` with a `kind`: "token" errors are retried once inside the call with
 a fresh token; `retrying()` retries "rate_limited" and "transient" ones; "terminal" ones are final.
+A patch Lark refuses because someone is clicking the card (230099 "card action is lock") is
+"transient": the card is free again once the click's callback is answered.
 A send carries a caller-chosen `uuid`, which Lark dedupes for an hour, so retrying a send whose
 answer was lost can never post the message twice.
 """

@@ -50,13 +50,20 @@ TERMINAL_CODES = frozenset(
         230002,  # bot not in the chat
         230013,  # user outside the app's availability
         230001,  # invalid parameter / unknown message
-        230099,  # invalid card content
+        230099,  # invalid card content (but see CARD_LOCKED_TEXT)
         230025,  # body too long
         99992402,  # field validation failed
         10003,  # token endpoint: unknown app_id
         10014,  # token endpoint: wrong app_secret
     }
 )
+
+# 230099 with sub-code 11310 and "card action is lock": a JSON 2.0 card is being interacted with
+# (a click's callback not yet answered) and cannot be updated for now - transient, unlike the
+# rest of 230099 and even of 11310 (also "template is not visible", "element exceeds the limit"),
+# so it is recognised by its text (docs/lark-reference.md §4.3).
+CARD_LOCKED_CODE = 230099
+CARD_LOCKED_TEXT = "card action is lock"
 
 
 class LarkApiError(Exception):
@@ -87,9 +94,16 @@ class LarkApiError(Exception):
             return "token"
         if self.http_status is not None and self.http_status >= 500:
             return "transient"
+        if self.card_locked:
+            return "transient"
         if self.code in TERMINAL_CODES:
             return "terminal"
         return "transient"
+
+    @property
+    def card_locked(self) -> bool:
+        """Lark refused to update a card someone is interacting with: try again shortly."""
+        return self.code == CARD_LOCKED_CODE and CARD_LOCKED_TEXT in self.msg.lower()
 
     @property
     def retryable(self) -> bool:

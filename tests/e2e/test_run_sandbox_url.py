@@ -9,8 +9,7 @@ from pathlib import Path
 
 import aiohttp
 
-from tests.sandbox.test_cli_state import start_sandbox
-from tests.support.processes import cli, free_port, start
+from tests.support.processes import cli, free_port, start, start_sandbox
 
 
 async def test_the_bot_joins_a_running_sandbox_and_posts_its_cards_there(tmp_path: Path) -> None:

@@ -5,48 +5,11 @@ from __future__ import annotations
 import asyncio
 import json
 import signal
-import sys
 from pathlib import Path
 
 import aiohttp
 
-from tests.support.processes import ENV, ROOT, free_port
-
-
-async def start_sandbox(port: int, state_file: Path) -> tuple[asyncio.subprocess.Process, str]:
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "bot.cli",
-        "sandbox",
-        "--port",
-        str(port),
-        "--state",
-        str(state_file),
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-        cwd=ROOT,
-        env=ENV,
-    )
-    assert process.stdout is not None
-    banner = []
-    async with asyncio.timeout(30):
-        while True:
-            line = (await process.stdout.readline()).decode()
-            assert line, "the sandbox exited early:\n" + "".join(banner)
-            banner.append(line)
-            if line.strip().startswith("OpenAPI domain for lark-oapi:"):
-                break
-    # the server starts right after the banner; wait until it answers
-    async with asyncio.timeout(30), aiohttp.ClientSession() as http:
-        while True:
-            try:
-                async with http.get(f"http://127.0.0.1:{port}/sandbox/api/apps") as response:
-                    if response.status == 200:
-                        break
-            except aiohttp.ClientConnectionError:
-                await asyncio.sleep(0.05)
-    return process, "".join(banner)
+from tests.support.processes import free_port, start_sandbox
 
 
 async def test_the_banner_lists_the_defaults_and_state_survives_a_restart(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ import pytest
 
 from bot.devstack import SandboxApp, point_webhooks
 from larksandbox.hub import Hub
+from larksandbox.state import DEFAULT_APP_ID
 from tests.sandbox.conftest import Sandbox, card_content, lark_client, sdk, until, v2_card
 from tests.sandbox.receivers import Receiver, webhook_receiver
 from tests.sandbox.test_openapi import send_card
@@ -21,7 +22,7 @@ async def receiver(sandbox: Sandbox) -> AsyncIterator[Receiver]:
     async with webhook_receiver(sandbox.app) as found:
         status, body = await sandbox.control(
             "PATCH",
-            "/apps/cli_sandbox",
+            f"/apps/{DEFAULT_APP_ID}",
             {"card_url": f"{found.url}/card", "event_url": f"{found.url}/events"},
         )
         assert status == 200, body
@@ -61,7 +62,7 @@ async def test_a_click_reaches_the_sdk_and_its_toast_and_card_are_applied(
     assert data.event.action.value == {"action": "confirm"}
     assert data.event.context.open_message_id == message_id
     assert data.event.context.open_chat_id == "oc_ops"
-    assert data.header.tenant_key == "sandbox-tenant" and data.header.app_id == "cli_sandbox"
+    assert data.header.tenant_key == "sandbox-tenant" and data.header.app_id == DEFAULT_APP_ID
     _, view = await sandbox.control("GET", f"/messages/{message_id}")
     assert view["card"] == confirmed_card()
     assert [rev["source"] for rev in view["history"]] == ["create", "callback"]
@@ -223,7 +224,7 @@ async def test_users_and_chats_are_created_and_validated(sandbox: Sandbox) -> No
     status, chat = await sandbox.control(
         "POST", "/chats", {"chat_id": "oc_new", "name": "New", "members": ["ou_carol"]}
     )
-    assert status == 201 and chat["apps"] == ["cli_sandbox"]
+    assert status == 201 and chat["apps"] == [DEFAULT_APP_ID]
     status, error = await sandbox.control(
         "POST", "/chats", {"chat_id": "oc_bad", "members": ["ou_ghost"]}
     )
@@ -258,7 +259,7 @@ async def test_saving_the_bots_urls_tries_a_missed_challenge_again(sandbox: Sand
 
 async def test_url_verification_is_required_to_save_a_url(sandbox: Sandbox) -> None:
     status, reply = await sandbox.control(
-        "PATCH", "/apps/cli_sandbox", {"card_url": "http://127.0.0.1:9/card"}
+        "PATCH", f"/apps/{DEFAULT_APP_ID}", {"card_url": "http://127.0.0.1:9/card"}
     )
     assert status == 422 and reply["error"]["code"] == "url_verification_failed"
     # the developer is told why: nothing listens on port 9

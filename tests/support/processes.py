@@ -10,6 +10,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+import aiohttp
+
 ROOT = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 
@@ -80,3 +82,39 @@ async def start(*args: str, env: dict[str, str] | None = None) -> Running:
 async def stop(running: Running) -> int:
     running.process.send_signal(signal.SIGTERM)
     return await asyncio.wait_for(running.process.wait(), 20)
+
+
+async def start_sandbox(port: int, state_file: Path) -> tuple[asyncio.subprocess.Process, str]:
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "bot.cli",
+        "sandbox",
+        "--port",
+        str(port),
+        "--state",
+        str(state_file),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+        cwd=ROOT,
+        env=ENV,
+    )
+    assert process.stdout is not None
+    banner = []
+    async with asyncio.timeout(30):
+        while True:
+            line = (await process.stdout.readline()).decode()
+            assert line, "the sandbox exited early:\n" + "".join(banner)
+            banner.append(line)
+            if line.strip().startswith("OpenAPI domain for lark-oapi:"):
+                break
+    # the server starts right after the banner; wait until it answers
+    async with asyncio.timeout(30), aiohttp.ClientSession() as http:
+        while True:
+            try:
+                async with http.get(f"http://127.0.0.1:{port}/sandbox/api/apps") as response:
+                    if response.status == 200:
+                        break
+            except aiohttp.ClientConnectionError:
+                await asyncio.sleep(0.05)
+    return process, "".join(banner)

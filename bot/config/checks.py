@@ -1,0 +1,290 @@
+"""Cross-field and environment checks that pydantic cannot see on its own.
+
+`CHECKS` is a tuple of small pure functions, each `(settings, environ) -> problems`; `check`
+runs them all, so `countersign config check` lists every problem in one pass, each as
+`field: reason: fix`. Adding a rule is adding a function to the tuple.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+from pydantic import ValidationError
+
+from bot.config.settings import (
+    ANY,
+    AudienceSettings,
+    ProposerSettings,
+    Settings,
+    parse,
+    zone,
+)
+from store.problems import FieldProblem, ProblemsFound
+from workers.domains import DOMAINS
+
+Environ = Mapping[str, str]
+Check = Callable[[Settings, Environ], Iterator[FieldProblem]]
+
+
+def _duplicates(names: list[str]) -> set[str]:
+    return {name for name in names if names.count(name) > 1}
+
+
+def unique_names(settings: Settings, environ: Environ) -> Iterator[FieldProblem]:
+    for name in sorted(_duplicates([a.name for a in settings.audiences])):
+        yield FieldProblem("audiences", f"name {name!r} is used twice", "rename one")
+    for name in sorted(_duplicates([p.name for p in settings.proposers])):
+        yield FieldProblem("proposers", f"name {name!r} is used twice", "rename one")
+    for name in sorted(_duplicates([a.name for a in settings.domains.finance.accounts])):
+        yield FieldProblem("domains.finance.accounts", f"account {name!r} twice", "rename one")
+    destinations = [d.name for d in settings.domains.message.destinations]
+    for name in sorted(_duplicates(destinations)):
+        yield FieldProblem(
+            "domains.message.destinations", f"destination {name!r} twice", "rename one"
+        )
+
+
+def some_proposer(settings: Settings, environ: Environ) -> Iterator[FieldProblem]:
+    if not settings.proposers:
+        yield FieldProblem("proposers", "no proposer is configured", "add a [[proposers]] entry")
+
+
+def proposer_tokens(settings: Settings, environ: Environ) -> Iterator[FieldProblem]:
+    """Each proposer's token is set, long enough and its own."""
+    owners: dict[str, str] = {}
+    for index, proposer in enumerate(settings.proposers):
+        where = f"proposers[{index}].token_env"
+        token = environ.get(proposer.token_env, "")
+        if not token:
+            yield FieldProblem(
+                where,
+                f"environment variable {proposer.token_env} is not set",
+                f"export {proposer.token_env}=<a long random token>",
+            )
+        elif len(token) < 8:
+            yield FieldProblem(
+                where,
+                f"the token in {proposer.token_env} is shorter than 8 characters",
+                "use a long random token (e.g. `openssl rand -hex 32`)",
+            )
+        elif token in owners:
+            yield FieldProblem(
+                where,
+                f"shares its token with proposer {owners[token]!r}",
+                "give every proposer its own token",
+            )
+        else:
+            owners[token] = proposer.name
+
+
+def callback_secrets(settings: Settings, environ: Environ) -> Iterator[FieldProblem]:
+    for index, proposer in enumerate(settings.proposers):
+        for secret_name, env_name in proposer.callback_secret_env.items():
+            secret = environ.get(env_name, "")
+            if len(secret) < 16:
+                yield FieldProblem(
+                    f"proposers[{index}].callback_secret_env.{secret_name}",
+                    f"environment variable {env_name} is "
+                    + ("not set" if not secret else "shorter than 16 characters"),
+                    f"export {env_name}=<a long random secret shared with the receiver>",
+                )
+
+
+def proposer_references(settings: Settings, environ: Environ) -> Iterator[FieldProblem]:
+    """Kinds, audiences and reply chats a proposer names exist and are internal."""
+    audience_names = {a.name for a in settings.audiences}
+    destination_chats = settings.destination_chats()
+    for index, proposer in enumerate(settings.proposers):
+        where = f"proposers[{index}]"
+        for kind in proposer.kinds:
+            if kind != ANY and kind not in DOMAINS:
+                yield FieldProblem(
+                    f"{where}.kinds",
+                    f"unknown kind {kind!r}",
+                    f'use {", ".join(sorted(DOMAINS))} or "*"',
+                )
+        for chat in proposer.reply_chats or []:
+            if chat in destination_chats:
+                yield FieldProblem(
+                    f"{where}.reply_chats",
+                    f"{chat} is the chat of message destination "
+                    f"{destination_chats[chat]!r}: the counterparty would read the replies",
+                    "remove it; name internal chats only",
+                )
+        for audience in proposer.audiences:
+            if audience != ANY and audience not in audience_names:
+                yield FieldProblem(
+                    f"{where}.audiences",
+                    f"no audience named {audience!r}",
+                    "add it under [[audiences]] or remove it here",
+                )
+
+
+def internal_chats_stay_internal(settings: Settings, environ: Environ) -> Iterator[FieldProblem]:
+    """Cards (terms, who decided) and ops-chat receipts never go to a counterparty's chat."""
+    counterparty_chats = settings.destination_chats()
+    internal = [
+        (f"audiences[{i}].chat_id", a.chat_id, "every card, its terms and who decided")
+        for i, a in enumerate(settings.audiences)
+    ] + [
+        (f"domains.message.destinations[{i}].ops_chat_id", d.ops_chat_id, "filing receipts")
+        for i, d in enumerate(settings.domains.message.destinations)
+    ]
+    for field_path, chat, what in internal:
+        if chat in counterparty_chats:
+            yield FieldProblem(
+                field_path,
+                f"{chat} is the chat of message destination {counterparty_chats[chat]!r}: "
+                f"the counterparty would see {what}",
+                "name an internal chat of its own",
+            )
+
+
+def expiry_bounds(settings: Settings, environ: Environ) -> Iterator[FieldProblem]:
+    operations = settings.operations
+    if operations.default_expires_in_s > operations.max_expires_in_s:
+        yield FieldProblem(
+            "operations.default_expires_in_s",
+            "is larger than operations.max_expires_in_s",
+            "lower it or raise the maximum",
+        )
+
+
+def lark_credentials(settings: Settings, environ: Environ) -> Iterator[FieldProblem]:
+    lark = settings.lark
+    if lark.mode == "off":
+        return
+    if not lark.app_id:
+        yield FieldProblem(
+            "lark.app_id",
+            f"required when lark.mode = {lark.mode!r}",
+            "copy the App ID (cli_...) from the developer console",
+        )
+    if not lark.tenant_keys:
+        yield FieldProblem(
+            "lark.tenant_keys",
+            "no tenant is allowed",
+            "add the tenant_key your app is installed in",
+        )
+    needed = [lark.app_secret_env]
+    if lark.mode == "webhook":
+        needed += [lark.encrypt_key_env, lark.verification_token_env]
+    for env_name in needed:
+        if not environ.get(env_name):
+            yield FieldProblem(
+                "lark",
+                f"environment variable {env_name} is not set",
+                f"export {env_name} (from the app's Credentials / Events page)",
+            )
+
+
+def card_time_zone(settings: Settings, environ: Environ) -> Iterator[FieldProblem]:
+    try:
+        zone(settings.cards.timezone)
+    except ValueError:
+        yield FieldProblem(
+            "cards.timezone",
+            f"unknown time zone {settings.cards.timezone!r}",
+            'use an IANA name such as "UTC" or "Asia/Shanghai"',
+        )
+
+
+def store_url(settings: Settings, environ: Environ) -> Iterator[FieldProblem]:
+    """A driver the store runs on, and a schema only where there are schemas."""
+    url = settings.store.url
+    if not url.startswith(STORE_DRIVERS):
+        yield FieldProblem(
+            "store.url",
+            "names no driver countersign runs on",
+            "start it with sqlite+aiosqlite:/// (a file) or postgresql+asyncpg:// (a server)",
+        )
+    if settings.store.schema_name and not url.startswith("postgresql"):
+        yield FieldProblem("store.schema", "only applies to PostgreSQL", "remove it for SQLite")
+
+
+STORE_DRIVERS = ("sqlite+aiosqlite:///", "postgresql+asyncpg://")
+
+CHECKS: tuple[Check, ...] = (
+    unique_names,
+    some_proposer,
+    proposer_tokens,
+    callback_secrets,
+    proposer_references,
+    internal_chats_stay_internal,
+    expiry_bounds,
+    lark_credentials,
+    card_time_zone,
+    store_url,
+)
+
+
+def check(settings: Settings, environ: Environ) -> list[FieldProblem]:
+    """Every problem every check finds, in the order of `CHECKS`."""
+    return [problem for each in CHECKS for problem in each(settings, environ)]
+
+
+def check_data(
+    data: Mapping[str, Any], environ: Mapping[str, str]
+) -> tuple[Settings | None, list[FieldProblem]]:
+    """Validate raw config data and return every problem at once.
+
+    When the schema is broken somewhere, the settings are None and the problems are the
+    schema problems followed by what `check` finds in the parts that are valid on their
+    own, so one `config check` run lists everything (not just the first kind of problem).
+    """
+    try:
+        settings = parse(data)
+    except ProblemsFound as error:
+        return None, [*error.problems, *_check_valid_parts(data, environ)]
+    return settings, check(settings, environ)
+
+
+def _items(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _check_valid_parts(data: Mapping[str, Any], environ: Mapping[str, str]) -> list[FieldProblem]:
+    sections = {
+        key: value
+        for key, value in data.items()
+        if key in Settings.model_fields and key not in ("audiences", "proposers")
+    }
+    for key in list(sections):
+        try:
+            Settings.model_validate({key: sections[key]})
+        except ValidationError:
+            del sections[key]  # already reported; its defaults add no problem of their own
+    audiences: list[AudienceSettings] = []
+    for item in _items(data.get("audiences")):
+        try:
+            audiences.append(AudienceSettings.model_validate(item))
+        except ValidationError:
+            # Keep the name of a broken audience so references to it and duplicates of
+            # it are judged as they would be once it is fixed (check reads only names).
+            if isinstance(item, dict) and isinstance(item.get("name"), str):
+                audiences.append(AudienceSettings.model_construct(**item))
+    proposers: list[ProposerSettings] = []
+    origin: list[int] = []  # index in the file of each proposer kept
+    for index, item in enumerate(_items(data.get("proposers"))):
+        try:
+            proposers.append(ProposerSettings.model_validate(item))
+            origin.append(index)
+        except ValidationError:
+            pass
+    try:
+        partial = Settings.model_validate(sections)
+    except ValidationError:
+        return []
+    partial = partial.model_copy(update={"audiences": audiences, "proposers": proposers})
+    problems = []
+    for problem in check(partial, environ):
+        if problem.field == "proposers" and not proposers and _items(data.get("proposers")):
+            continue  # there are proposers; they are all broken and already reported
+        match = re.match(r"proposers\[(\d+)\]", problem.field)
+        if match:
+            field = f"proposers[{origin[int(match[1])]}]" + problem.field[match.end() :]
+            problem = FieldProblem(field, problem.reason, problem.fix)
+        problems.append(problem)
+    return problems
