@@ -7,19 +7,33 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import math
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 from aiohttp import web
 
-from bot.api.auth import ProposerAuth, RateLimiter, peer_key
+from bot.api.auth import ProposerAuth, RateLimiter
 from bot.api.dashboard import OPERATION_ID, Dashboard
-from bot.api.errors import error_response, is_dashboard, refuse, wire_log
+from bot.api.errors import refuse, wire_log
 from bot.api.health import Health
-from bot.api.hosts import allowed_names, host_allowed
+from bot.api.hosts import allowed_names
 from bot.api.intake import CapabilitiesUnavailable, Forbidden, build_draft
+from bot.api.keys import (
+    AUTH_KEY,
+    CANCEL_ROUTE,
+    CAPABILITIES_KEY,
+    CONFIG_KEY,
+    HEALTH_KEY,
+    HOSTS_KEY,
+    LIMITER_KEY,
+    ON_PROPOSED_KEY,
+    PEER_LIMITER_KEY,
+    PROPOSER_KEY,
+    STORE_KEY,
+    CapabilityReaders,
+)
 from bot.api.metrics import metrics_text
+from bot.api.middlewares import MIDDLEWARES
 from bot.config import Config, Proposer
 from store.authority import MAX_PAGE_SIZE, InvalidCursor, RequestConflict, Store
 from store.canonical import loads_strict
@@ -30,121 +44,6 @@ from store.problems import FieldProblem, ProblemsFound
 from store.records import Operation
 
 log = logging.getLogger("countersign.api")
-
-CONFIG_KEY = web.AppKey("config", Config)
-STORE_KEY = web.AppKey("store", Store)
-AUTH_KEY = web.AppKey("auth", ProposerAuth)
-LIMITER_KEY = web.AppKey("limiter", RateLimiter)
-PEER_LIMITER_KEY = web.AppKey("peer_limiter", RateLimiter)
-HEALTH_KEY = web.AppKey("health", Health)
-ON_PROPOSED_KEY: web.AppKey[Callable[[], None]] = web.AppKey("on_proposed")
-# kind -> a read of its adapter's capabilities (what it could ever execute)
-CapabilityReaders = Mapping[str, Callable[[], Awaitable[Any]]]
-CAPABILITIES_KEY: web.AppKey[CapabilityReaders] = web.AppKey("capabilities")
-PROPOSER_KEY = web.RequestKey("proposer", Proposer)
-
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-
-
-@web.middleware
-async def json_errors(request: web.Request, handler: Handler) -> web.StreamResponse:
-    try:
-        return await handler(request)
-    except web.HTTPRequestEntityTooLarge:
-        cap = request.app[CONFIG_KEY].settings.http.max_body_bytes
-        return refuse(
-            request,
-            413,
-            "body_too_large",
-            f"the request body exceeds {cap} bytes",
-            [FieldProblem("$", "body too large", f"keep requests under {cap} bytes")],
-        )
-    except web.HTTPNotFound:
-        return refuse(request, 404, "not_found", f"no route {request.method} {request.path}")
-    except web.HTTPMethodNotAllowed:
-        return refuse(request, 405, "method_not_allowed", f"{request.method} is not allowed here")
-    except web.HTTPException:
-        raise
-    except Exception:
-        log.exception("unhandled error on %s %s", request.method, request.path)
-        return error_response(500, "internal", "internal error; the request may be retried")
-
-
-def _undecodable_header(request: web.Request) -> str | None:
-    """The name of the first header whose value is not UTF-8 (aiohttp would hand it to us with
-    surrogate escapes, which no later `.encode()` survives)."""
-    for name, value in request.raw_headers:
-        try:
-            value.decode("utf-8")
-        except UnicodeDecodeError:
-            return name.decode("ascii", "replace")
-    return None
-
-
-@web.middleware
-async def header_bytes(request: web.Request, handler: Handler) -> web.StreamResponse:
-    if (name := _undecodable_header(request)) is not None:
-        return refuse(
-            request,
-            400,
-            "bad_header",
-            f"header {name} is not valid UTF-8; send header values as UTF-8 (or ASCII)",
-        )
-    return await handler(request)
-
-
-HOSTS_KEY = web.AppKey("hosts", frozenset)
-HOST_BOUND_PATHS = ("/readyz", "/metrics")  # and the dashboard; see bot/api/hosts.py
-
-
-@web.middleware
-async def host_names(request: web.Request, handler: Handler) -> web.StreamResponse:
-    bound = is_dashboard(request.path) or request.path in HOST_BOUND_PATHS
-    if bound and not host_allowed(request.headers.get("Host"), request.app[HOSTS_KEY]):
-        return refuse(
-            request,
-            421,
-            "misdirected",
-            "this server does not answer to that Host name (DNS-rebinding protection); "
-            "if it is yours, add it to [http] allowed_hosts",
-        )
-    return await handler(request)
-
-
-@web.middleware
-async def proposer_auth(request: web.Request, handler: Handler) -> web.StreamResponse:
-    if not request.path.startswith("/api/"):
-        return await handler(request)
-    proposer = request.app[AUTH_KEY].identify(request.headers.get("Authorization"))
-    if proposer is None:
-        # Guessing is slowed per peer address; a good token from the same address still works.
-        wait = request.app[PEER_LIMITER_KEY].take(peer_key(request.remote))
-        if wait > 0:
-            return _rate_limited(request, wait, "this address sent too many unknown tokens")
-        return refuse(
-            request,
-            401,
-            "unauthorized",
-            "missing or unknown proposer token",
-            headers={"WWW-Authenticate": 'Bearer realm="countersign"'},
-        )
-    # A cancel draws on its own bucket, so a proposer's reads can never starve its cancels.
-    budget = "cancel" if request.match_info.handler is cancel_operation else "requests"
-    wait = request.app[LIMITER_KEY].take(f"{proposer.name}\n{budget}")
-    if wait > 0:
-        return _rate_limited(request, wait, f"proposer {proposer.name!r} is over its {budget} rate")
-    request[PROPOSER_KEY] = proposer
-    return await handler(request)
-
-
-def _rate_limited(request: web.Request, wait: float, why: str) -> web.Response:
-    return refuse(
-        request,
-        429,
-        "rate_limited",
-        f"{why}; retry later",
-        headers={"Retry-After": str(max(1, math.ceil(wait)))},
-    )
 
 
 def _proposer(request: web.Request) -> Proposer:
@@ -375,7 +274,7 @@ def create_app(
 ) -> web.Application:
     http = config.settings.http
     app = web.Application(
-        middlewares=[json_errors, header_bytes, host_names, proposer_auth],
+        middlewares=MIDDLEWARES,
         client_max_size=http.max_body_bytes,
     )
     app[CONFIG_KEY] = config
@@ -390,7 +289,9 @@ def create_app(
     app.router.add_post("/api/v1/operations", propose)
     app.router.add_get("/api/v1/operations", list_operations)
     app.router.add_get(f"/api/v1/operations/{{id:{OPERATION_ID}}}", get_operation)
-    app.router.add_post(f"/api/v1/operations/{{id:{OPERATION_ID}}}/cancel", cancel_operation)
+    app.router.add_post(
+        f"/api/v1/operations/{{id:{OPERATION_ID}}}/cancel", cancel_operation, name=CANCEL_ROUTE
+    )
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/readyz", readyz)
     app.router.add_get("/metrics", metrics)
