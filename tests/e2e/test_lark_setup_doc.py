@@ -103,7 +103,9 @@ async def test_the_guides_minimal_config_runs_and_its_next_step_confirms(tmp_pat
                         break
                     await asyncio.sleep(0.2)
             async with asyncio.timeout(60):  # the card follows the outcome by patch
-                while "Filled" not in json.dumps(await message_of(http, base, message_id)):
+                while True:
+                    if "Filled" in json.dumps(await message_of(http, base, message_id)):
+                        break
                     await asyncio.sleep(0.1)
     finally:
         for process in (bot, sandbox):
