@@ -35,4 +35,4 @@ bench: setup
 	$(BIN)/python bench/store_claims.py
 
 clean:
-	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) var .pytest_cache .mypy_cache* .ruff_cache

@@ -28,8 +28,9 @@ from aiohttp import web
 from bot.heap import startup_heap_frozen
 from larksandbox import state as sandbox_state
 from larksandbox.app import SandboxOptions, build_sandbox
-from larksandbox.longconn import ClientConfig
-from larksandbox.state import DEFAULT_APP_ID, App, default_state
+from larksandbox.entities import App
+from larksandbox.longconn_wire import ClientConfig
+from larksandbox.state import DEFAULT_APP_ID, default_state
 
 START_DEADLINE_S = 30.0
 STOP_DEADLINE_S = 10.0

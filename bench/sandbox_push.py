@@ -30,8 +30,9 @@ import lark_oapi as lark  # type: ignore[import-untyped]
 import lark_oapi.ws.client as lark_ws_client  # type: ignore[import-untyped]
 from aiohttp import web
 
+from larksandbox.entities import App
 from larksandbox.longconn import LongConnHub
-from larksandbox.state import App, default_state
+from larksandbox.state import DEFAULT_APP_ID, default_state
 
 TOAST = {"toast": {"type": "success", "content": "ok"}}
 WARMUP = 50
@@ -142,7 +143,7 @@ async def run_level(hub: LongConnHub, app: App, total: int, in_flight: int) -> R
 
 async def main(total: int, levels: Sequence[int]) -> int:
     state = default_state()
-    app = state.apps["cli_sandbox"]
+    app = state.apps[DEFAULT_APP_ID]
     hub = LongConnHub(state)
     web_app = web.Application()
     hub.add_routes(web_app)

@@ -51,8 +51,9 @@ from pathlib import Path
 from sqlalchemy import func, select, text
 from ulid import ULID
 
-from store.authority import Claimed, Click, Draft, Refused, Store
+from store.authority import Store
 from store.claim_sql import claim_intent
+from store.decisions import Claimed, Click, Refused
 from store.engine import create_engine
 from store.envelope import Audience, Source
 from store.groupcommit import GroupWriter, open_writer
@@ -60,6 +61,7 @@ from store.lifecycle import State
 from store.migrate import upgrade
 from store.models import ClaimRow
 from store.opening import open_store
+from store.proposals import Draft
 from store.reasons import Reason
 from store.records import Operation
 

@@ -24,7 +24,7 @@ import aiohttp
 from bot.devstack import SandboxApp, embedded_sandbox, sandbox_config
 from bot.profiles import DEFAULT_DEV_DIR, DEV_TOKEN, DEV_TOKEN_ENV
 from bot.server import serve
-from workers.domains.finance.venue import SimVenue
+from workers.domains.finance.sim.venue import SimVenue
 
 DEFAULT_BOT_URL = "http://127.0.0.1:8080"
 

@@ -29,7 +29,8 @@ from workers.crash import crash_point
 from workers.deliveries import DeliveryWorker
 from workers.domains.execution import Runner, operation_of
 from workers.domains.finance.runner import FinanceRunner
-from workers.domains.finance.venue import Faults, SimVenue
+from workers.domains.finance.sim.faults import Faults
+from workers.domains.finance.sim.venue import SimVenue
 from workers.domains.message.runner import MessageRunner
 from workers.executor import ExecutionWorker
 from workers.expiry import run_expiry

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, tzinfo
 from typing import Any
 
+from cards.outcomes import newest_per_stage, outcome_lines, plain_text
 from cards.strings import LANGS, LARK_LOCALE, Lang, i18n, text
 from store.timeutil import parse_iso_utc
 
@@ -84,13 +85,6 @@ def _value(value: Any, lang: Lang) -> str:
     return str(value)
 
 
-def _plain(content: str, i18n_content: dict[str, str] | None = None) -> dict[str, Any]:
-    element: dict[str, Any] = {"tag": "plain_text", "content": content}
-    if i18n_content:
-        element["i18n_content"] = i18n_content
-    return element
-
-
 LONG_VALUE = 120  # longer values get their own element, so i18n does not copy them
 
 
@@ -104,14 +98,14 @@ def _line(label_key: str, value: Callable[[Lang], str], lang: Lang) -> list[dict
         return [
             {
                 "tag": "div",
-                "text": _plain(f"{text(label_key, lang)}:", i18n(label_key, suffix=":")),
+                "text": plain_text(f"{text(label_key, lang)}:", i18n(label_key, suffix=":")),
             },
-            {"tag": "div", "text": _plain(value(lang))},
+            {"tag": "div", "text": plain_text(value(lang))},
         ]
     return [
         {
             "tag": "div",
-            "text": _plain(
+            "text": plain_text(
                 f"{text(label_key, lang)}: {value(lang)}",
                 {LARK_LOCALE[each]: f"{text(label_key, each)}: {value(each)}" for each in LANGS},
             ),
@@ -145,7 +139,7 @@ def _text_block(value: Any, lang: Lang) -> list[dict[str, Any]]:
         {
             "tag": "div",
             "element_id": "message_text_size",
-            "text": _plain(label(lang), {LARK_LOCALE[each]: label(each) for each in LANGS}),
+            "text": plain_text(label(lang), {LARK_LOCALE[each]: label(each) for each in LANGS}),
         },
         # A shaded one-column set, not an interactive_container: Lark requires `behaviors`
         # on that one, and the text must not be clickable.
@@ -160,7 +154,7 @@ def _text_block(value: Any, lang: Lang) -> list[dict[str, Any]]:
                     "width": "weighted",
                     "weight": 1,
                     "padding": "8px 12px 8px 12px",
-                    "elements": [{"tag": "div", "text": _plain(message)}],
+                    "elements": [{"tag": "div", "text": plain_text(message)}],
                 }
             ],
         },
@@ -196,7 +190,10 @@ def _requester(view: dict[str, Any], lang: Lang) -> dict[str, Any] | None:
             "i18n_content": {k: f"{v}: {mention}" for k, v in i18n("requested_by").items()},
         }
     key = "requested_by.unverified"
-    return {"tag": "div", "text": _plain(text(key, lang, who=requester), i18n(key, who=requester))}
+    return {
+        "tag": "div",
+        "text": plain_text(text(key, lang, who=requester), i18n(key, who=requester)),
+    }
 
 
 def _status_line(view: dict[str, Any], lang: Lang, tz: tzinfo) -> dict[str, Any] | None:
@@ -261,7 +258,7 @@ def render_card(
     if not outcomes and execution in EXECUTING:
         elements.append(_markdown_i18n("executing", lang))
     for outcome in newest_per_stage(outcomes):  # the original stage, then the reconciled one
-        elements += _outcome_lines(outcome, simulated=view["simulated"], lang=lang)
+        elements += outcome_lines(outcome, simulated=view["simulated"], lang=lang)
     title_key = f"title.{kind}"
     title = f"{text(title_key, lang)}: {terms.get('title', '')}"
     return {
@@ -273,27 +270,19 @@ def render_card(
         },
         "header": {
             "template": _template(view),
-            "title": _plain(
+            "title": plain_text(
                 title,
                 {
                     LARK_LOCALE[each]: f"{text(title_key, each)}: {terms.get('title', '')}"
                     for each in LANGS
                 },
             ),
-            "subtitle": _plain(text("subtitle.simulated", lang), i18n("subtitle.simulated"))
+            "subtitle": plain_text(text("subtitle.simulated", lang), i18n("subtitle.simulated"))
             if view["simulated"]
-            else _plain(kind),
+            else plain_text(kind),
         },
         "body": {"elements": elements},
     }
-
-
-def newest_per_stage(outcomes: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Progress (resting, then filled) replaces its stage's line; stages keep their order."""
-    newest: dict[str, dict[str, Any]] = {}
-    for outcome in outcomes:
-        newest[outcome["stage"]] = outcome  # a key keeps its first position
-    return list(newest.values())
 
 
 def _markdown_i18n(key: str, lang: Lang) -> dict[str, Any]:
@@ -307,77 +296,6 @@ def _template(view: dict[str, Any]) -> str:
     return HEADER_TEMPLATE.get(view["state"], "grey")
 
 
-def outcome_title(outcome: dict[str, Any], simulated: bool, lang: Lang) -> str:
-    title = text(f"outcome.{outcome['status']}", lang)
-    if simulated:
-        title = text("outcome.simulated", lang, status=title)
-    if outcome["stage"] == "reconciled":
-        title = text("outcome.reconciled", lang, status=title)
-    return title
-
-
-def _outcome_lines(outcome: dict[str, Any], *, simulated: bool, lang: Lang) -> list[dict[str, Any]]:
-    """One outcome: its status (bold, per locale) and its details as plain text."""
-    lines: list[dict[str, Any]] = [
-        {
-            "tag": "markdown",
-            "content": f"**{outcome_title(outcome, simulated, lang)}**",
-            "i18n_content": {
-                LARK_LOCALE[each]: f"**{outcome_title(outcome, simulated, each)}**"
-                for each in LANGS
-            },
-        }
-    ]
-    detail = outcome.get("detail") or {}
-
-    def detail_text(each: Lang) -> str:
-        parts = []
-        if detail.get("filled_qty") is not None and detail.get("avg_price") is not None:
-            parts.append(
-                text(
-                    "detail.filled",
-                    each,
-                    qty=str(detail["filled_qty"]),
-                    price=str(detail["avg_price"]),
-                )
-            )
-        if "fees" in detail:
-            fees = detail["fees"]
-            parts.append(
-                text("detail.fee_unknown", each)
-                if fees is None
-                else text("detail.fees", each, fees=str(fees))
-            )
-        if detail.get("message_id"):
-            parts.append(text("detail.message", each, message_id=str(detail["message_id"])))
-        if detail.get("reason"):
-            parts.append(text("detail.reason", each, reason=str(detail["reason"])))
-        for child in detail.get("protective") or []:
-            parts.append(_protective(child, each))
-        return "; ".join(parts)
-
-    if detail_text(lang):
-        lines.append(
-            {
-                "tag": "div",
-                "text": _plain(
-                    detail_text(lang), {LARK_LOCALE[each]: detail_text(each) for each in LANGS}
-                ),
-            }
-        )
-    return lines
-
-
-def _protective(child: dict[str, Any], lang: Lang) -> str:
-    """A protective order's own result: "Stop loss 57000: armed"."""
-    role = str(child.get("role"))
-    label = text(f"protective.{role}", lang, price=str(child.get("trigger_price")))
-    status = text(f"protective.{child.get('status')}", lang)
-    if child.get("reason") and child.get("status") in ("rejected", "cancelled"):
-        status = f"{status} ({child['reason']})"
-    return f"{label}: {status}"
-
-
 def _buttons(view: dict[str, Any], lang: Lang) -> dict[str, Any]:
     def button(action: str, style: str) -> dict[str, Any]:
         return {
@@ -388,7 +306,7 @@ def _buttons(view: dict[str, Any], lang: Lang) -> dict[str, Any]:
                     "tag": "button",
                     "element_id": action,
                     "type": style,
-                    "text": _plain(text(f"button.{action}", lang), i18n(f"button.{action}")),
+                    "text": plain_text(text(f"button.{action}", lang), i18n(f"button.{action}")),
                     "behaviors": [{"type": "callback", "value": callback_value(view, action)}],
                 }
             ],

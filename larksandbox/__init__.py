@@ -11,22 +11,14 @@ The surface tests and tools use:
 * state: `default_state()` (one app, four users, three chats), `SandboxState.load(path)`,
   and the `App`, `User`, `Chat`, `Message`, `Click` and `Faults` it holds.
 * click, push, faults: the control API under `/sandbox/api/` (its routes are in
-  `larksandbox/control.py`; the README lists them), as the web UI uses it.
+  `larksandbox/control.py` and `larksandbox/control_cards.py`; the README lists them), as
+  the web UI uses it.
 * sealing a webhook delivery as Lark does: `sealed_body`, `signed_headers`.
 """
 
 from larksandbox.app import SandboxOptions, build_sandbox
-from larksandbox.state import (
-    DEFAULT_APP_ID,
-    App,
-    Chat,
-    Click,
-    Faults,
-    Message,
-    SandboxState,
-    User,
-    default_state,
-)
+from larksandbox.entities import App, Chat, Click, Faults, Message, User
+from larksandbox.state import DEFAULT_APP_ID, SandboxState, default_state
 from larksandbox.webhook import sealed_body, signed_headers
 
 __all__ = [

@@ -96,6 +96,8 @@ def interpret(current: dict[str, Any], answer: dict[str, Any]) -> Applied:
         return Applied(None, None, CALLBACK_BAD_CARD, parsed.msg)
     if cardcheck.is_v2(current) and not cardcheck.is_v2(parsed):
         return Applied(None, None, CARD_DOWNGRADE, "a JSON 2.0 card cannot be updated to JSON 1.0")
+    if (problem := cardcheck.check_card(parsed)) is not None:  # 2.0 structure, as on create
+        return Applied(None, None, CALLBACK_BAD_CARD, problem.msg)
     if (problem := cardcheck.replacement_problem(current, parsed)) is not None:
         return Applied(None, None, CALLBACK_BAD_CARD, problem.msg)
     return Applied(toast, parsed)

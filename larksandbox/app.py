@@ -12,9 +12,10 @@ from pathlib import Path
 
 from aiohttp import web
 
-from larksandbox import control, openapi
+from larksandbox import control, control_requests, openapi
 from larksandbox.hub import LARK_RETRY_SCHEDULE_S, Hub
-from larksandbox.longconn import ClientConfig, LongConnHub
+from larksandbox.longconn import LongConnHub
+from larksandbox.longconn_wire import ClientConfig
 from larksandbox.state import SandboxState
 from larksandbox.webhook import URL_VERIFY_TIMEOUT_S, WebhookPusher
 
@@ -70,7 +71,7 @@ async def ui_index(_request: web.Request) -> web.FileResponse:
 
 def build_sandbox(state: SandboxState, options: SandboxOptions | None = None) -> web.Application:
     options = options or SandboxOptions()
-    app = web.Application(middlewares=[openapi.lark_errors, control.control_errors])
+    app = web.Application(middlewares=[openapi.lark_errors, control_requests.control_errors])
     longconn = LongConnHub(
         state,
         dispatch="round_robin" if options.dispatch == "round_robin" else "random",
@@ -87,7 +88,7 @@ def build_sandbox(state: SandboxState, options: SandboxOptions | None = None) ->
         callback_timeout_s=options.callback_timeout_s,
     )
     app[openapi.STATE_KEY] = state
-    app[control.HUB_KEY] = hub
+    app[control_requests.HUB_KEY] = hub
     openapi.add_routes(app)
     longconn.add_routes(app)
     control.add_routes(app)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from larksandbox.state import App, Chat, Message, SandboxState, User
+from larksandbox.entities import App, Chat, Message, User
+from larksandbox.state import SandboxState
 
 
 def _header(state: SandboxState, app: App, event_type: str, *, micros: bool) -> dict[str, Any]:

@@ -16,8 +16,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from larksandbox.entities import App
 from larksandbox.longconn import LongConnHub, NoConnection
-from larksandbox.state import App, SandboxState
+from larksandbox.state import SandboxState
 from larksandbox.webhook import WebhookPusher
 
 LARK_RETRY_SCHEDULE_S: tuple[float, ...] = (15, 300, 3600, 21600)

@@ -1,5 +1,9 @@
 """The server side of Lark's long connection, as the unmodified lark-oapi `ws.Client` expects it.
 
+`LongConnHub` owns the endpoint and connect routes, the single-use tickets, the connections of
+each app and which of them gets a push. The wire pieces it speaks (paths, codes, frames, acks,
+`ClientConfig`, error responses) are in larksandbox/longconn_wire.py.
+
 Protocol (docs/lark-reference.md §2; lark_oapi 1.7.5 `ws/client.py`):
 
 1. `POST /callback/ws/endpoint` `{"AppID", "AppSecret"}` -> `{"code": 0, "data": {"URL",
@@ -19,86 +23,46 @@ Everything here runs on the aiohttp event loop; there are no threads.
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
 import itertools
-import json
 import logging
 import random
 import secrets
 import time
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
 from aiohttp import WSMsgType, web
 
-# Importing any lark_oapi module runs `lark_oapi/__init__` and so captures the SDK's module-level
-# event loop (docs/lark-reference.md §2.8); harmless here because the sandbox never runs the SDK client itself.
-from lark_oapi.ws.pb.pbbp2_pb2 import Frame  # type: ignore[import-untyped]
-
+from larksandbox.longconn_wire import (
+    CODE_BAD_CREDENTIALS,
+    CODE_BAD_TICKET,
+    CODE_EXCEED_CONN_LIMIT,
+    CODE_SYSTEM_BUSY,
+    CODE_UNKNOWN_APP,
+    CONNECT_PATH,
+    ENDPOINT_PATH,
+    MAX_FRAGMENT_BYTES,
+    METHOD_CONTROL,
+    METHOD_DATA,
+    Ack,
+    ClientConfig,
+    build_data_frames,
+    build_pong,
+    handshake_error,
+    lark_error,
+    parse_ack,
+    parse_frame,
+)
 from larksandbox.state import SandboxState
 
 log = logging.getLogger(__name__)
 
-ENDPOINT_PATH = "/callback/ws/endpoint"  # lark_oapi.ws.const.GEN_ENDPOINT_URI
-CONNECT_PATH = "/callback/ws/connect"  # ours; the SDK just follows the URL it is given
-
-METHOD_CONTROL = 0  # lark_oapi.ws.enum.FrameType
-METHOD_DATA = 1
-
-# Lark codes on the endpoint. The SDK (ws/client.py:295-303) retries 1 ("system busy") and
-# 1000040343 (internal error) as ServerException; ANY other non-zero code is a ClientException,
-# which it does not retry (start() raises it; during a reconnect it kills the receive task).
-CODE_SYSTEM_BUSY = 1
-# Field reports of the real gateway: 1000040345 "app_id or app_secret is invalid" for bad
-# credentials, 1000040351 "Incorrect domain name" for an app id the domain does not host
-# (a Lark-international app on Feishu). Both are ClientExceptions, like the real thing.
-CODE_BAD_CREDENTIALS = 1000040345
-CODE_UNKNOWN_APP = 1000040351
-
-# Handshake rejection (ws/client.py:102-122): headers handshake-status / handshake-msg /
-# handshake-autherrcode on a non-101 answer. status 514 + autherrcode 1000040350 is the
-# connection limit -> ClientException (no retry); 514 with another autherrcode -> ServerException
-# (retried with a fresh endpoint POST, hence a fresh ticket); 403 -> ClientException.
-HANDSHAKE_AUTH_FAILED = 514
-CODE_EXCEED_CONN_LIMIT = 1000040350
-CODE_BAD_TICKET = 1000040346  # sandbox choice: any autherrcode but 1000040350 is retried
-
 TICKET_TTL_S = 60.0
-# websockets (the SDK's client) refuses messages over 1 MiB (max_size default) by closing the
-# connection; leave room for the frame's headers.
-MAX_FRAGMENT_BYTES = 1_000_000
 CLOSE_TIMEOUT_S = 2.0  # waiting for the client's close reply; a busy SDK loop may never send one
-
-
-@dataclass(frozen=True)
-class Ack:
-    code: int  # the ack payload's "code" (200 ok, 500 handler error)
-    data: bytes | None  # base64-decoded "data" if present (the callback answer JSON bytes)
-    biz_rt_ms: float | None  # the client's biz_rt header if present
 
 
 class NoConnection(Exception):
     """No client of that app is connected."""
-
-
-@dataclass
-class ClientConfig:
-    """Sent in the endpoint response and in every pong payload; the SDK adopts it each time."""
-
-    reconnect_count: int = -1
-    reconnect_interval_s: int = 120
-    reconnect_nonce_s: int = 30
-    ping_interval_s: int = 120
-
-    def to_lark(self) -> dict[str, int]:
-        return {
-            "ReconnectCount": self.reconnect_count,
-            "ReconnectInterval": self.reconnect_interval_s,
-            "ReconnectNonce": self.reconnect_nonce_s,
-            "PingInterval": self.ping_interval_s,
-        }
 
 
 Dispatch = Literal["round_robin", "random"]
@@ -122,58 +86,6 @@ class _Conn:
     live: bool = False  # handshake done and not dropped: eligible for pushes
     dropped: bool = False
     pending: dict[str, asyncio.Future[Ack | None]] = field(default_factory=dict)
-
-
-def build_data_frames(
-    payload: bytes,
-    *,
-    message_id: str,
-    trace_id: str,
-    frame_type: str,
-    service_id: int,
-    fragment_bytes: int,
-    seq_ids: Iterable[int],
-) -> list[bytes]:
-    """Serialized DATA frames for one message: one frame, or `sum` fragments with `seq` 0..sum-1.
-
-    The SDK reassembles by message_id (ws/client.py:450-466) and only answers the completing
-    fragment. An empty part would count as "missing" there, so parts are never empty.
-    """
-    parts = [payload[i : i + fragment_bytes] for i in range(0, len(payload), fragment_bytes)]
-    parts = parts or [b""]
-    out: list[bytes] = []
-    for seq, (part, seq_id) in enumerate(zip(parts, seq_ids, strict=False)):
-        frame = Frame()
-        frame.SeqID = seq_id
-        frame.LogID = seq_id
-        frame.service = service_id
-        frame.method = METHOD_DATA
-        for key, value in (
-            ("type", frame_type),
-            ("message_id", message_id),
-            ("trace_id", trace_id),
-            ("sum", str(len(parts))),
-            ("seq", str(seq)),
-        ):
-            header = frame.headers.add()
-            header.key = key
-            header.value = value
-        frame.payload = part
-        out.append(bytes(frame.SerializeToString()))
-    return out
-
-
-def parse_ack(payload: bytes, biz_rt: str | None) -> Ack | None:
-    """The client's ack payload (`{"code":200,"data":"<base64>"}`), or None if it is not one."""
-    try:
-        body = json.loads(payload)
-        code = int(body["code"])
-        raw = body.get("data")
-        data = base64.b64decode(raw, validate=True) if isinstance(raw, str) else None
-        biz_rt_ms = float(biz_rt) if biz_rt is not None else None
-    except (ValueError, KeyError, TypeError, binascii.Error):
-        return None
-    return Ack(code=code, data=data, biz_rt_ms=biz_rt_ms)
 
 
 class LongConnHub:
@@ -232,13 +144,13 @@ class LongConnHub:
         except (ValueError, AttributeError):
             return web.json_response({"code": 400, "msg": "invalid request body"}, status=400)
         if self._closed:
-            return _lark_error(CODE_SYSTEM_BUSY, "system busy")  # retried by the SDK
+            return lark_error(CODE_SYSTEM_BUSY, "system busy")  # retried by the SDK
         app = self.state.apps.get(app_id)
         if app is None:
-            return _lark_error(CODE_UNKNOWN_APP, "Incorrect domain name")
+            return lark_error(CODE_UNKNOWN_APP, "Incorrect domain name")
         # Assertion mode (AppSecret "" + ClientAssertion) is not supported: it fails here too.
         if not secrets.compare_digest(secret.encode(), app.app_secret.encode()):
-            return _lark_error(CODE_BAD_CREDENTIALS, "app_id or app_secret is invalid")
+            return lark_error(CODE_BAD_CREDENTIALS, "app_id or app_secret is invalid")
 
         now = time.monotonic()  # not state.now(): tests shift the sandbox clock by days
         for key in [k for k, t in self._tickets.items() if t.expires_at <= now]:
@@ -273,12 +185,12 @@ class LongConnHub:
             or request.query.get("device_id") != ticket.device_id
             or request.query.get("service_id") != str(ticket.service_id)
         ):
-            return _handshake_error(CODE_BAD_TICKET, "invalid or expired ticket")
+            return handshake_error(CODE_BAD_TICKET, "invalid or expired ticket")
         conns = self._conns.setdefault(ticket.app_id, [])
         # Checked at the handshake, where the SDK expects it; connections still handshaking count,
         # so a burst of connects cannot overshoot the limit.
         if len(conns) >= self.max_connections_per_app:
-            return _handshake_error(CODE_EXCEED_CONN_LIMIT, "exceed connection limit")
+            return handshake_error(CODE_EXCEED_CONN_LIMIT, "exceed connection limit")
 
         # compress=False: the SDK offers permessage-deflate; declining keeps every send
         # synchronous (aiohttp compresses big frames in an executor thread).
@@ -303,16 +215,14 @@ class LongConnHub:
         return ws
 
     async def _on_frame(self, conn: _Conn, data: bytes) -> None:
-        frame = Frame()
-        try:
-            frame.ParseFromString(data)
-        except Exception:  # protobuf's DecodeError; a broken frame must not end the connection
+        frame = parse_frame(data)
+        if frame is None:  # a broken frame must not end the connection
             log.warning("undecodable frame on %s", conn.device_id)
             return
         headers = {h.key: h.value for h in frame.headers}
         if frame.method == METHOD_CONTROL:
             if headers.get("type") == "ping":
-                await self._send(conn, [self._pong(frame.service)])
+                await self._send(conn, [build_pong(frame.service, self.client_config)])
             return
         if frame.method != METHOD_DATA:
             return
@@ -324,18 +234,6 @@ class LongConnHub:
             log.warning("malformed ack on %s: %r", conn.device_id, bytes(frame.payload)[:200])
             return  # treated as no ack: the push times out
         waiter.set_result(ack)
-
-    def _pong(self, service: int) -> bytes:
-        frame = Frame()
-        frame.SeqID = 0
-        frame.LogID = 0
-        frame.service = service
-        frame.method = METHOD_CONTROL
-        header = frame.headers.add()
-        header.key = "type"
-        header.value = "pong"
-        frame.payload = json.dumps(self.client_config.to_lark()).encode()
-        return bytes(frame.SerializeToString())
 
     # -- connections ------------------------------------------------------------------------
 
@@ -431,29 +329,7 @@ class LongConnHub:
             conn.pending.pop(message_id, None)
 
 
-def _lark_error(code: int, msg: str) -> web.Response:
-    # Lark answers endpoint errors with HTTP 200; a non-200 status would be a ServerException.
-    return web.json_response({"code": code, "msg": msg, "data": {}})
-
-
-def _handshake_error(auth_code: int, msg: str) -> web.Response:
-    # Any non-101 status makes websockets raise InvalidStatus; the SDK only reads the headers.
-    return web.Response(
-        status=403,
-        text=msg,
-        headers={
-            "handshake-status": str(HANDSHAKE_AUTH_FAILED),
-            "handshake-msg": msg,
-            "handshake-autherrcode": str(auth_code),
-        },
-    )
-
-
 __all__ = [
-    "Ack",
-    "ClientConfig",
     "LongConnHub",
     "NoConnection",
-    "build_data_frames",
-    "parse_ack",
 ]

@@ -14,14 +14,8 @@ from typing import Any
 from aiohttp import web
 
 from larksandbox import cardcheck
-from larksandbox.state import (
-    PATCH_MAX_AGE,
-    TEXT_MAX_BYTES,
-    App,
-    Chat,
-    Message,
-    SandboxState,
-)
+from larksandbox.entities import App, Chat, Message
+from larksandbox.state import PATCH_MAX_AGE, SandboxState
 
 STATE_KEY = web.AppKey("sandbox_state", SandboxState)
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -157,21 +151,31 @@ def _visible_users(state: SandboxState, app: App) -> set[str]:
     return {user.open_id for user in state.users.values() if user.tenant_key == app.tenant_key}
 
 
-def _check_card(state: SandboxState, app: App, content: str) -> dict[str, Any]:
-    card = cardcheck.parse_card(content)
+async def _body_size(request: web.Request) -> int:
+    """Bytes of the request body as sent: what Lark's 30 KB / 150 KB limits measure."""
+    return len(await request.read())
+
+
+def _refuse(problem: cardcheck.CardProblem | None) -> None:
+    if problem is not None:
+        raise LarkError(problem.code, problem.msg)
+
+
+def _check_card(state: SandboxState, app: App, content: str, size: int) -> dict[str, Any]:
+    _refuse(cardcheck.body_size_problem(size, "interactive"))
+    card = cardcheck.parse_card(content, max_bytes=None)
     if isinstance(card, cardcheck.CardProblem):
         raise LarkError(card.code, card.msg)
-    if (problem := cardcheck.unknown_mention(card, _visible_users(state, app))) is not None:
-        raise LarkError(problem.code, problem.msg)
+    _refuse(cardcheck.check_card(card))
+    _refuse(cardcheck.unknown_mention(card, _visible_users(state, app)))
     return card
 
 
-def _check_content(state: SandboxState, app: App, msg_type: str, content: Any) -> str:
+def _check_content(state: SandboxState, app: App, msg_type: str, content: Any, size: int) -> str:
     if not isinstance(content, str):
         raise LarkError(230001, "invalid request parameter: content must be a JSON string")
     if msg_type == "text":
-        if len(content.encode("utf-8")) > TEXT_MAX_BYTES:
-            raise LarkError(230025, "The message body exceeds 150 KB")
+        _refuse(cardcheck.body_size_problem(size, "text"))
         try:
             text = json.loads(content).get("text")
         except (ValueError, AttributeError):
@@ -180,9 +184,10 @@ def _check_content(state: SandboxState, app: App, msg_type: str, content: Any) -
             raise LarkError(
                 230001, 'invalid request parameter: text content must be {"text": "..."}'
             )
+        _refuse(cardcheck.unknown_text_mention(text, _visible_users(state, app)))
         return content
     if msg_type == "interactive":
-        _check_card(state, app, content)
+        _check_card(state, app, content, size)
         return content
     raise LarkError(
         230001, f"invalid request parameter: msg_type {msg_type!r} is not supported by the sandbox"
@@ -213,10 +218,15 @@ def _target_chat(state: SandboxState, app: App, id_type: str, receive_id: str) -
 
 
 def _send(
-    state: SandboxState, app: App, chat: Chat, body: dict[str, Any], parent: Message | None
+    state: SandboxState,
+    app: App,
+    chat: Chat,
+    body: dict[str, Any],
+    parent: Message | None,
+    size: int,
 ) -> web.Response:
     msg_type = str(body.get("msg_type", ""))
-    content = _check_content(state, app, msg_type, body.get("content"))
+    content = _check_content(state, app, msg_type, body.get("content"), size)
     uuid = str(body.get("uuid") or "")
     if len(uuid) > 50:
         raise LarkError(230001, "invalid request parameter: uuid is longer than 50 characters")
@@ -253,7 +263,7 @@ async def create_message(request: web.Request) -> web.Response:
     body = await _body(request)
     id_type = request.query.get("receive_id_type", "")
     chat = _target_chat(state, app, id_type, str(body.get("receive_id", "")))
-    return _send(state, app, chat, body, None)
+    return _send(state, app, chat, body, None, await _body_size(request))
 
 
 def _message(state: SandboxState, message_id: str) -> Message:
@@ -270,7 +280,8 @@ async def reply_message(request: web.Request) -> web.Response:
     chat = state.chats[parent.chat_id]
     if app.app_id not in chat.apps:
         raise LarkError(230002, "The bot is not in the chat")
-    return _send(state, app, chat, await _body(request), parent)
+    body = await _body(request)
+    return _send(state, app, chat, body, parent, await _body_size(request))
 
 
 # docs/lark-reference.md §4.3: the message-create doc's 230099 sub-code table, whose format the
@@ -283,14 +294,17 @@ async def patch_message(request: web.Request) -> web.Response:
     state = _state(request)
     message = _message(state, request.match_info["message_id"])
     body = await _body(request)
+    size = await _body_size(request)
     try:
-        return _patch(state, app, message, body)
+        return _patch(state, app, message, body, size)
     except LarkError as refused:  # kept per message: the control API and the UI show them
         state.refuse_patch(message, refused.code, refused.msg)
         raise
 
 
-def _patch(state: SandboxState, app: App, message: Message, body: dict[str, Any]) -> web.Response:
+def _patch(
+    state: SandboxState, app: App, message: Message, body: dict[str, Any], size: int
+) -> web.Response:
     if message.sender_type != "app" or message.sender_id != app.app_id:
         raise LarkError(230027, "No permission: only the app that sent the card can update it")
     if message.msg_type != "interactive":
@@ -307,7 +321,7 @@ def _patch(state: SandboxState, app: App, message: Message, body: dict[str, Any]
     content = body.get("content")
     if not isinstance(content, str):
         raise LarkError(230001, "invalid request parameter: content must be a JSON string")
-    card = _check_card(state, app, content)
+    card = _check_card(state, app, content, size)
     if state.now() - datetime.fromisoformat(message.created_at) > PATCH_MAX_AGE:
         raise LarkError(
             230031, "The message was sent more than 14 days ago and can no longer be updated"

@@ -10,7 +10,7 @@ What goes over the wire, as in docs/lark-reference.md §3.1:
   (``url_verification``) must be answered within 1 s.
 
 The unmodified SDK (``lark.EventDispatcherHandler.do``) accepts what this module sends; the tests
-in tests/sandbox/test_webhook.py check that against a real aiohttp receiver.
+in tests/larksandbox/test_webhook.py check that against a real aiohttp receiver.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from typing import Any, Literal
 import aiohttp
 from Crypto.Cipher import AES
 
-from larksandbox.state import App
+from larksandbox.entities import App
 
 TIMESTAMP_HEADER = "X-Lark-Request-Timestamp"
 NONCE_HEADER = "X-Lark-Request-Nonce"

@@ -22,10 +22,11 @@ from typing import Any
 
 from ulid import ULID
 
-from store.authority import Claimed, Click, Decided, Store
+from store.authority import Store
 from store.canonical import record_json
 from store.claim_sql import claim_params, claim_statements
 from store.click_sql import ENTRY_INSERT, ENTRY_STORED, bound_time, replayed
+from store.decisions import Claimed, Click, Decided
 from store.groupcommit import Intent, Lane, Statement
 from store.groupcommit.contract import Pending
 from store.inbox import RECEIVED, InboxEntry, Received, stored_key, without_secrets

@@ -12,19 +12,17 @@ return a row, or the intent changes nothing (`ConditionNotMet`) and the caller r
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ulid import ULID
 
 from store.canonical import canonical_json
 from store.click_sql import bound_time
 from store.conclusions import conclusion_statements
+from store.execution_records import Observation
 from store.groupcommit import Intent, Statement
 from store.lifecycle import TRANSITIONS, Event, Execution, execution_sources
 from store.vocabulary import ReservationState, Stage
-
-if TYPE_CHECKING:  # store.execution submits these intents
-    from store.execution import Observation
 
 ACTOR = "system:executor"
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from store.execution import Outcome
+from store.execution_records import Outcome
 from store.lifecycle import State
 from store.records import Operation
 from store.timeutil import iso_utc

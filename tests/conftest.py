@@ -15,7 +15,6 @@ import logging
 import os
 import uuid
 from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -25,22 +24,7 @@ from store.authority import Store
 from store.engine import create_engine
 from store.migrate import upgrade
 from store.opening import open_store
-
-PG_URL = os.environ.get(
-    "COUNTERSIGN_TEST_PG_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/test"
-)
-TABLES = (
-    "reservations",
-    "accounts",
-    "outcomes",
-    "attempts",
-    "card_deliveries",
-    "claims",
-    "confirmations",
-    "audit",
-    "inbox",
-    "operations",
-)
+from tests.support.backends import PG_URL, TABLES, Backend
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -89,20 +73,6 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if skipped:
         print(f"\nCI=true: {skipped} test(s) were skipped; skips are failures in CI")
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
-
-
-@dataclass(frozen=True)
-class Backend:
-    name: str
-    url: str
-    schema: str | None
-
-    def env(self) -> dict[str, str]:
-        """How a subprocess reaches the same database."""
-        values = {"COUNTERSIGN_STORE_URL": self.url}
-        if self.schema:
-            values["COUNTERSIGN_STORE_SCHEMA"] = self.schema
-        return values
 
 
 @pytest.fixture(scope="session")
@@ -172,10 +142,3 @@ def logs(caplog: pytest.LogCaptureFixture) -> pytest.LogCaptureFixture:
     """caplog at INFO, where refusals are logged."""
     caplog.set_level(logging.INFO)
     return caplog
-
-
-def logged_once_without_traceback(logs: pytest.LogCaptureFixture) -> bool:
-    """One log line of ours (a refusal), and no traceback or error from anyone."""
-    ours = [r for r in logs.records if r.name.startswith("countersign")]
-    clean = all(r.exc_info is None and r.levelno < logging.ERROR for r in logs.records)
-    return len(ours) == 1 and clean

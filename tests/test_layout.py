@@ -54,3 +54,45 @@ def test_the_sandbox_imports_nothing_of_the_bot() -> None:
         if package in CORE
     ]
     assert offenders == []
+
+
+MODULE_LINE_LIMIT = 400
+# A longer module says why in one sentence near its top, on a line starting with this.
+LONG_MODULE_REASON = "# Over 400 lines:"
+
+
+def reason_for_length(lines: list[str]) -> str | None:
+    for line in lines[:40]:
+        if line.startswith(LONG_MODULE_REASON):
+            return line.removeprefix(LONG_MODULE_REASON).strip() or None
+    return None
+
+
+def test_every_module_is_at_most_400_lines_or_says_why() -> None:
+    too_long = []
+    for path in modules(*CORE, SANDBOX):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        if len(lines) > MODULE_LINE_LIMIT and reason_for_length(lines) is None:
+            too_long.append(f"{path.relative_to(ROOT)}: {len(lines)} lines")
+    assert too_long == [], f"split these, or say why at the top ({LONG_MODULE_REASON} ...)"
+
+
+def test_no_test_module_imports_another_test_module() -> None:
+    """Shared helpers live in tests/support/ (and fixtures in conftest.py files)."""
+    offenders = []
+    for path in sorted((ROOT / "tests").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            else:
+                continue
+            if any(name.split(".")[0] == "tests" and is_test_module(name) for name in names):
+                offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert offenders == []
+
+
+def is_test_module(dotted: str) -> bool:
+    """tests.x.test_y or tests.x.conftest (helpers belong in tests/support)."""
+    return any(part.startswith("test_") or part == "conftest" for part in dotted.split(".")[1:])

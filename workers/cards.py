@@ -18,7 +18,7 @@ from cards.render import render_card
 from cards.strings import Lang
 from store.authority import Store
 from store.cards import CardLedger
-from store.execution import view
+from store.execution_reads import view
 from store.lifecycle import State
 from store.logcontext import about
 from store.records import Operation

@@ -29,10 +29,12 @@ from collections.abc import Callable, Mapping
 from datetime import timedelta
 
 from store.authority import Store
-from store.execution import ExecutionLedger, Observation, Outcome, ReservationRefused
+from store.execution import ExecutionLedger
+from store.execution_records import Observation, Outcome
 from store.lifecycle import Execution
 from store.logcontext import about
 from store.records import Operation
+from store.reservations import ReservationRefused
 from store.vocabulary import ReservationState, Stage
 from workers.crash import crash_point
 from workers.domains.execution import (

@@ -35,12 +35,14 @@ from bot.api.keys import (
 from bot.api.metrics import metrics_text
 from bot.api.middlewares import MIDDLEWARES
 from bot.config import Config, Proposer
-from store.authority import MAX_PAGE_SIZE, InvalidCursor, RequestConflict, Store
+from store.authority import Store
 from store.canonical import loads_strict
-from store.execution import view as op_view
-from store.execution import views as op_views
+from store.execution_reads import view as op_view
+from store.execution_reads import views as op_views
 from store.lifecycle import IllegalTransition, State
+from store.paging import MAX_PAGE_SIZE, InvalidCursor
 from store.problems import FieldProblem, ProblemsFound
+from store.proposals import RequestConflict
 from store.records import Operation
 
 log = logging.getLogger("countersign.api")

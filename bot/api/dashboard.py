@@ -26,14 +26,16 @@ from sqlalchemy import func, select
 from bot.api.errors import refuse
 from bot.api.hosts import forwarded_https, proxied
 from cards.conclusion import outcome_parts
-from cards.render import newest_per_stage, outcome_title
+from cards.outcomes import newest_per_stage, outcome_title
 from cards.strings import Lang
-from store.authority import InvalidCursor, Store
+from store.authority import Store
 from store.cards import CardLedger
 from store.deliveries import DeliveryLedger
-from store.execution import ExecutionLedger, views
+from store.execution import ExecutionLedger
+from store.execution_reads import views
 from store.lifecycle import State
 from store.models import OperationRow
+from store.paging import InvalidCursor
 from store.problems import FieldProblem
 
 # the shape of an operation id (a ULID, with room); anything else is no route: a 404

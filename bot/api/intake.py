@@ -12,10 +12,10 @@ from pydantic import Field, StringConstraints, ValidationError
 
 from bot.config import OpenId, ProposerSettings, Settings
 from bot.validation import problems_from
-from store.authority import Draft
 from store.canonical import canonical_json, float_paths
 from store.envelope import Audience, CallbackRoute, Conversation, Source
 from store.problems import FieldProblem, ProblemsFound
+from store.proposals import Draft
 from workers.domains import DOMAINS
 from workers.domains.types import StrictModel, is_control
 from workers.targets import BadUrl, parse_callback_url

@@ -124,7 +124,7 @@ def cmd_deliveries_retry(args: argparse.Namespace) -> int:
 
 
 def cmd_venue_orders(args: argparse.Namespace) -> int:
-    from workers.domains.finance.venue import venue_orders_text
+    from workers.domains.finance.sim.listing import venue_orders_text
 
     path = Path(settings_of(args).domains.finance.venue_path)
     try:

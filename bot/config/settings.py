@@ -85,8 +85,8 @@ class LarkSettings(Section):
     exit_after_s: float = Field(default=120.0, gt=0, le=86400)
     webhook_window_s: int = Field(default=300, ge=10, le=3600)
     # how long a click waits for its decision before it is answered "processing" (the card
-    # then follows as a patch); a click not yet on record by 2.5 s is answered "busy", inside
-    # the transports' 2.7 s
+    # then follows as a patch); every later deadline (busy, the transports') follows from it
+    # in bot/ingress/ack.py
     answer_budget_s: float = Field(default=2.0, gt=0, le=2.2)
 
 

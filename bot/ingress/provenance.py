@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from store.authority import CLOSED_STATE_REASONS, Click
+from store.decisions import CLOSED_STATE_REASONS, Click
 from store.inbox import stored_key
 from store.lifecycle import State
 from store.reasons import Reason

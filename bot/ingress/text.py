@@ -22,7 +22,7 @@ from bot.ingress.stats import ConsumerStats
 from bot.ingress.text_scope import Answer, Asker, Scope, scope_of
 from cards.strings import Lang, text
 from store.authority import Store
-from store.execution import view as full_view
+from store.execution_reads import view as full_view
 from store.groupcommit import answering_a_person
 from store.inbox import Inbox
 from store.lifecycle import State

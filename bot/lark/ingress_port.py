@@ -1,8 +1,14 @@
 """The seam between Lark's transports (ws.py, webhook.py) and the two consumers.
 
 Two consumers, never one: docs/architecture.md §4. Transports authenticate and decode;
-consumers decide. Both methods run on the main asyncio loop (the aiohttp loop); no
-consumer code ever runs on the lark-oapi thread.
+consumers decide. Both methods run on the main asyncio loop (the aiohttp loop); of the
+consumers, only the callback consumer's ack terms (`IngressPort.callbacks`: a deadline and a
+toast, read-only) are read on the lark-oapi thread.
+
+One ack budget: a transport waits for a callback's answer exactly as long as the consumer
+says (`transport_deadline_s`, derived in bot/ingress/ack.py from `lark.answer_budget_s`),
+then answers with the consumer's own "processing" toast, so Lark's 3 s hold even when the
+consumer is stuck, and the operator sees one "processing", in the cards' language.
 """
 
 from __future__ import annotations
@@ -20,16 +26,30 @@ Transport = Literal["ws", "webhook"]
 
 CARD_ACTION_TRIGGER = "card.action.trigger"
 
-# Lark gives a callback 3 s end to end. The consumer answers within its own 2 s budget; this is
-# only the transports' safety net, leaving room for the ack to travel back.
-CALLBACK_BUDGET_S = 2.7
 
-# What a transport answers when the consumer raised, answered late or answered something that
-# is not a JSON object: a neutral toast, never a claim. The consumer owns the follow-up (patch).
-PROCESSING_ANSWER: dict[str, Any] = {"toast": {"type": "info", "content": "Received, processing"}}
+class CallbackAck(Protocol):
+    """What a transport needs of the callback consumer to answer for it: the consumer's own
+    terms (bot/ingress/ack.py `AckTerms`, from the one ack budget, `lark.answer_budget_s`)."""
+
+    @property
+    def transport_deadline_s(self) -> float:
+        """How long to wait for `on_callback`: after the consumer's own last answer, inside
+        Lark's 3 s with room for the ack's way back."""
+        ...
+
+    def processing(self) -> dict[str, Any]:
+        """The answer when the consumer has not answered by then, raised, or answered
+        something that is not a JSON object: its own "processing" toast, in its language,
+        never a claim. The consumer owns the follow-up (the card's patch)."""
+        ...
 
 
 class IngressPort(Protocol):
+    @property
+    def callbacks(self) -> CallbackAck:
+        """The callback consumer, for the terms of its ack."""
+        ...
+
     async def on_callback(self, envelope: dict[str, Any], transport: str) -> dict[str, Any]:
         """A card.action.trigger envelope (schema 2.0 dict as Lark sends it). Returns the answer
         body ({"toast": ..., "card": {"type": "raw", "data": ...}} or {}) within the ack budget."""
@@ -63,26 +83,30 @@ def answer_bytes(answer: Any) -> bytes:
 
 
 async def bounded_answer(
-    pending: asyncio.Future[dict[str, Any]], event_id: str, transport: str, budget_s: float
+    pending: asyncio.Future[dict[str, Any]], event_id: str, transport: str, ack: CallbackAck
 ) -> bytes:
-    """Wait up to `budget_s` for the consumer's answer; else the processing toast.
+    """Wait up to the consumer's `transport_deadline_s` for its answer; else (or if it failed)
+    the consumer's own "processing" toast.
 
     Never cancels `pending`: the consumer may be inside the transaction that commits the claim,
     and it must be free to finish and patch the card itself. A late result is logged and dropped.
+    Runs on the transport's loop (over ws, the SDK's thread), so it answers in time even when
+    the consumer's loop is stuck; `ack` is read-only and safe to read from there.
     """
-    done, _ = await asyncio.wait({pending}, timeout=budget_s)
+    deadline_s = ack.transport_deadline_s
+    done, _ = await asyncio.wait({pending}, timeout=deadline_s)
     if not done:
         log.warning(
-            "callback %s over %s not answered within %.1fs; acked with the processing toast",
+            "callback %s over %s not answered within %.3gs; acked with the processing toast",
             event_id,
             transport,
-            budget_s,
+            deadline_s,
         )
         pending.add_done_callback(_late(event_id, transport))
-        return answer_bytes(PROCESSING_ANSWER)
+        return answer_bytes(ack.processing())
     if pending.cancelled():
         log.error("callback %s over %s: consumer was cancelled", event_id, transport)
-        return answer_bytes(PROCESSING_ANSWER)
+        return answer_bytes(ack.processing())
     error = pending.exception()
     if error is not None:
         log.error(
@@ -91,12 +115,12 @@ async def bounded_answer(
             transport,
             exc_info=error,
         )
-        return answer_bytes(PROCESSING_ANSWER)
+        return answer_bytes(ack.processing())
     try:
         return answer_bytes(pending.result())
     except (TypeError, ValueError) as error:
         log.error("callback %s over %s: unusable answer: %s", event_id, transport, error)
-        return answer_bytes(PROCESSING_ANSWER)
+        return answer_bytes(ack.processing())
 
 
 def _late(event_id: str, transport: str) -> Callable[[asyncio.Future[dict[str, Any]]], None]:

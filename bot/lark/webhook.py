@@ -28,7 +28,8 @@ The sandbox (larksandbox/webhook.py `verify_url`) signs its challenge; both ways
 
 Both routes accept both kinds (dispatch is by event type), so one URL configured for events
 and callbacks still works. Event-id replay is not cached here: the consumers dedupe in the
-store. Callbacks get the same safety net as over ws (ingress_port.bounded_answer). Error
+store. Callbacks get the same safety net as over ws (ingress_port.bounded_answer: the
+consumer's own deadline and "processing" toast). Error
 bodies never echo header values, tokens or keys.
 """
 
@@ -50,7 +51,6 @@ from lark_oapi.core.utils.decryptor import AESCipher  # type: ignore[import-unty
 
 from bot.api.errors import error_response
 from bot.lark.ingress_port import (
-    CALLBACK_BUDGET_S,
     IngressPort,
     bounded_answer,
     event_id,
@@ -177,7 +177,6 @@ def add_webhook_routes(
     window_s: int = 300,
     clock: Callable[[], float] = time.time,
     max_body_bytes: int = MAX_BODY_BYTES,
-    callback_budget_s: float = CALLBACK_BUDGET_S,
     events_path: str = EVENTS_PATH,
     card_path: str = CARD_PATH,
 ) -> None:
@@ -225,7 +224,7 @@ def add_webhook_routes(
             pending = asyncio.ensure_future(port.on_callback(envelope, "webhook"))
             inflight.add(pending)
             pending.add_done_callback(inflight.discard)
-            answer = await bounded_answer(pending, eid, "webhook", callback_budget_s)
+            answer = await bounded_answer(pending, eid, "webhook", port.callbacks)
             return web.Response(body=answer, content_type="application/json")
         try:
             port.on_event(envelope, "webhook")

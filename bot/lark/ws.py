@@ -5,17 +5,20 @@ Embedding (docs/lark-reference.md §2.8 mode D): a daemon thread creates its own
 and starts the client. The global makes this one client per process (issue #119): `start()`
 refuses a second running transport.
 
-Data frames (docs/lark-reference.md §2.5): the SDK's sync handlers run one at a time, so a subclass replaces the
+Data frames (docs/lark-reference.md §2.5): the SDK's sync handlers run one at a time, so a subclass
+(`FrameClient`, bot/lark/ws_client.py) replaces the
 async data-frame path. Each frame already is its own task on the SDK loop, so awaiting there
 lets callbacks overlap and the store sets the pace (docs/architecture.md §4):
 
 * `card.action.trigger` -> `port.on_callback(envelope, "ws")` on the main loop, awaited from the
   SDK loop without blocking it; its answer goes back in the ack frame
   `{"code": 200, "data": base64(JSON(answer))}`. If the consumer raises, answers something
-  that is not a JSON object, or has not answered within `callback_budget_s` (2.7 s; Lark allows
-  3 s), the ack carries `PROCESSING_ANSWER` ("Received, processing") instead of a 500: the
-  consumer may already have committed the claim and will patch the card. The consumer's
-  coroutine is never cancelled by us.
+  that is not a JSON object, or has not answered within its `transport_deadline_s` (2.7 s
+  with the default budget; Lark allows 3 s), the ack carries the consumer's own "processing"
+  toast (`port.callbacks.processing()`, en or zh) instead of a 500: the consumer may already
+  have committed the claim and will patch the card. The consumer's coroutine is never
+  cancelled by us, and the deadline is kept on the SDK loop, so a stuck main loop cannot
+  make the ack late.
 * any other event type -> `port.on_event(envelope, "ws")` scheduled on the main loop, acked
   `{"code": 200}` at once: a handler for every type, so nothing is re-pushed for lack of one.
 * frames of `type=card` take the same path as `type=event` (the SDK drops them without an ack).
@@ -37,7 +40,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import contextlib
 import json
 import logging
 import threading
@@ -50,13 +52,13 @@ import lark_oapi as lark  # type: ignore[import-untyped]
 import lark_oapi.ws.client as lark_ws_client  # type: ignore[import-untyped]
 
 from bot.lark.ingress_port import (
-    CALLBACK_BUDGET_S,
     IngressPort,
     bounded_answer,
     event_id,
     is_callback,
 )
 from bot.lark.sdk_check import check_sdk
+from bot.lark.ws_client import FrameClient, close_sdk_loop
 from store.canonical import MAX_ENVELOPE_DEPTH, too_deep
 
 log = logging.getLogger("countersign.lark.ws")
@@ -64,7 +66,6 @@ log = logging.getLogger("countersign.lark.ws")
 DEFAULT_PING_INTERVAL_S = 120  # the SDK's local default, replaced by the server's ClientConfig
 PONG_SLACK_S = 10.0  # a pong answers a ping within this, or the link is suspect
 WATCHDOG_TICK_S = 1.0
-FRAME_TYPES = ("event", "card")  # lark_oapi.ws.enum.MessageType data frames
 
 # Ack payloads, as the SDK builds them (ws/client.py _handle_data_frame).
 ACK_OK: dict[str, Any] = {"code": 200}
@@ -73,84 +74,6 @@ ACK_ERROR: dict[str, Any] = {"code": 500}
 
 def _now_iso(wall: float) -> str:
     return datetime.fromtimestamp(wall, UTC).isoformat()
-
-
-def close_sdk_loop(loop: asyncio.AbstractEventLoop, client: Any) -> None:
-    """End a lark-oapi ws client's thread loop: cancel its tasks, close its socket, close the loop."""
-    # Cancel twice: the SDK's ping loop sleeps in a `finally`, which can swallow one cancel.
-    for _ in range(2):
-        tasks = asyncio.all_tasks(loop)
-        if not tasks:
-            break
-        for task in tasks:
-            task.cancel()
-        loop.run_until_complete(asyncio.wait(tasks, timeout=1.0))
-    conn = getattr(client, "_conn", None)
-    if conn is not None:  # a clean close, so the server sees the client leave at once
-        with contextlib.suppress(Exception):
-            loop.run_until_complete(asyncio.wait_for(conn.close(), 2.0))
-    loop.run_until_complete(loop.shutdown_asyncgens())
-    loop.close()
-
-
-class _Client(lark_ws_client.Client):  # type: ignore[misc]
-    """`ws.Client` with its data-frame path made async; everything else is the SDK's."""
-
-    def __init__(self, transport: WsTransport, app_id: str, app_secret: str, domain: str) -> None:
-        super().__init__(
-            app_id,
-            app_secret,
-            log_level=transport.sdk_log_level,
-            event_handler=None,  # unused: _handle_data_frame below never reaches it
-            domain=domain,
-        )
-        self._transport = transport
-        self.on_reconnected = transport._note_reconnected
-
-    async def _connect(self) -> None:
-        await super()._connect()
-        if self._conn is not None:
-            self._transport._note_connected()
-
-    async def _disconnect(self) -> None:
-        try:
-            await super()._disconnect()
-        finally:
-            self._transport._note_disconnected()
-
-    async def _handle_message(self, msg: bytes) -> None:
-        self._transport._note_frame()  # pongs and data frames both prove the link is alive
-        await super()._handle_message(msg)
-
-    async def _handle_data_frame(self, frame: Any) -> None:
-        headers = {h.key: h.value for h in frame.headers}
-        message_id = headers.get("message_id", "")
-        frame_type = headers.get("type", "")
-        try:
-            total = int(headers.get("sum", "1"))
-            seq = int(headers.get("seq", "0"))
-        except ValueError:
-            log.error("data frame %s with bad sum/seq headers dropped", message_id)
-            return
-        payload = bytes(frame.payload)
-        if total > 1:
-            combined = self._combine(message_id, total, seq, payload)  # the SDK's reassembly
-            if combined is None:
-                return  # more fragments to come; only the completing one is acked
-            # The SDK keeps the parts cached for 5 s, so a resend of this message_id would be
-            # "completed" from stale parts; expire the entry now.
-            self._cache.set(message_id, None, 0)
-            payload = combined
-        if frame_type not in FRAME_TYPES:
-            log.debug("data frame %s of type %r ignored", message_id, frame_type)
-            return
-        started = time.monotonic()
-        ack = await self._transport._ack_for(payload)
-        biz_rt = frame.headers.add()
-        biz_rt.key = "biz_rt"
-        biz_rt.value = str(round((time.monotonic() - started) * 1000))
-        frame.payload = json.dumps(ack, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-        await self._write_message(frame.SerializeToString())
 
 
 class WsTransport:
@@ -170,7 +93,6 @@ class WsTransport:
         watchdog_grace_s: float = 10.0,
         exit_after_s: float = 120.0,
         on_fatal: Callable[[str], None],
-        callback_budget_s: float = CALLBACK_BUDGET_S,
         sdk_log_level: str = "WARNING",  # INFO would log the connect URL with its ticket
         watchdog_tick_s: float = WATCHDOG_TICK_S,
         pong_slack_s: float = PONG_SLACK_S,
@@ -183,7 +105,6 @@ class WsTransport:
         self.watchdog_grace_s = watchdog_grace_s
         self.exit_after_s = exit_after_s
         self.on_fatal = on_fatal
-        self.callback_budget_s = callback_budget_s
         self.watchdog_tick_s = watchdog_tick_s
         self.pong_slack_s = pong_slack_s
         self.sdk_log_level = lark.LogLevel[sdk_log_level]
@@ -191,7 +112,7 @@ class WsTransport:
         self._thread: threading.Thread | None = None
         self._ws_loop: asyncio.AbstractEventLoop | None = None
         self._loop_ready = threading.Event()
-        self._client: _Client | None = None
+        self._client: FrameClient | None = None
         self._error: BaseException | None = None  # what the SDK's start() raised, if anything
         self._stopping = False
         self._watchdog: asyncio.Task[None] | None = None
@@ -231,7 +152,7 @@ class WsTransport:
         self._loop_ready.set()
         try:
             if not self._stopping:
-                self._client = _Client(self, self.app_id, self._app_secret, self.domain)
+                self._client = FrameClient(self, self.app_id, self._app_secret, self.domain)
                 self._client.start()  # blocks until stop() stops the loop, or raises
         except RuntimeError as error:
             if not self._stopping:  # else: "Event loop stopped before Future completed"
@@ -289,7 +210,7 @@ class WsTransport:
 
     # -- frames (SDK thread) ----------------------------------------------------------------
 
-    async def _ack_for(self, payload: bytes) -> dict[str, Any]:
+    async def ack_for(self, payload: bytes) -> dict[str, Any]:
         try:
             # deeper than MAX_ENVELOPE_DEPTH could exhaust the recursion of the parser
             envelope = None if too_deep(payload, MAX_ENVELOPE_DEPTH) else json.loads(payload)
@@ -308,7 +229,7 @@ class WsTransport:
                 log.error("callback %s arrived with the main loop closed; acked 500", eid)
                 return ACK_ERROR
             answer = await bounded_answer(
-                asyncio.wrap_future(pending), eid, "ws", self.callback_budget_s
+                asyncio.wrap_future(pending), eid, "ws", self.port.callbacks
             )
             return {"code": 200, "data": base64.b64encode(answer).decode("ascii")}
         try:
@@ -324,23 +245,23 @@ class WsTransport:
         except Exception:
             log.exception("on_event failed for %s", event_id(envelope))
 
-    def _note_connected(self) -> None:
+    def note_connected(self) -> None:
         with self._lock:
             self._connected_mono = time.monotonic()
             self._connected_wall = time.time()
 
-    def _note_disconnected(self) -> None:
+    def note_disconnected(self) -> None:
         with self._lock:
             if self._connected_mono is not None:
                 self._down_since = time.monotonic()
             self._connected_mono = None
             self._connected_wall = None
 
-    def _note_reconnected(self) -> None:
+    def note_reconnected(self) -> None:
         with self._lock:
             self._reconnects += 1
 
-    def _note_frame(self) -> None:
+    def note_frame(self) -> None:
         with self._lock:
             self._last_frame_mono = time.monotonic()
             self._last_frame_wall = time.time()

@@ -69,22 +69,24 @@ from __future__ import annotations
 from store.engine import is_sqlite
 from store.groupcommit.contract import (
     BatchNotCommitted,
-    ConditionNotMet,
     GroupWriter,
-    Intent,
-    Lane,
     NestedTurn,
-    Results,
-    Row,
-    Statement,
     Turn,
     Withdrawn,
     WriterClosed,
     WriterStats,
+    take_batch,
+)
+from store.groupcommit.intents import (
+    ConditionNotMet,
+    Intent,
+    Lane,
+    Results,
+    Row,
+    Statement,
     answering_a_person,
     current_lane,
     run_on_connection,
-    take_batch,
 )
 from store.groupcommit.pg_writer import PgGroupWriter
 from store.groupcommit.sqlite_writer import SqliteGroupWriter

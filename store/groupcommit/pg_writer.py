@@ -16,17 +16,19 @@ from sqlalchemy.engine import make_url
 
 from store.groupcommit.contract import (
     DEFAULT_BATCH_LIMIT,
-    ConditionNotMet,
     GroupWriter,
-    Intent,
     Pending,
-    Results,
-    Statement,
     Turn,
     intent_of,
+    runs_of_intents,
+)
+from store.groupcommit.intents import (
+    ConditionNotMet,
+    Intent,
+    Results,
+    Statement,
     intent_steps,
     needs_savepoint,
-    runs_of_intents,
 )
 
 # Batches commit on this many connections at once: PostgreSQL runs them in parallel, where

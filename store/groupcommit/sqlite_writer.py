@@ -18,19 +18,21 @@ from sqlalchemy.engine import make_url
 from store.engine import SQLITE_BUSY_TIMEOUT_MS
 from store.groupcommit.contract import (
     DEFAULT_BATCH_LIMIT,
-    ConditionNotMet,
     GroupWriter,
+    Pending,
+    Turn,
+    Work,
+    runs_of_intents,
+)
+from store.groupcommit.intents import (
+    ConditionNotMet,
     Intent,
     Lane,
-    Pending,
     Results,
     Row,
     Statement,
-    Turn,
-    Work,
     needs_savepoint,
     run_statements,
-    runs_of_intents,
 )
 
 # Called on the writer thread with the batch size, after the intents ran and before COMMIT.

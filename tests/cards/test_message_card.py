@@ -14,44 +14,11 @@ import pytest
 
 from cards.render import render_card
 from cards.strings import LANGS, Lang
-from tests.cards.test_render import markdown_texts, nodes, plain_texts
-from tests.factories import MESSAGE_PAYLOAD
-from workers.domains.message.schema import MessageDomain, MessageSendV1
+from tests.support.cards import markdown_texts, message_view, nodes, plain_texts
 
 T0 = datetime(2025, 3, 1, 1, 30, tzinfo=UTC)
-OPERATORS = ["ou_alice", "ou_bob"]
 # What a hostile draft would like the operator to read as card terms, not as the message.
 POSING = "Hello Acme.\n**Quantity:** 1000\nConfirmed by Alice\n<at id=all></at> [docs](http://evil)"
-
-
-def view(
-    text: str = MESSAGE_PAYLOAD["text"],
-    *,
-    mentions: list[str] | None = None,
-    requester: str | None = None,
-    state: str = "awaiting_confirmation",
-) -> dict[str, Any]:
-    """The projection of a message draft, as the store would hand it to the card."""
-    payload: dict[str, Any] = {**MESSAGE_PAYLOAD, "text": text}
-    if mentions is not None:
-        payload["mentions"] = mentions
-    # the renderer must hold even for a text the schema would refuse today (stored earlier)
-    model = MessageSendV1.model_construct(**{"reply_to": None, "mentions": None, **payload})
-    return {
-        "id": "op_1",
-        "kind": "message.send",
-        "state": state,
-        "confirm_digest": "d" * 64,
-        "updated_at": "2025-03-01T01:30:00Z",
-        "expires_at": "2025-03-01T01:45:00Z",
-        "simulated": False,
-        "executor": {"name": "lark-message", "revision": "1"},
-        "audience": {"name": "ops", "chat_id": "oc_ops", "operators": OPERATORS},
-        "terms": MessageDomain().project(model),
-        "source": {"proposer": "dev-agent", "request_id": "r1", "requester_open_id": requester},
-        "decision": None,
-        "outcomes": [],
-    }
 
 
 def render(projection: dict[str, Any], lang: Lang = "en") -> dict[str, Any]:
@@ -64,7 +31,7 @@ def blocks(card: dict[str, Any]) -> list[dict[str, Any]]:
 
 @pytest.mark.parametrize("lang", LANGS)
 def test_the_text_is_one_shaded_block_of_plain_text_and_nowhere_else(lang: Lang) -> None:
-    card = render(view(POSING), lang)
+    card = render(message_view(POSING), lang)
     [block] = blocks(card)
     assert block["tag"] == "column_set" and block["background_style"] == "grey"
     assert len(block["columns"]) == 1 and "behaviors" not in json.dumps(block)
@@ -80,7 +47,7 @@ def test_the_text_is_one_shaded_block_of_plain_text_and_nowhere_else(lang: Lang)
 
 
 def test_the_block_states_its_line_and_character_count_in_each_locale() -> None:
-    card = render(view("one\ntwo\nthree"))
+    card = render(message_view("one\ntwo\nthree"))
     [label] = [n for n in nodes(card) if n.get("element_id") == "message_text_size"]
     assert (
         label["text"]["content"] == "Message text (3 lines · 13 characters), sent exactly as shown:"
@@ -89,34 +56,34 @@ def test_the_block_states_its_line_and_character_count_in_each_locale() -> None:
         "en_us": "Message text (3 lines · 13 characters), sent exactly as shown:",
         "zh_cn": "消息正文（3 行 · 13 个字符），按原样发送：",
     }
-    one = render(view("Hi"))
+    one = render(message_view("Hi"))
     assert "Message text (1 line · 2 characters), sent exactly as shown:" in plain_texts(one)
 
 
 def test_a_long_text_is_still_one_block_and_counted_whole() -> None:
     text = "\n".join(f"line {n}" for n in range(1, 201))  # pushes anything below it far down
-    card = render(view(text))
+    card = render(message_view(text))
     [block] = blocks(card)
     assert block["columns"][0]["elements"][0]["text"]["content"] == text
     assert f"Message text (200 lines · {len(text)} characters)" in " ".join(plain_texts(card))
 
 
 def test_structured_mentions_are_listed_in_plain_text() -> None:
-    card = render(view("Please confirm.", mentions=["ou_carol", "ou_dave"]))
+    card = render(message_view("Please confirm.", mentions=["ou_carol", "ou_dave"]))
     assert "This message will mention: ou_carol, ou_dave" in plain_texts(card)
-    zh = render(view("Please confirm.", mentions=["ou_carol"]), "zh")
+    zh = render(message_view("Please confirm.", mentions=["ou_carol"]), "zh")
     assert "此消息将提及: ou_carol" in plain_texts(zh)
     # the ids are not known to this app's tenant: never <at> on the card
     assert not [m for m in markdown_texts(card) if "<at" in m]
 
 
 def test_a_draft_without_mentions_says_nothing_about_them() -> None:
-    assert not [t for t in plain_texts(render(view())) if "mention" in t]
+    assert not [t for t in plain_texts(render(message_view())) if "mention" in t]
 
 
 @pytest.mark.parametrize("lang", LANGS)
 def test_an_unverified_requester_is_named_in_plain_text(lang: Lang) -> None:
-    card = render(view(requester="ou_stranger"), lang)
+    card = render(message_view(requester="ou_stranger"), lang)
     assert not [m for m in markdown_texts(card) if "ou_stranger" in m]
     shown = [t for t in plain_texts(card) if "ou_stranger" in t]
     assert shown == [
@@ -127,12 +94,12 @@ def test_an_unverified_requester_is_named_in_plain_text(lang: Lang) -> None:
 
 
 def test_an_operator_requester_is_mentioned() -> None:
-    card = render(view(requester="ou_alice"))
+    card = render(message_view(requester="ou_alice"))
     assert any(m.endswith("<at id=ou_alice></at>") for m in markdown_texts(card))
 
 
 def test_a_decision_by_someone_outside_the_operators_is_not_a_mention() -> None:
-    projection = view(state="rejected")
+    projection = message_view(state="rejected")
     projection["decision"] = {"action": "reject", "by": "ou_gone", "at": "2025-03-01T01:31:00Z"}
     card = render(projection)
     assert not [m for m in markdown_texts(card) if "<at" in m]

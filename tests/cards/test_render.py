@@ -8,40 +8,41 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Awaitable, Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
-from zoneinfo import ZoneInfo
 
 import pytest
 
 from cards.render import SHORT_DIGEST, render_card
 from cards.strings import LANGS, Lang, text
-from store.authority import Claimed, Click, Decided, Store
+from store.authority import Store
 from store.envelope import Source
 from store.lifecycle import State
 from store.projection import operation_view
 from store.records import Operation
-from tests.factories import MESSAGE_PAYLOAD, ORDER_PAYLOAD, message_draft_fields, offered
-from workers.domains.finance.schema import FinanceDomain, FinanceOrderV1
+from tests.support.cards import (
+    SHANGHAI,
+    T0,
+    Drive,
+    FixedClock,
+    cancelled,
+    confirmed,
+    expired,
+    finance_op,
+    markdown_texts,
+    message_op,
+    nodes,
+    plain_texts,
+    rejected,
+    superseded,
+    tagged,
+)
+from tests.support.factories import offered
 
-SHANGHAI = ZoneInfo("Asia/Shanghai")
-T0 = datetime(2025, 3, 1, 1, 30, tzinfo=UTC)  # 09:30 in Shanghai
 CARD_LIMIT_BYTES = 30 * 1024  # Lark 230025
 INJECTION = "**bold** <at id=all></at> [x](http://evil)"
 INJECTION_MARKERS = ("**bold**", "<at id=all>", "http://evil", "[x]")
 CJK = re.compile(r"[\u3400-\u9fff\uff00-\uffef]")
-
-
-class FixedClock:
-    def __init__(self, at: datetime) -> None:
-        self.at = at
-
-    def __call__(self) -> datetime:
-        return self.at
-
-    def shift(self, **delta: float) -> None:
-        self.at += timedelta(**delta)
 
 
 @pytest.fixture
@@ -51,50 +52,11 @@ def clock(store: Store) -> FixedClock:
     return fixed
 
 
-async def finance_op(store: Store, **overrides: Any) -> Operation:
-    domain = FinanceDomain()
-    projection = domain.project(FinanceOrderV1.model_validate(ORDER_PAYLOAD))
-    return await offered(store, projection=projection, **overrides)
-
-
-async def message_op(store: Store, message_text: str = MESSAGE_PAYLOAD["text"]) -> Operation:
-    # as read back from the store: the card must hold even for a text intake would refuse now
-    return await offered(store, **message_draft_fields(message_text))
-
-
 def render(op: Operation, lang: Lang = "en", now: datetime = T0) -> dict[str, Any]:
     return render_card(operation_view(op), lang=lang, now=now, tz=SHANGHAI)
 
 
 # -- reading a card ------------------------------------------------------------------------
-
-
-def nodes(node: Any) -> Iterator[dict[str, Any]]:
-    """Every object in the card, depth first."""
-    if isinstance(node, dict):
-        yield node
-        for child in node.values():
-            yield from nodes(child)
-    elif isinstance(node, list):
-        for child in node:
-            yield from nodes(child)
-
-
-def tagged(card: dict[str, Any], tag: str) -> list[dict[str, Any]]:
-    return [node for node in nodes(card) if node.get("tag") == tag]
-
-
-def plain_texts(card: dict[str, Any]) -> list[str]:
-    return [node["content"] for node in tagged(card, "plain_text")]
-
-
-def markdown_texts(card: dict[str, Any]) -> list[str]:
-    """Everything Lark would interpret as markdown, in any locale."""
-    found: list[str] = []
-    for node in tagged(card, "markdown"):
-        found.append(node["content"])
-        found.extend(node.get("i18n_content", {}).values())
-    return found
 
 
 def buttons(card: dict[str, Any]) -> list[dict[str, Any]]:
@@ -303,44 +265,6 @@ async def test_projection_titles_and_term_names_stay_plain(store: Store, clock: 
 
 
 # -- closed states -------------------------------------------------------------------------
-
-Drive = Callable[[Store, FixedClock, Operation], Awaitable[Operation]]
-
-
-def click(op: Operation, action: str, operator: str) -> Click:
-    return Click(op.id, action, op.confirm_digest, operator, "oc_ops", op.card_message_id, "ev")
-
-
-async def confirmed(store: Store, clock: FixedClock, op: Operation) -> Operation:
-    clock.shift(minutes=1)
-    result = await store.confirm_and_claim(click(op, "confirm", "ou_alice"))
-    assert isinstance(result, Claimed)
-    return result.operation
-
-
-async def rejected(store: Store, clock: FixedClock, op: Operation) -> Operation:
-    clock.shift(minutes=2)
-    result = await store.reject(click(op, "reject", "ou_bob"))
-    assert isinstance(result, Decided)
-    return result.operation
-
-
-async def cancelled(store: Store, clock: FixedClock, op: Operation) -> Operation:
-    clock.shift(minutes=3)
-    return await store.cancel(op.id, "proposer:dev-agent")
-
-
-async def expired(store: Store, clock: FixedClock, op: Operation) -> Operation:
-    clock.shift(minutes=15)
-    assert await store.expire_due() == [op.id]
-    found = await store.get(op.id)
-    assert found is not None
-    return found
-
-
-async def superseded(store: Store, clock: FixedClock, op: Operation) -> Operation:
-    clock.shift(minutes=4)
-    return await store.supersede(op.id, "proposer:dev-agent")
 
 
 CLOSED: list[Any] = [

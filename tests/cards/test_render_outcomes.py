@@ -8,12 +8,16 @@ from typing import Any
 import pytest
 
 from cards.render import render_card
-from store.authority import Claimed, Click, Store
-from store.execution import ExecutionLedger, Observation, view
+from store.authority import Store
+from store.decisions import Claimed, Click
+from store.execution import ExecutionLedger
+from store.execution_reads import view
+from store.execution_records import Observation
 from store.lifecycle import Execution
 from store.records import Operation
 from store.vocabulary import Stage
-from tests.factories import dispatching, offered
+from tests.support.cards import STATUS_LINES
+from tests.support.factories import dispatching, offered
 
 
 async def claimed(store: Store) -> Operation:
@@ -88,22 +92,6 @@ async def test_a_preflight_refusal_is_red_with_its_reason(store: Store) -> None:
     assert card["header"]["template"] == "red"
     assert "**Not sent: the pre-check refused it · SIMULATED**" in markdown(card)
     assert "Reason: price 60000.25 is off the 0.5 tick" in plain(card)
-
-
-# Every status the executor can report, with its en and zh line and header colour.
-STATUS_LINES = {
-    "accepted": ("Accepted by the venue", "交易所已接受", "green"),
-    "resting": ("Resting on the book", "挂单中", "green"),
-    "partially_filled": ("Partially filled", "部分成交", "green"),
-    "filled": ("Filled", "已成交", "green"),
-    "rejected": ("Rejected by the venue", "交易所已拒绝", "red"),
-    "cancelled": ("Cancelled at the venue", "交易所已撤单", "red"),
-    "preflight_rejected": ("Not sent: the pre-check refused it", "未发送：预检未通过", "red"),
-    "reservation_refused": ("Not sent: over the exposure budget", "未发送：超出敞口预算", "red"),
-    "unknown": ("Submission unknown: reconciling", "提交结果未知：正在核对", "yellow"),
-    "not_submitted": ("Not executed: the venue never received it", "未执行：交易所从未收到", "red"),
-    "unresolved": ("Unresolved: a person must check it", "无法自动核对：需要人工确认", "orange"),
-}
 
 
 def outcome_view(op: Operation, *outcomes: dict[str, Any], execution: str) -> dict[str, Any]:

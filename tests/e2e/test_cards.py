@@ -11,9 +11,9 @@ from sqlalchemy import text
 
 from store.cards import CardLedger
 from store.lifecycle import State
-from tests.e2e.conftest import CLAIMED_OR_AFTER, Stack, StackFactory, eventually
-from tests.factories import order_request
-from tests.sandbox.conftest import until
+from tests.support.factories import order_request
+from tests.support.stack import CLAIMED_OR_AFTER, Stack, StackFactory
+from tests.support.waiting import eventually
 
 
 def content(stack: Stack, message_id: str) -> str:
@@ -42,9 +42,11 @@ async def test_cancel_and_expiry_patch_the_original_card(stack: Stack) -> None:
     expiring, expiring_card = await stack.offered(order_request("to-expire", expires_in_s=30))
     status, _ = await stack.api("POST", f"/api/v1/operations/{cancelled['id']}/cancel")
     assert status == 200
-    await until(stack.state, lambda: "Cancelled by the proposer" in content(stack, cancelled_card))
+    await eventually(
+        lambda: "Cancelled by the proposer" in content(stack, cancelled_card), woken_by=stack.state
+    )
     stack.clock.offset += timedelta(seconds=31)
-    await until(stack.state, lambda: "Expired at" in content(stack, expiring_card))
+    await eventually(lambda: "Expired at" in content(stack, expiring_card), woken_by=stack.state)
     for message_id in (cancelled_card, expiring_card):
         assert '"tag": "button"' not in json.dumps(stack.card(message_id))
         assert len(stack.state.messages[message_id].history) == 2  # created, then one patch
@@ -60,10 +62,10 @@ async def test_patch_failures_are_retried_and_permanent_ones_are_visible(stack: 
     view, message_id = await stack.offered(order_request("flaky-patch"))
     await stack.control("POST", "/faults", {"fail_next_patches": 2, "fail_patch_code": 230020})
     await stack.api("POST", f"/api/v1/operations/{view['id']}/cancel")
-    await until(
-        stack.state,
+    await eventually(
         lambda: "Cancelled by the proposer" in content(stack, message_id),
         deadline_s=20,
+        woken_by=stack.state,
     )
 
     doomed, _ = await stack.offered(order_request("doomed-patch"))
@@ -123,10 +125,10 @@ async def test_a_slow_commit_answers_processing_or_busy_and_busy_is_never_applie
         # PostgreSQL held only the operation's row: the click's entry went in, so "processing"
         # (which promises the click is on record), and the decision lands with the card.
         assert reply["toast"]["content"] == "Received, processing"
-    await until(
-        stack.state,
+    await eventually(
         lambda: "Confirmed by <at id=ou_alice></at>" in content(stack, message_id),
         deadline_s=20,
+        woken_by=stack.state,
     )
     op = await stack.store.get(view["id"])
     assert (
@@ -200,10 +202,10 @@ async def test_a_click_answered_processing_has_its_card_patched_when_the_decisio
     await holder
     assert reply["toast"]["content"] == "Received, processing"
     assert reply["card_changed"] is False  # the answer showed nothing: the patch must
-    await until(
-        stack.state,
+    await eventually(
         lambda: "Rejected by <at id=ou_alice></at>" in content(stack, message_id),
         deadline_s=20,
+        woken_by=stack.state,
     )
     op = await stack.store.get(view["id"])
     assert op is not None and op.state is State.REJECTED

@@ -24,19 +24,25 @@ import aiohttp
 from bot.ingress.callbacks import INBOX_KIND
 from cards.strings import REFUSALS, TEXT
 from larksandbox import answers
-from larksandbox.state import Click
+from larksandbox.entities import Click
 from store.authority import Store
 from store.inbox import RECEIVED, Inbox
 from store.lifecycle import State
 from store.records import Confirmation
-from tests.conftest import Backend
-from tests.e2e.conftest import eventually
-from tests.e2e.test_crash import RECOVERY_DEADLINE_S, connected, first_bot, offer
-from tests.e2e.test_restart import Lark, bot_processes, sandbox_alone
-from tests.factories import order_request
-from tests.sandbox.conftest import until
+from tests.support.backends import Backend
+from tests.support.bot_processes import (
+    RECOVERY_DEADLINE_S,
+    Lark,
+    bot_processes,
+    connected,
+    first_bot,
+    offer,
+    sandbox_alone,
+)
+from tests.support.factories import order_request
+from tests.support.waiting import eventually
 from workers.domains.execution import client_id_for
-from workers.domains.finance.venue import SimVenue
+from workers.domains.finance.sim.venue import SimVenue
 
 OPERATIONS = 50
 # (operator, button) on every card: two confirms race, a reject races them, an outsider tries
@@ -126,7 +132,9 @@ async def test_sigkill_mid_burst_keeps_every_answered_click_on_record(
                 asyncio.create_task(send_click(http, lark, message_id, operator, value))
                 for message_id, operator, value in clicks
             ]
-            await until(lark.state, lambda: len(answered_clicks(lark)) >= KILL_AFTER_ANSWERS, 60)
+            await eventually(
+                lambda: len(answered_clicks(lark)) >= KILL_AFTER_ANSWERS, 60, woken_by=lark.state
+            )
             assert await first.kill() == -signal.SIGKILL
             statuses = await asyncio.gather(*pending)
         assert set(statuses) == {200}, statuses

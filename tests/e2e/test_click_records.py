@@ -26,9 +26,9 @@ from store.inbox import ANSWERED, Inbox, stored_key
 from store.lifecycle import State
 from store.models import AuditRow, ConfirmationRow, InboxRow
 from store.reasons import Reason
-from tests.e2e.conftest import Stack, StackFactory, eventually
-from tests.e2e.test_refusals import button_value, envelope_for, push
-from tests.factories import order_request
+from tests.support.factories import order_request
+from tests.support.stack import Stack, StackFactory, button_value, envelope_for, push
+from tests.support.waiting import eventually
 
 
 def deep(depth: int) -> Any:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from tests.e2e.conftest import CLAIMED_OR_AFTER, Stack
-from tests.factories import order_request
+from tests.support.factories import order_request
+from tests.support.stack import CLAIMED_OR_AFTER, Stack
 
 
 def texts(card: dict[str, object]) -> str:

@@ -12,13 +12,10 @@ the request left is reconciled as never submitted (`NEVER_SENT`).
 from __future__ import annotations
 
 import asyncio
-import json
 import signal
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-import aiohttp
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
@@ -27,89 +24,29 @@ from store.authority import Store
 from store.cards import CardLedger
 from store.deliveries import DeliveryLedger
 from store.execution import ExecutionLedger
-from tests.conftest import Backend
-from tests.e2e.conftest import DEV_TOKEN, eventually
-from tests.e2e.test_restart import (
+from tests.support.backends import Backend
+from tests.support.bot_processes import (
+    CRASH_EXECUTION,
+    RECOVERY_DEADLINE_S,
     BotProcess,
     Lark,
-    StartBot,
+    api,
     bot_env,
     bot_processes,
+    connected,
+    first_bot,
+    offer,
     sandbox_alone,
     write_config,
 )
-from tests.factories import order_request
-from tests.sandbox.conftest import until
+from tests.support.factories import order_request
 from tests.support.processes import free_port
+from tests.support.waiting import eventually
 from workers.crash import ENV as CRASH_ENV
 from workers.crash import POINTS
 from workers.domains.execution import client_id_for
-from workers.domains.finance.venue import SimVenue
+from workers.domains.finance.sim.venue import SimVenue
 from workers.webhook_signature import DELIVERY_HEADER
-
-# Short timeouts keep a crashed pass's lease (2 x submit timeout + 3 s) short.
-CRASH_EXECUTION = {
-    "poll_s": 0.2,
-    "submit_timeout_s": 1.0,
-    "not_found_after_s": 2.0,
-    "track_max_s": 1.0,
-    "venue_tick_s": 0.2,
-}
-RECOVERY_DEADLINE_S = 60.0
-
-
-async def api(bot: BotProcess, method: str, path: str, body: Any = None) -> tuple[int, Any]:
-    async with (
-        aiohttp.ClientSession() as http,
-        http.request(
-            method,
-            f"{bot.url}{path}",
-            data=None if body is None else json.dumps(body),
-            headers={"Authorization": f"Bearer {DEV_TOKEN}"},
-        ) as response,
-    ):
-        return response.status, await response.json()
-
-
-def card_of(lark: Lark, operation_id: str) -> str | None:
-    for message in lark.state.messages.values():
-        if message.msg_type == "interactive" and operation_id in message.content:
-            return message.message_id
-    return None
-
-
-async def offer(bot: BotProcess, lark: Lark, store: Store, body: dict[str, Any]) -> tuple[Any, str]:
-    """Propose through `bot`; wait until its card is in the chat and recorded as offered."""
-    status, view = await api(bot, "POST", "/api/v1/operations", body)
-    assert status == 201, view
-    await until(lark.state, lambda: card_of(lark, view["id"]) is not None, deadline_s=20)
-    message_id = card_of(lark, view["id"])
-    assert message_id is not None
-
-    async def offered() -> bool:
-        op = await store.get(view["id"])
-        return op is not None and op.card_message_id == message_id
-
-    await eventually(offered)
-    return view, message_id
-
-
-async def connected(bot: BotProcess) -> bool:
-    status, _ = await bot.readyz()
-    return status == 200
-
-
-async def first_bot(
-    start: StartBot, lark: Lark, backend: Backend, tmp_path: Path
-) -> tuple[Path, dict[str, str], BotProcess]:
-    """A ws-mode bot process with crash-suite timings, connected: (config, env, process)."""
-    config = write_config(
-        tmp_path / "bot.toml", backend, lark.app, free_port(), "ws", execution=CRASH_EXECUTION
-    )
-    env = bot_env(lark.app)
-    bot = await start(config, env)
-    await eventually(lambda: connected(bot), deadline_s=30)
-    return config, env, bot
 
 
 @pytest.mark.parametrize("point", POINTS)
@@ -195,10 +132,10 @@ async def ends_once(
         return (fresh.get("outcome") or {}).get("status") == ending.status
 
     await eventually(concluded, deadline_s=RECOVERY_DEADLINE_S)
-    await until(
-        lark.state,
+    await eventually(
         lambda: ending.card_line in lark.state.messages[message_id].content,
         deadline_s=RECOVERY_DEADLINE_S,
+        woken_by=lark.state,
     )
     ledger = ExecutionLedger(store)
 
@@ -253,10 +190,10 @@ async def test_card_patches_refused_across_a_restart_catch_up_without_re_executi
         status, _ = await lark.control("POST", "/faults", {"fail_next_patches": 0})
         assert status == 200
         second = await start(config, env)
-        await until(
-            lark.state,
+        await eventually(
             lambda: "Filled · SIMULATED" in lark.state.messages[message_id].content,
             deadline_s=RECOVERY_DEADLINE_S,
+            woken_by=lark.state,
         )
         ledger = ExecutionLedger(store)
         assert [o.status for o in await ledger.outcomes(view["id"])] == ["filled"]

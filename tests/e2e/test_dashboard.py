@@ -13,9 +13,10 @@ from aiohttp.test_utils import make_mocked_request
 
 from bot.api.dashboard import allowed, outcome_text
 from bot.demo import RESTING_MARK, SAMPLES
-from tests.e2e.conftest import Stack, StackFactory, eventually
-from tests.factories import order_request
-from workers.domains.finance.venue import SimVenue
+from tests.support.factories import order_request
+from tests.support.stack import Stack, StackFactory
+from tests.support.waiting import eventually
+from workers.domains.finance.sim.venue import SimVenue
 
 
 async def page(stack: Stack, path: str) -> str:

@@ -20,15 +20,8 @@ from typing import IO
 import pytest
 from playwright.sync_api import Browser, expect
 
-from tests.sandbox.test_ui import (
-    ARTIFACTS,
-    UI_TIMEOUT_MS,
-    browser,  # noqa: F401  (the Chromium fixture)
-    free_port,
-    http,
-    watch_console,
-)
-from tests.support.processes import ENV, ROOT
+from tests.support.browser import ARTIFACTS, UI_TIMEOUT_MS, http, watch_console
+from tests.support.processes import ENV, ROOT, free_port
 
 READY = "countersign demo is ready"
 FILLS = "    fills "  # the row of the sample that fills, in the demo's list of operations
@@ -92,7 +85,7 @@ def running_demo(tmp_path: Path) -> Iterator[tuple[str, str, str]]:
 
 def test_confirm_in_the_sandbox_ui_and_the_dashboard_shows_what_the_card_shows(
     running_demo: tuple[str, str, str],
-    browser: Browser,  # noqa: F811
+    browser: Browser,
 ) -> None:
     bot, sandbox, operation_id = running_demo
     ARTIFACTS.mkdir(exist_ok=True)

@@ -15,48 +15,20 @@ from pathlib import Path
 from typing import Any
 
 from store.execution import ExecutionLedger
-from tests.conftest import Backend
-from tests.e2e.conftest import DEV_TOKEN, Stack, StackFactory, eventually
-from tests.e2e.test_restart import bot_env, bot_processes, write_config
-from tests.factories import message_request, order_request
-from tests.sandbox.conftest import until
+from tests.support.backends import Backend
+from tests.support.bot_processes import bot_env, bot_processes, write_config
+from tests.support.factories import message_request, order_request
 from tests.support.processes import cli, free_port
+from tests.support.stack import DEV_TOKEN, Stack, StackFactory, card_says, card_text, settled
+from tests.support.waiting import eventually
 from workers.domains.execution import client_id_for
-from workers.domains.finance.venue import SimVenue, VenueOrderState
-
-
-def card_text(stack: Stack, message_id: str) -> str:
-    return json.dumps(stack.card(message_id), ensure_ascii=False)
-
-
-async def card_says(stack: Stack, message_id: str, *phrases: str, deadline_s: float = 15) -> None:
-    try:
-        await until(
-            stack.state,
-            lambda: all(phrase in stack.state.messages[message_id].content for phrase in phrases),
-            deadline_s=deadline_s,
-        )
-    except TimeoutError:
-        raise AssertionError(
-            f"the card never showed {phrases}: {card_text(stack, message_id)}"
-        ) from None
+from workers.domains.finance.sim.model import VenueOrderState
+from workers.domains.finance.sim.venue import SimVenue
 
 
 async def venue_order(tmp_path: Path, operation_id: str) -> VenueOrderState | None:
     async with await SimVenue.open(tmp_path / "venue.db", create=False) as venue:
         return await venue.lookup(client_id_for(operation_id))
-
-
-async def settled(stack: Stack, operation_id: str, status: str) -> dict[str, Any]:
-    found: dict[str, Any] = {}
-
-    async def check() -> bool:
-        _, view = await stack.api("GET", f"/api/v1/operations/{operation_id}")
-        found.update(view)
-        return (view.get("outcome") or {}).get("status") == status
-
-    await eventually(check, deadline_s=15)
-    return found
 
 
 async def test_a_confirmed_order_fills_once_and_the_card_ends_filled_simulated(
@@ -227,10 +199,15 @@ async def test_two_replicas_confirm_two_orders_at_once_and_only_one_reserves(
         # The replica shares the store and the venue file (tmp_path/venue.db) with this bot.
         config = write_config(tmp_path / "replica.toml", backend, stack.sandbox, free_port(), "ws")
         replica = await start(config, bot_env(stack.sandbox))
-        await until(stack.state, lambda: stack.hub.longconn.connected(app_id) == 2, deadline_s=30)
+        await eventually(
+            lambda: stack.hub.longconn.connected(app_id) == 2, deadline_s=30, woken_by=stack.state
+        )
         offered = [await stack.offered(budget_pair_request(f"race-{n}")) for n in range(2)]
 
-        # Round-robin dispatch: each replica gets one of the two clicks, at the same moment.
+        # Round-robin dispatch (Lark picks at random; the sandbox can take clients in turn):
+        # each replica gets one of the two clicks, at the same moment, whichever comes first.
+        status, settings = await stack.control("POST", "/dispatch", {"mode": "round_robin"})
+        assert status == 200 and settings["dispatch"] == "round_robin", settings
         replies = await asyncio.gather(
             *(stack.click(message_id, "ou_alice") for _view, message_id in offered)
         )
@@ -275,7 +252,7 @@ async def test_an_approved_message_goes_to_the_counterparty_once_with_a_receipt_
             for m in stack.state.messages.values()
         )
 
-    await until(stack.state, receipt)
+    await eventually(receipt, woken_by=stack.state)
     assert not any(view["id"] in m.content for m in in_acme)  # no internals to the counterparty
 
 
@@ -289,7 +266,7 @@ async def unknown_send(stack: Stack, request_id: str) -> tuple[dict[str, Any], s
     status, _ = await stack.control("POST", "/faults", {"lose_next_create_answers": 1})
     assert status == 200
     await stack.click(message_id, "ou_alice")
-    await until(stack.state, lambda: len(messages_in(stack, "oc_acme")) == 1)
+    await eventually(lambda: len(messages_in(stack, "oc_acme")) == 1, woken_by=stack.state)
     status, _ = await stack.control("POST", "/faults", {"latency_ms": 3000})  # > 2 s timeout
     assert status == 200
     await settled(stack, view["id"], "unknown")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from tests.e2e.conftest import StackFactory
 from tests.support.processes import cli, free_port
+from tests.support.stack import StackFactory
 
 
 async def test_health_prints_each_consumer_and_its_state(make_stack: StackFactory) -> None:

@@ -20,9 +20,9 @@ import pytest
 from larksandbox import answers
 from larksandbox import longconn as sandbox_longconn
 from larksandbox import state as sandbox_state
-from tests.e2e.conftest import Stack, StackFactory, eventually
-from tests.factories import order_request
-from tests.sandbox.conftest import until
+from tests.support.factories import order_request
+from tests.support.stack import Stack, StackFactory
+from tests.support.waiting import eventually
 
 ACK_LIMIT_MS = 3000
 TEXT_DEADLINE_S = 10.0
@@ -74,7 +74,7 @@ async def offer_many(stack: Stack, count: int, prefix: str) -> list[tuple[str, s
                 cards[str(op)] = message.message_id
         return len(cards) == count
 
-    await until(stack.state, all_posted, deadline_s=30)
+    await eventually(all_posted, deadline_s=30, woken_by=stack.state)
     recorded: set[str] = set()
 
     async def all_recorded() -> bool:  # a click before this would be refused (not offered)
@@ -172,7 +172,9 @@ async def test_text_is_answered_while_the_callback_consumer_is_saturated(
     assert acked_before < len(offered), "the clicks were all answered before the texts arrived"
 
     # Every text is answered, in seconds, while the clicks are still being worked off.
-    await until(stack.state, lambda: set(texts) <= replied(stack), deadline_s=TEXT_DEADLINE_S)
+    await eventually(
+        lambda: set(texts) <= replied(stack), deadline_s=TEXT_DEADLINE_S, woken_by=stack.state
+    )
     for message_id in texts:
         [reply] = [
             json.loads(m.content)["text"]
@@ -228,10 +230,10 @@ async def test_clicks_are_answered_in_time_during_a_text_flood(
     assert_acked_in_time(replies, {"success", "info"})
     for (op_id, message_id), reply in zip(offered, replies, strict=True):
         assert reply["card_changed"] or reply["toast"]["type"] == "info", reply
-        await until(
-            stack.state,
+        await eventually(
             lambda message_id=message_id: "Confirmed by" in json.dumps(stack.card(message_id)),
             deadline_s=30,
+            woken_by=stack.state,
         )
         assert await stack.store.claim_count(op_id) == 1
     assert len(await flood) == 500
@@ -273,7 +275,9 @@ async def test_a_lost_long_connection_makes_readyz_fail_until_it_is_back(
 
     # Lark takes connections again: the SDK's next retry gets in, and readiness comes back.
     monkeypatch.setattr(sandbox_longconn, "TICKET_TTL_S", ticket_ttl_s)
-    await until(stack.state, lambda: stack.hub.longconn.connected(app_id) == 1, deadline_s=15)
+    await eventually(
+        lambda: stack.hub.longconn.connected(app_id) == 1, deadline_s=15, woken_by=stack.state
+    )
     await within(10, until_consumer(stack, "callback_consumer", lambda c: c["http_status"] == 200))
     up = await consumer(stack, "callback_consumer")
     assert up["transport"]["state"] == "connected" and up["transport"]["reconnects"] >= 1

@@ -9,9 +9,9 @@ from typing import Any
 from larksandbox import answers
 from store.lifecycle import State
 from store.reasons import Reason
-from tests.e2e.conftest import CLAIMED_OR_AFTER, DEV_TOKEN, Stack, StackFactory, eventually
-from tests.factories import draft, message_draft_fields, message_request
-from tests.sandbox.conftest import until
+from tests.support.factories import draft, message_draft_fields, message_request
+from tests.support.stack import CLAIMED_OR_AFTER, DEV_TOKEN, Stack, StackFactory
+from tests.support.waiting import eventually
 
 
 async def test_re_filing_supersedes_the_open_draft_and_its_card(stack: Stack) -> None:
@@ -24,9 +24,9 @@ async def test_re_filing_supersedes_the_open_draft_and_its_card(stack: Stack) ->
 
     older = await stack.store.get(first["id"])
     assert older is not None and older.state is State.SUPERSEDED
-    await until(
-        stack.state,
+    await eventually(
         lambda: "Superseded by a newer draft" in stack.state.messages[first_card].content,
+        woken_by=stack.state,
     )
     assert '"tag": "button"' not in json.dumps(stack.card(first_card))
 
@@ -79,7 +79,7 @@ async def propose_raw(stack: Stack, body: dict[str, Any]) -> tuple[int, dict[str
 
 async def confirmed_and_sent(stack: Stack, card_id: str) -> str:
     assert (await stack.click(card_id, "ou_alice"))["toast"]["type"] == "success"
-    await until(stack.state, lambda: len(sent_to_acme(stack)) == 1)
+    await eventually(lambda: len(sent_to_acme(stack)) == 1, woken_by=stack.state)
     [sent] = sent_to_acme(stack)
     return sent
 
@@ -164,7 +164,7 @@ async def test_a_stored_draft_that_breaks_the_text_rules_is_never_sent(
     text = 'Legacy <at user_id="all"></at> ping'
     proposed = await stack.store.propose(draft(**message_draft_fields(text)))
     op_id = proposed.operation.id
-    await until(stack.state, lambda: stack.card_of(op_id) is not None)
+    await eventually(lambda: stack.card_of(op_id) is not None, woken_by=stack.state)
     card_id = stack.card_of(op_id)
     assert card_id is not None
     await eventually(lambda: _card_recorded(stack, op_id, card_id))

@@ -5,9 +5,9 @@ from __future__ import annotations
 from prometheus_client.parser import text_string_to_metric_families
 
 from larksandbox import answers
-from tests.e2e.conftest import Stack, StackFactory, eventually
-from tests.factories import order_request
-from tests.sandbox.conftest import until
+from tests.support.factories import order_request
+from tests.support.stack import Stack, StackFactory
+from tests.support.waiting import eventually
 
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
 
@@ -56,9 +56,9 @@ async def test_metrics_move_with_clicks_executions_and_texts(make_stack: StackFa
         _, fresh = await stack.api("GET", f"/api/v1/operations/{view['id']}")
         return fresh["outcome"] is not None
 
-    await until(
-        stack.state,
+    await eventually(
         lambda: any(m.parent_id == sent["message_id"] for m in stack.state.messages.values()),
+        woken_by=stack.state,
     )
 
     await eventually(settled)

@@ -12,17 +12,11 @@ from typing import Any
 import aiohttp
 import pytest
 
-from larksandbox import answers, events
+from larksandbox.state import DEFAULT_APP_ID
 from larksandbox.webhook import sealed_body, signed_headers
 from store.reasons import Reason
-from tests.e2e.conftest import Stack
-from tests.factories import order_request
-
-
-def button_value(stack: Stack, message_id: str, action: str = "confirm") -> dict[str, Any]:
-    button = answers.find_button(stack.card(message_id), action)
-    assert button is not None and button.value is not None
-    return dict(button.value)
+from tests.support.factories import order_request
+from tests.support.stack import Stack, button_value, envelope_for, push
 
 
 async def refused(
@@ -38,22 +32,6 @@ async def refused(
     assert stored.reason_code == reason.value, stored
     assert not stored.accepted
     assert await stack.store.claim_count(view["id"]) == 0 or reason is Reason.ALREADY_CLAIMED
-
-
-async def push(stack: Stack, envelope: dict[str, Any]) -> dict[str, Any]:
-    status, reply = await stack.control("POST", "/apps/cli_sandbox/push", {"envelope": envelope})
-    assert status == 200, reply
-    reply.setdefault("event_id", envelope["header"].get("event_id"))
-    return dict(reply)
-
-
-def envelope_for(
-    stack: Stack, message_id: str, operator: str, value: dict[str, Any]
-) -> dict[str, Any]:
-    state = stack.state
-    return events.card_action(
-        state, state.apps["cli_sandbox"], state.users[operator], state.messages[message_id], value
-    )
 
 
 async def test_wrong_app_id(stack: Stack) -> None:
@@ -76,8 +54,17 @@ async def test_a_member_who_is_not_an_operator(stack: Stack) -> None:
     )
 
 
+async def clickable_copies(stack: Stack) -> None:
+    """Lark delivers clicks on forwarded copies only for cards that set
+    `config.enable_forward_interaction` (ours do not); the sandbox's switch delivers them
+    anyway, so the bot's own refusal of a copy is what these tests see."""
+    status, faults = await stack.control("POST", "/faults", {"forwarded_cards_interactive": True})
+    assert status == 200 and faults["forwarded_cards_interactive"] is True
+
+
 async def test_a_card_forwarded_to_another_chat(stack: Stack) -> None:
     view, message_id = await stack.offered(order_request())
+    await clickable_copies(stack)
     _, copy = await stack.control(
         "POST", f"/messages/{message_id}/forward", {"chat_id": "oc_other", "by": "ou_alice"}
     )
@@ -87,6 +74,7 @@ async def test_a_card_forwarded_to_another_chat(stack: Stack) -> None:
 
 async def test_a_copy_of_the_card_in_the_same_chat(stack: Stack) -> None:
     view, message_id = await stack.offered(order_request())
+    await clickable_copies(stack)
     _, copy = await stack.control(
         "POST", f"/messages/{message_id}/forward", {"chat_id": "oc_ops", "by": "ou_bob"}
     )
@@ -200,7 +188,7 @@ async def test_unsigned_tampered_and_stale_webhooks_are_refused(make_stack: Any)
     stack: Stack = await make_stack("webhook")
     view, message_id = await stack.offered(order_request())
     envelope = envelope_for(stack, message_id, "ou_alice", button_value(stack, message_id))
-    app = stack.state.apps["cli_sandbox"]
+    app = stack.state.apps[DEFAULT_APP_ID]
     body = sealed_body(app, envelope)
     good = signed_headers(app, body)
     stale = dict(good)

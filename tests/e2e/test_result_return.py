@@ -22,12 +22,12 @@ from aiohttp import web
 from aiohttp.test_utils import TestServer
 
 from store.deliveries import DeliveryLedger
-from tests.e2e.conftest import CALLBACK_SECRET, OTHER_TOKEN, Stack, StackFactory, eventually
-from tests.factories import order_request
-from tests.sandbox.conftest import until
+from tests.support.factories import order_request
 from tests.support.processes import cli
+from tests.support.stack import CALLBACK_SECRET, OTHER_TOKEN, Stack, StackFactory
+from tests.support.waiting import eventually
 from workers.domains.execution import client_id_for
-from workers.domains.finance.venue import SimVenue
+from workers.domains.finance.sim.venue import SimVenue
 from workers.webhook_signature import DELIVERY_HEADER, TIMESTAMP_HEADER, verify
 
 
@@ -122,7 +122,7 @@ async def test_a_fill_is_replied_once_in_the_conversation_and_posted_once_signed
     assert CALLBACK_SECRET not in json.dumps(view)
     await stack.click(message_id, "ou_alice")
 
-    await until(stack.state, lambda: bool(replies_to(stack, thread)), deadline_s=15)
+    await eventually(lambda: bool(replies_to(stack, thread)), deadline_s=15, woken_by=stack.state)
     await eventually(lambda: _true(bool(receiver.accepted)), deadline_s=15)
     final = await api_view(stack, view["id"])
     assert final["outcome"]["status"] == "filled"
@@ -180,7 +180,9 @@ async def test_a_declined_or_expired_proposal_is_concluded_and_a_cancelled_one_i
     stack.clock.offset += timedelta(seconds=31)
 
     await eventually(lambda: _true(len(receiver.accepted) == 2), deadline_s=15)
-    await until(stack.state, lambda: len(replies_to(stack, thread)) == 2, deadline_s=15)
+    await eventually(
+        lambda: len(replies_to(stack, thread)) == 2, deadline_s=15, woken_by=stack.state
+    )
     hooks = {hook.json["operation_id"]: hook.json for hook in receiver.accepted}
     assert set(hooks) == {declined["id"], expiring["id"]}
     decline, expiry = hooks[declined["id"]], hooks[expiring["id"]]
@@ -276,7 +278,9 @@ async def test_a_reconciliation_adds_one_linked_follow_up_everywhere(
     view, message_id = await stack.offered(body)
     await stack.click(message_id, "ou_alice")
 
-    await until(stack.state, lambda: len(replies_to(stack, thread)) == 2, deadline_s=20)
+    await eventually(
+        lambda: len(replies_to(stack, thread)) == 2, deadline_s=20, woken_by=stack.state
+    )
     await eventually(lambda: _true(len(receiver.accepted) == 2), deadline_s=20)
     final = await api_view(stack, view["id"])
     unknown, reconciled = final["outcomes"][0], final["outcomes"][-1]
@@ -328,6 +332,6 @@ async def test_a_bounded_wait_returns_soon_after_the_confirm_and_only_to_the_pro
 
 
 def stack_token() -> str:
-    from tests.e2e.conftest import DEV_TOKEN
+    from tests.support.stack import DEV_TOKEN
 
     return DEV_TOKEN

@@ -16,11 +16,12 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from store.authority import Click, Decided
+from store.decisions import Click, Decided
 from store.deliveries import Delivery, DeliveryLedger
 from store.envelope import Conversation, Source
-from tests.e2e.conftest import Stack, StackFactory, eventually
-from tests.factories import offered, order_request
+from tests.support.factories import offered, order_request
+from tests.support.stack import Stack, StackFactory
+from tests.support.waiting import eventually
 
 
 async def post_as_alice(stack: Stack, chat_id: str, text: str) -> str:

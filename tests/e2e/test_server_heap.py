@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gc
 
-from tests.e2e.conftest import StackFactory
+from tests.support.stack import StackFactory
 
 
 async def test_a_ready_bot_has_frozen_its_startup_heap(make_stack: StackFactory) -> None:

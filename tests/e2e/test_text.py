@@ -17,10 +17,11 @@ import pytest
 from bot.ingress.text import INBOX_KIND
 from cards.strings import text
 from larksandbox import events
+from larksandbox.state import DEFAULT_APP_ID
 from store.inbox import Inbox
-from tests.e2e.conftest import OPS_AUDIENCE, Stack, StackFactory, eventually
-from tests.factories import order_request
-from tests.sandbox.conftest import until
+from tests.support.factories import order_request
+from tests.support.stack import OPS_AUDIENCE, Stack, StackFactory
+from tests.support.waiting import eventually
 
 
 def replies_to(stack: Stack, message_id: str) -> list[str]:
@@ -44,7 +45,7 @@ async def say(
 
 async def answer_to(stack: Stack, text: str, **kwargs: object) -> str:
     message_id = await say(stack, text, **kwargs)  # type: ignore[arg-type]
-    await until(stack.state, lambda: bool(replies_to(stack, message_id)))
+    await eventually(lambda: bool(replies_to(stack, message_id)), woken_by=stack.state)
     [reply] = replies_to(stack, message_id)
     return reply
 
@@ -83,30 +84,30 @@ async def test_p2p_needs_no_mention_and_unmentioned_group_text_is_ignored(stack:
     assert "pending" in await answer_to(stack, "help", chat="oc_p2p_bob", mention=False)
     ignored = await say(stack, "just talking", mention=False)
     marker = await say(stack, "help")  # answered after the ignored one was seen (if it was pushed)
-    await until(stack.state, lambda: bool(replies_to(stack, marker)))
+    await eventually(lambda: bool(replies_to(stack, marker)), woken_by=stack.state)
     assert replies_to(stack, ignored) == []
 
 
 async def test_a_re_pushed_message_is_answered_once(stack: Stack) -> None:
     message_id = await say(stack, "help")
-    await until(stack.state, lambda: bool(replies_to(stack, message_id)))
+    await eventually(lambda: bool(replies_to(stack, message_id)), woken_by=stack.state)
     state = stack.state
     message = state.messages[message_id]
     envelope = events.message_received(
         state,
-        state.apps["cli_sandbox"],
+        state.apps[DEFAULT_APP_ID],
         state.chats["oc_ops"],
         state.users["ou_bob"],
         message,
         "@_user_1 help",
     )  # same message_id, a new event_id: Lark's at-least-once delivery
     status, pushed = await stack.control(
-        "POST", "/apps/cli_sandbox/push", {"envelope": envelope, "kind": "event"}
+        "POST", f"/apps/{DEFAULT_APP_ID}/push", {"envelope": envelope, "kind": "event"}
     )
     assert status == 200
-    await until(state, lambda: stack.hub.deliveries[pushed["event_id"]].acked)
+    await eventually(lambda: stack.hub.deliveries[pushed["event_id"]].acked, woken_by=state)
     marker = await say(stack, "help")
-    await until(state, lambda: bool(replies_to(stack, marker)))
+    await eventually(lambda: bool(replies_to(stack, marker)), woken_by=state)
     assert len(replies_to(stack, message_id)) == 1
 
 
@@ -119,7 +120,7 @@ async def test_a_message_re_pushed_while_its_reply_is_in_flight_is_tried_once(
         "POST", "/faults", {"latency_ms": 5_000, "app_rate_limit_per_s": 1000}
     )
     assert status == 200
-    calls = stack.state.app_call_times.setdefault("cli_sandbox", deque())
+    calls = stack.state.app_call_times.setdefault(DEFAULT_APP_ID, deque())
     message_id = await say(stack, "help")
     inbox = Inbox(stack.store)
 
@@ -131,17 +132,17 @@ async def test_a_message_re_pushed_while_its_reply_is_in_flight_is_tried_once(
     state = stack.state
     envelope = events.message_received(
         state,
-        state.apps["cli_sandbox"],
+        state.apps[DEFAULT_APP_ID],
         state.chats["oc_ops"],
         state.users["ou_bob"],
         state.messages[message_id],
         "@_user_1 help",
     )  # the same message again while the first answer is on its way (a second worker is free)
     status, pushed = await stack.control(
-        "POST", "/apps/cli_sandbox/push", {"envelope": envelope, "kind": "event"}
+        "POST", f"/apps/{DEFAULT_APP_ID}/push", {"envelope": envelope, "kind": "event"}
     )
     assert status == 200
-    await until(state, lambda: stack.hub.deliveries[pushed["event_id"]].acked)
+    await eventually(lambda: stack.hub.deliveries[pushed["event_id"]].acked, woken_by=state)
     assert not replies_to(stack, message_id)  # the push was taken in while the reply was out
 
     async def answered() -> bool:
@@ -207,7 +208,7 @@ async def test_the_counterparty_chat_gets_no_answer_at_all(stack: Stack) -> None
 
     await eventually(all_settled)
     marker = await say(stack, "help")  # the listener has moved past them
-    await until(stack.state, lambda: bool(replies_to(stack, marker)))
+    await eventually(lambda: bool(replies_to(stack, marker)), woken_by=stack.state)
     posted = [m for m in stack.state.messages.values() if m.chat_id == "oc_acme"]
     assert [m.content for m in posted if m.sender_type == "app"] == []
     for message_id in asked:  # recorded as handled, so a restart does not answer it either

@@ -13,18 +13,18 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from tests.conftest import Backend
-from tests.e2e.conftest import Stack, StackFactory, eventually
-from tests.e2e.test_execution import card_says, settled
-from tests.e2e.test_restart import (
+from tests.support.backends import Backend
+from tests.support.bot_processes import (
     BotProcess,
     bot_env,
     bot_processes,
     sandbox_alone,
     write_config,
 )
-from tests.factories import order_request
+from tests.support.factories import order_request
 from tests.support.processes import free_port
+from tests.support.stack import Stack, StackFactory, card_says, settled
+from tests.support.waiting import eventually
 
 WORKERS_IN_A_CHILD = {"workers": "process", "poll_s": 3600}
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from store.authority import Claimed, Click, Decided, Store
+from store.authority import Store
 from store.cards import CardLedger
+from store.decisions import Claimed, Click, Decided
 from store.records import Operation
 from store.timeutil import utc_now
-from tests.factories import offered
+from tests.support.factories import offered
 
 
 def click(op: Operation, action: str) -> Click:

@@ -8,18 +8,17 @@ import os
 import sys
 from collections import Counter
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 
-from store.authority import Claimed, Click, Decided, Refused, Store
+from store.authority import Store
+from store.decisions import Claimed, Click, Decided, Refused
 from store.lifecycle import IllegalTransition, State
 from store.reasons import Reason
 from store.timeutil import utc_now
-from tests.conftest import Backend
-from tests.factories import draft, offered
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.backends import Backend
+from tests.support.factories import draft, offered
+from tests.support.processes import ROOT
 
 
 def confirm(op_id: str, digest: str, operator: str = "ou_alice", event: str = "e") -> Click:
@@ -53,7 +52,7 @@ async def test_two_os_processes_race_for_one_claim(store: Store, backend: Backen
         await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
-            "tests.claim_worker",
+            "tests.support.claim_worker",
             op.id,
             op.confirm_digest,
             "25",

@@ -12,12 +12,13 @@ from typing import Any
 
 import pytest
 
-from store.authority import Click, Store
+from store.authority import Store
 from store.clicks import ClickWrites, FirstWrite
+from store.decisions import Click
 from store.envelope import Audience, Source
 from store.lifecycle import State
 from store.records import Operation
-from tests.factories import offered
+from tests.support.factories import offered
 
 ENVELOPE: dict[str, Any] = {"header": {"event_type": "card.action.trigger"}}
 

@@ -9,12 +9,13 @@ from datetime import timedelta
 
 import pytest
 
-from store.authority import Click, Refused, Store
+from store.authority import Store
 from store.canonical import canonical_json
+from store.decisions import Click, Refused
 from store.envelope import CallbackRoute, Conversation, Envelope, confirm_digest
 from store.lifecycle import State
 from store.reasons import Reason
-from tests.factories import ORDER_PAYLOAD, offered
+from tests.support.factories import ORDER_PAYLOAD, offered
 
 
 def _with_payload(env: Envelope, key: str, value: object) -> Envelope:

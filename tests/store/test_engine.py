@@ -13,8 +13,8 @@ import asyncpg
 from sqlalchemy import text
 
 from store.authority import Store
-from tests.conftest import PG_URL
-from tests.e2e.conftest import eventually
+from tests.support.backends import PG_URL
+from tests.support.waiting import eventually
 
 BURST = 5
 

@@ -13,18 +13,20 @@ import asyncpg  # type: ignore[import-untyped]
 import pytest
 from sqlalchemy import text
 
-from store.authority import Claimed, Click, Store
+from store.authority import Store
 from store.cards import CardLedger
+from store.decisions import Claimed, Click
 from store.envelope import CallbackRoute, Source
 from store.events import CHANNEL, DueListener, worker_of
-from store.execution import ExecutionLedger, Observation
+from store.execution import ExecutionLedger
+from store.execution_records import Observation
 from store.groupcommit.pg_writer import asyncpg_dsn
 from store.lifecycle import Execution
 from store.records import Operation
 from store.vocabulary import Stage
-from tests.conftest import Backend
-from tests.e2e.conftest import eventually
-from tests.factories import dispatching, offered
+from tests.support.backends import Backend
+from tests.support.factories import dispatching, offered
+from tests.support.waiting import eventually
 
 WAIT_S = 20.0
 WORKERS = ("executor", "cards", "deliveries")

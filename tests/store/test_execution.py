@@ -16,24 +16,21 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import insert, select
 
-from store.authority import Claimed, Click, OperationNotFound, Store
+from store.authority import Store
+from store.decisions import Claimed, Click
 from store.deliveries import DeliveryLedger
 from store.envelope import Conversation, Source
-from store.execution import (
-    Attempt,
-    ExecutionLedger,
-    Exposure,
-    Observation,
-    ReservationRefused,
-    Reserved,
-)
+from store.execution import ExecutionLedger
+from store.execution_records import Attempt, Observation
 from store.lifecycle import Execution, IllegalExecutionStep, IllegalTransition, State
 from store.models import AttemptRow, OperationRow
 from store.opening import open_store
 from store.records import Operation
+from store.reservations import Exposure, ReservationRefused, Reserved
+from store.transitions import OperationNotFound
 from store.vocabulary import ReservationState, Stage
-from tests.conftest import Backend
-from tests.factories import dispatching, offered, refused_by_budget, writes
+from tests.support.backends import Backend
+from tests.support.factories import dispatching, offered, refused_by_budget, writes
 
 
 async def claimed(store: Store) -> Operation:

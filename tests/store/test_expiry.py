@@ -3,13 +3,14 @@ from __future__ import annotations
 import asyncio
 from datetime import timedelta
 
-from store.authority import Click, Decided, Store
+from store.authority import Store
 from store.conclusions import closing_outcome
+from store.decisions import Click, Decided
 from store.deliveries import DeliveryLedger
 from store.envelope import CallbackRoute, Conversation, Source
 from store.lifecycle import State
 from store.timeutil import utc_now
-from tests.factories import draft, offered
+from tests.support.factories import draft, offered
 from workers.expiry import run_expiry
 
 

@@ -42,10 +42,10 @@ from store.groupcommit import (
 from store.groupcommit.contract import Pending
 from store.records import Operation
 from store.timeutil import utc_now
-from tests.conftest import Backend
-from tests.factories import offered
+from tests.support.backends import Backend
+from tests.support.factories import offered
+from tests.support.processes import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 WAIT_S = 30.0
 
 # an audit row labelled by `actor`; its id shows the order intents ran in
@@ -388,7 +388,7 @@ async def test_sigkill_mid_stream_loses_no_acknowledged_claim_and_acks_nothing_u
     # plain Popen, read in threads: under load asyncio's child watcher lost a SIGKILLed
     # child's status here ("Unknown child process ... returncode 255")
     proc = subprocess.Popen(  # noqa: ASYNC220
-        [sys.executable, "-m", "tests.groupcommit_claimer", "4"],
+        [sys.executable, "-m", "tests.support.groupcommit_claimer", "4"],
         cwd=ROOT,
         env={**os.environ, **backend.env()},
         stdin=subprocess.PIPE,

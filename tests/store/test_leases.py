@@ -10,14 +10,15 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import update
 
-from store.authority import Claimed, Click, Store
+from store.authority import Store
 from store.cards import CardLedger
+from store.decisions import Claimed, Click
 from store.execution import ExecutionLedger
 from store.models import OperationRow
 from store.opening import open_store
 from store.timeutil import utc_now
-from tests.conftest import Backend
-from tests.factories import draft, offered, writes
+from tests.support.backends import Backend
+from tests.support.factories import draft, offered, writes
 
 ROWS = 60
 WORKERS_PER_REPLICA = 4

@@ -5,7 +5,7 @@ from __future__ import annotations
 from store.authority import Store
 from store.envelope import Audience
 from store.lifecycle import State
-from tests.factories import offered
+from tests.support.factories import offered
 
 DESK = Audience("desk", "oc_desk", ("ou_alice",))
 

@@ -17,19 +17,22 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 from ulid import ULID
 
-from store.authority import Claimed, Click, Store
+from store.authority import Store
 from store.cards import CardLedger
+from store.decisions import Claimed, Click
 from store.engine import create_engine
 from store.envelope import Conversation, Source
-from store.execution import ExecutionLedger, Exposure, Observation
+from store.execution import ExecutionLedger
+from store.execution_records import Observation
 from store.groupcommit import open_writer
 from store.inbox import Inbox
 from store.migrate import current_revision, downgrade, head_revision, upgrade
 from store.models import Base, OperationRow, UTCDateTime
+from store.reservations import Exposure
 from store.timeutil import utc_now
 from store.vocabulary import CHECKED, Execution, ReservationState, Stage
-from tests.conftest import Backend
-from tests.factories import offered, refused_by_budget
+from tests.support.backends import Backend
+from tests.support.factories import offered, refused_by_budget
 
 CHECKED_TABLES = {table for table, _ in CHECKED}
 

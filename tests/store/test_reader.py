@@ -9,8 +9,8 @@ from sqlalchemy import Connection, select, update
 
 from store.authority import Store
 from store.models import OperationRow
-from tests.conftest import Backend
-from tests.factories import offered
+from tests.support.backends import Backend
+from tests.support.factories import offered
 
 DEADLINE_S = 10.0  # a deadline for a read that must not wait, not a duration measured
 

@@ -16,13 +16,15 @@ from sqlalchemy import Table, insert, select, text
 from sqlalchemy.exc import IntegrityError
 from ulid import ULID
 
-from store.authority import Claimed, Click, Store
+from store.authority import Store
+from store.decisions import Claimed, Click
 from store.envelope import Conversation, Source
-from store.execution import ExecutionLedger, Observation
+from store.execution import ExecutionLedger
+from store.execution_records import Observation
 from store.models import AccountRow, Base, ClaimRow, ConfirmationRow, DeliveryRow, OperationRow
 from store.records import Operation
 from store.vocabulary import CHECKED, Execution, Stage
-from tests.factories import dispatching, offered
+from tests.support.factories import dispatching, offered
 
 UNKNOWN_WORD = "not_a_state"
 ACCOUNT = "acct-vocabulary"

@@ -13,15 +13,13 @@ from sqlalchemy import update
 
 from bot.lark.api import LarkApi
 from bot.workforce import RetryingLark
-from store.authority import Claimed, Click, Store
+from store.authority import Store
+from store.decisions import Claimed, Click
 from store.models import OperationRow
-from tests.e2e.conftest import eventually
-from tests.factories import draft
-from tests.sandbox import conftest as sandbox_conftest
-from tests.sandbox.conftest import Sandbox
+from tests.support.factories import draft
+from tests.support.sandbox import Sandbox
+from tests.support.waiting import eventually
 from workers.cards import CardWorker
-
-sandbox = sandbox_conftest.sandbox  # the real sandbox on a loopback port, as a fixture here
 
 
 class GatedLark:

@@ -18,10 +18,11 @@ import trustme
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from store.authority import Click, Decided, Store
+from store.authority import Store
+from store.decisions import Click, Decided
 from store.deliveries import Delivery, DeliveryLedger
 from store.envelope import CallbackRoute, Source
-from tests.factories import offered
+from tests.support.factories import offered
 from workers.deliveries import DeliveryWorker
 from workers.targets import Address
 

@@ -12,15 +12,16 @@ from pathlib import Path
 
 import pytest
 
-from store.authority import Claimed, Click, Store
+from store.authority import Store
+from store.decisions import Claimed, Click
 from store.execution import ExecutionLedger
 from store.records import Operation
-from tests.e2e.conftest import eventually
-from tests.factories import ORDER_PAYLOAD, offered
+from tests.support.factories import ORDER_PAYLOAD, offered
+from tests.support.waiting import eventually
 from workers.domains.execution import Hold, Observed, Refusal
 from workers.domains.finance.runner import FinanceRunner
 from workers.domains.finance.settings import FinanceAccount, FinanceSettings
-from workers.domains.finance.venue import SimVenue
+from workers.domains.finance.sim.venue import SimVenue
 from workers.executor import ExecutionWorker
 
 SETTINGS = FinanceSettings(accounts=[FinanceAccount(name="sim-main", budget="100000")])

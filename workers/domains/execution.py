@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
-from store.execution import Exposure
 from store.records import Operation
+from store.reservations import Exposure
 
 CLIENT_ID_PREFIX = "cs-"
 

@@ -15,7 +15,7 @@ from store.problems import FieldProblem
 
 if TYPE_CHECKING:  # the schema imports this module; the venue is the adapter's, not ours
     from workers.domains.finance.schema import FinanceOrderV1
-    from workers.domains.finance.venue import Capabilities
+    from workers.domains.finance.sim.model import Capabilities
 
 
 def _listed(values: frozenset[str]) -> str:

@@ -12,8 +12,7 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 
 from workers.domains.finance.schema import FinanceOrderV1
-from workers.domains.finance.venue import Observation
-from workers.domains.finance.venue_store import Instrument
+from workers.domains.finance.sim.model import Instrument, Observation
 
 OBSERVATION_MAX_AGE = timedelta(seconds=5)
 SUPPORTED_MODES = frozenset({"one_way"})

@@ -17,16 +17,10 @@ from workers.domains.execution import Hold, Observed, Refusal, SubmissionUnknown
 from workers.domains.finance.preflight import observed_exposure, order_exposure, preflight
 from workers.domains.finance.schema import FinanceDomain, FinanceOrderV1
 from workers.domains.finance.settings import FinanceSettings
-from workers.domains.finance.venue import (
-    TERMINAL,
-    Role,
-    SimVenue,
-    UnknownAccount,
-    VenueError,
-    VenueOrder,
-    VenueOrderState,
-)
-from workers.domains.finance.venue_store import text
+from workers.domains.finance.sim.decimals import text
+from workers.domains.finance.sim.errors import UnknownAccount, VenueError
+from workers.domains.finance.sim.model import TERMINAL, Role, VenueOrder, VenueOrderState
+from workers.domains.finance.sim.venue import SimVenue
 
 CLOCK_SKEW_ALLOWANCE = timedelta(seconds=5)
 PROTECTIVE_ROLES: tuple[Role, ...] = ("stop_loss", "take_profit")

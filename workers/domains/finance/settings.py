@@ -29,7 +29,7 @@ class FinanceSettings(BaseModel):
     @field_validator("sim_faults")
     @classmethod
     def _faults_parse(cls, value: str) -> str:
-        from workers.domains.finance.venue import Faults
+        from workers.domains.finance.sim.faults import Faults
 
         Faults.parse(value)  # FaultsError (a ValueError) names the bad item
         return value

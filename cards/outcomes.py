@@ -1,0 +1,96 @@
+"""An outcome on a card or the dashboard: its title and its details, in every locale.
+
+Outcomes are immutable rows; `newest_per_stage` picks what the card shows of them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cards.strings import LANGS, LARK_LOCALE, Lang, text
+
+
+def plain_text(content: str, i18n_content: dict[str, str] | None = None) -> dict[str, Any]:
+    element: dict[str, Any] = {"tag": "plain_text", "content": content}
+    if i18n_content:
+        element["i18n_content"] = i18n_content
+    return element
+
+
+def newest_per_stage(outcomes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Progress (resting, then filled) replaces its stage's line; stages keep their order."""
+    newest: dict[str, dict[str, Any]] = {}
+    for outcome in outcomes:
+        newest[outcome["stage"]] = outcome  # a key keeps its first position
+    return list(newest.values())
+
+
+def outcome_title(outcome: dict[str, Any], simulated: bool, lang: Lang) -> str:
+    title = text(f"outcome.{outcome['status']}", lang)
+    if simulated:
+        title = text("outcome.simulated", lang, status=title)
+    if outcome["stage"] == "reconciled":
+        title = text("outcome.reconciled", lang, status=title)
+    return title
+
+
+def outcome_lines(outcome: dict[str, Any], *, simulated: bool, lang: Lang) -> list[dict[str, Any]]:
+    """One outcome: its status (bold, per locale) and its details as plain text."""
+    lines: list[dict[str, Any]] = [
+        {
+            "tag": "markdown",
+            "content": f"**{outcome_title(outcome, simulated, lang)}**",
+            "i18n_content": {
+                LARK_LOCALE[each]: f"**{outcome_title(outcome, simulated, each)}**"
+                for each in LANGS
+            },
+        }
+    ]
+    detail = outcome.get("detail") or {}
+
+    def detail_text(each: Lang) -> str:
+        parts = []
+        if detail.get("filled_qty") is not None and detail.get("avg_price") is not None:
+            parts.append(
+                text(
+                    "detail.filled",
+                    each,
+                    qty=str(detail["filled_qty"]),
+                    price=str(detail["avg_price"]),
+                )
+            )
+        if "fees" in detail:
+            fees = detail["fees"]
+            parts.append(
+                text("detail.fee_unknown", each)
+                if fees is None
+                else text("detail.fees", each, fees=str(fees))
+            )
+        if detail.get("message_id"):
+            parts.append(text("detail.message", each, message_id=str(detail["message_id"])))
+        if detail.get("reason"):
+            parts.append(text("detail.reason", each, reason=str(detail["reason"])))
+        for child in detail.get("protective") or []:
+            parts.append(protective_result(child, each))
+        return "; ".join(parts)
+
+    if detail_text(lang):
+        lines.append(
+            {
+                "tag": "div",
+                "text": plain_text(
+                    detail_text(lang), {LARK_LOCALE[each]: detail_text(each) for each in LANGS}
+                ),
+            }
+        )
+    return lines
+
+
+def protective_result(child: dict[str, Any], lang: Lang) -> str:
+    """A protective order's own result: "Stop loss 57000: armed"."""
+    role = str(child.get("role"))
+    label = text(f"protective.{role}", lang, price=str(child.get("trigger_price")))
+    status = text(f"protective.{child.get('status')}", lang)
+    if child.get("reason") and child.get("status") in ("rejected", "cancelled"):
+        status = f"{status} ({child['reason']})"
+    return f"{label}: {status}"

@@ -1,0 +1,67 @@
+"""A click's decision as values: what the operator asked (`Click`) and what came of it
+(`Claimed`, `Decided`, `Refused`), and why a click that took no effect was refused, read off
+the operation as it now is (`refusal_reason`). `Store.confirm_and_claim` and `Store.reject`
+write them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from store.lifecycle import State
+from store.reasons import Reason
+from store.records import Operation
+
+
+@dataclass(frozen=True)
+class Click:
+    """One operator decision on a card, as transport and provenance checks delivered it."""
+
+    operation_id: str
+    action: str
+    digest: str
+    operator_open_id: str
+    chat_id: str | None = None
+    message_id: str | None = None
+    event_id: str | None = None
+
+
+@dataclass(frozen=True)
+class Claimed:
+    operation: Operation
+    claim_id: str
+
+
+@dataclass(frozen=True)
+class Decided:
+    """A reject click that took effect."""
+
+    operation: Operation
+
+
+@dataclass(frozen=True)
+class Refused:
+    reason: Reason
+    operation: Operation | None
+
+
+CLOSED_STATE_REASONS: dict[State, Reason] = {
+    State.PREPARED: Reason.NOT_OFFERED,
+    State.CLAIMED: Reason.ALREADY_CLAIMED,
+    State.OUTCOME_OBSERVED: Reason.ALREADY_CLAIMED,
+    State.REJECTED: Reason.ALREADY_REJECTED,
+    State.CANCELLED: Reason.CANCELLED,
+    State.SUPERSEDED: Reason.SUPERSEDED,
+    State.EXPIRED: Reason.EXPIRED,
+}
+
+
+def refusal_reason(op: Operation | None, click: Click, now: datetime) -> Reason:
+    """Why a click could not take effect, read off the operation as it now is."""
+    if op is None:
+        return Reason.OPERATION_UNKNOWN
+    if click.digest != op.confirm_digest:
+        return Reason.DIGEST_MISMATCH
+    if op.state in (State.PREPARED, State.AWAITING_CONFIRMATION) and op.envelope.expires_at <= now:
+        return Reason.EXPIRED
+    return CLOSED_STATE_REASONS.get(op.state, Reason.NOT_OFFERED)

@@ -1,0 +1,79 @@
+"""What an executor pass records, as values: the one `Attempt` (the submission and its
+client id), each `Outcome` appended, and the `Observation` a pass hands
+`ExecutionLedger.record_observation` to write (`store/execution_sql.py` turns it into SQL)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from store.lifecycle import Execution
+from store.vocabulary import ReservationState, Stage
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """The one submission; where it stands is the operation's execution state."""
+
+    id: str
+    operation_id: str
+    client_id: str
+    last_error: str | None
+    dispatched_at: datetime | None = None
+    resolved_at: datetime | None = None
+
+    @classmethod
+    def from_row(cls, row: Any) -> Attempt:
+        return cls(
+            row.id,
+            row.operation_id,
+            row.client_id,
+            row.last_error,
+            row.dispatched_at,
+            row.resolved_at,
+        )
+
+
+@dataclass(frozen=True)
+class Outcome:
+    operation_id: str
+    stage: str
+    status: str
+    detail: dict[str, Any]
+    outcome_digest: str
+    reconciles_digest: str | None
+
+    @classmethod
+    def from_row(cls, row: Any) -> Outcome:
+        return cls(
+            row.operation_id,
+            row.stage,
+            row.status,
+            json.loads(row.detail),
+            row.outcome_digest,
+            row.reconciles_digest,
+        )
+
+
+@dataclass(frozen=True)
+class Observation:
+    """What a pass learned and everything that follows from it, written by one
+    `record_observation`. `status` and `concludes` are the domain's say."""
+
+    stage: Stage
+    status: str
+    execution: Execution
+    detail: Mapping[str, Any] = field(default_factory=dict)
+    concludes: bool = True
+    reconciles: str | None = None  # the digest of the outcome this one reconciles
+    # the active reservation becomes CONVERTED (the venue holds the exposure now) or
+    # RELEASED (nothing came of it); None keeps it held (an unknown: people or a lookup decide)
+    settles: ReservationState | None = None
+    look_again_in_s: float | None = None  # None: nothing left to look at
+    # the venue's answer to the attempt (or why there is none): stamps resolved_at and
+    # last_error on it; progress of a working order does not answer it again
+    answers_attempt: bool = False
+    attempt_error: str | None = None

@@ -1,0 +1,143 @@
+"""Filing a proposal, as SQL inside one write: the operation inserted with its digest and
+audit row, or the one this (proposer, request_id) already made replayed (or refused as a
+`RequestConflict`), and the open drafts a superseding proposal replaces.
+
+Plain functions of a sync `Connection`; `Store.propose` runs `file_draft` as one write.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+
+from sqlalchemy import Connection, insert, select
+from ulid import ULID
+
+from store.canonical import canonical_json
+from store.envelope import Envelope, Source, confirm_digest
+from store.lifecycle import Event, State, sources_for
+from store.models import OperationRow
+from store.proposals import Draft, Proposed, RequestConflict, content_differences
+from store.records import Operation
+from store.timeutil import Clock
+from store.transitions import audit, load_operation, transition
+
+
+def file_draft(conn: Connection, clock: Clock, draft: Draft, content: str) -> Proposed:
+    """The operation `draft` makes (`content`: its canonical request content), or the one
+    this (proposer, request_id) already made."""
+    existing = by_request(conn, draft.source)
+    if existing is not None:
+        return replay(existing, content)
+    op = insert_operation(conn, clock, draft, content)
+    if draft.supersede_open:
+        supersede_open(conn, clock, op, f"proposer:{draft.source.proposer}")
+    return Proposed(op, created=True)
+
+
+def by_request(conn: Connection, source: Source) -> tuple[Operation, str] | None:
+    row = (
+        conn.execute(
+            select(OperationRow.__table__).where(
+                OperationRow.source_proposer == source.proposer,
+                OperationRow.source_request_id == source.request_id,
+            )
+        )
+    ).one_or_none()
+    if row is None:
+        return None
+    return Operation.from_row(row), str(row.request_content)
+
+
+def replay(existing: tuple[Operation, str], content: str) -> Proposed:
+    op, stored = existing
+    if stored != content:
+        raise RequestConflict(op.id, content_differences(json.loads(stored), json.loads(content)))
+    return Proposed(op, created=False)
+
+
+def supersede_open(conn: Connection, clock: Clock, newer: Operation, actor: str) -> None:
+    """Every other unclaimed operation of this kind on this target gives way to `newer`."""
+    open_states = [state.value for state in sources_for(Event.SUPERSEDED)]
+    older = (
+        (
+            conn.execute(
+                select(OperationRow.id).where(
+                    OperationRow.kind == newer.kind,
+                    OperationRow.target_ref == newer.envelope.target_ref,
+                    OperationRow.state.in_(open_states),
+                    OperationRow.id != newer.id,
+                )
+            )
+        )
+        .scalars()
+        .all()
+    )
+    for operation_id in older:
+        transition(conn, clock, operation_id, Event.SUPERSEDED, actor)
+
+
+def insert_operation(conn: Connection, clock: Clock, draft: Draft, content: str) -> Operation:
+    now = clock()
+    expires_at = (now + timedelta(seconds=draft.expires_in_s)).replace(microsecond=0)
+    envelope = Envelope(
+        id=str(ULID.from_datetime(now)),
+        kind=draft.kind,
+        schema_version=draft.schema_version,
+        executor_name=draft.executor_name,
+        executor_revision=draft.executor_revision,
+        simulated=draft.simulated,
+        payload=canonical_json(draft.payload),
+        projection=canonical_json(draft.projection),
+        audience=draft.audience,
+        target_ref=draft.target_ref,
+        expires_at=expires_at,
+        source=draft.source,
+    )
+    digest = confirm_digest(envelope)
+    conn.execute(
+        insert(OperationRow).values(
+            id=envelope.id,
+            created_at=now,
+            updated_at=now,
+            kind=envelope.kind,
+            schema_version=envelope.schema_version,
+            executor_name=envelope.executor_name,
+            executor_revision=envelope.executor_revision,
+            simulated=envelope.simulated,
+            payload=envelope.payload,
+            payload_digest=envelope.payload_digest,
+            projection=envelope.projection,
+            projection_digest=envelope.projection_digest,
+            audience_name=envelope.audience.name,
+            audience_chat_id=envelope.audience.chat_id,
+            audience_operators=canonical_json(sorted(envelope.audience.operators)),
+            allow_self_approval=envelope.audience.allow_self_approval,
+            target_ref=envelope.target_ref,
+            expires_at=envelope.expires_at,
+            source_proposer=envelope.source.proposer,
+            source_request_id=envelope.source.request_id,
+            source_requester_open_id=envelope.source.requester_open_id,
+            source_context=canonical_json(envelope.source.context),
+            source_routes=(
+                canonical_json(routes) if (routes := envelope.source.routes()) else None
+            ),
+            request_content=content,
+            confirm_digest=digest,
+            state=State.PREPARED.value,
+            version=1,
+            card_due_at=now,
+        )
+    )
+    audit(
+        conn,
+        envelope.id,
+        f"proposer:{draft.source.proposer}",
+        "proposed",
+        None,
+        State.PREPARED,
+        at=now,
+    )
+    op = load_operation(conn, envelope.id)
+    assert op is not None
+    return op

@@ -1,0 +1,64 @@
+"""A proposal as values: the validated `Draft` the API hands the store, what filing it
+returned (`Proposed`), and the conflict a reused request id with other content raises
+(`RequestConflict`, naming the fields by `content_differences`). `store/filing.py` files it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from store.envelope import Audience, Source
+from store.records import Operation
+
+
+class RequestConflict(Exception):
+    """Same (proposer, request_id) with different content."""
+
+    def __init__(self, operation_id: str, fields: Sequence[str]) -> None:
+        super().__init__(
+            f"request_id already used for {operation_id} with different {', '.join(fields)}"
+        )
+        self.operation_id = operation_id
+        self.fields = tuple(fields)
+
+
+@dataclass(frozen=True)
+class Draft:
+    """A validated proposal, ready to become an operation."""
+
+    kind: str
+    schema_version: int
+    executor_name: str
+    executor_revision: str
+    simulated: bool
+    payload: Mapping[str, Any]
+    projection: Mapping[str, Any]
+    audience: Audience
+    target_ref: str
+    expires_in_s: int
+    source: Source
+    # What the proposer sent (minus request_id): a replay must match it exactly.
+    request_content: Mapping[str, Any]
+    # Re-filing replaces the open draft for the same kind and target (message drafts).
+    supersede_open: bool = False
+
+
+@dataclass(frozen=True)
+class Proposed:
+    operation: Operation
+    created: bool
+
+
+def content_differences(old: Any, new: Any, path: str = "") -> list[str]:
+    """Dotted paths where two JSON values differ (leaves only)."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        fields: list[str] = []
+        for key in sorted(set(old) | set(new)):
+            sub = f"{path}.{key}" if path else key
+            if key not in old or key not in new:
+                fields.append(sub)
+            else:
+                fields.extend(content_differences(old[key], new[key], sub))
+        return fields
+    return [] if old == new else [path or "$"]

@@ -1,0 +1,117 @@
+"""The real `countersign` process: run, propose, show, list, cancel, config, db."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from store.migrate import head_revision
+from tests.support.backends import Backend
+from tests.support.processes import ENV, ROOT, Running, cli, free_port, start, stop
+
+MESSAGE_EXAMPLE = (ROOT / "examples" / "message.json").read_bytes()
+
+
+@pytest.fixture
+async def dev_bot(tmp_path: Path) -> AsyncIterator[Running]:
+    running = await start("--dev", "--data-dir", str(tmp_path / "dev"), "--port", str(free_port()))
+    yield running
+    if running.process.returncode is None:
+        running.process.kill()
+        await running.process.wait()
+
+
+async def test_dev_profile_serves_the_api_and_the_cli_round_trips(dev_bot: Running) -> None:
+    client = ["--url", dev_bot.url, "--token", "dev-token"]
+    proposed = await cli("propose", "examples/order.json", *client, "--json")
+    assert proposed.code == 0, proposed.err
+    view = json.loads(proposed.out)
+    assert view["state"] == "prepared" and view["audience"]["chat_id"] == "oc_ops"
+    assert view["audience"]["operators"] == ["ou_alice", "ou_bob"]
+
+    replay = await cli("propose", "examples/order.json", *client)
+    assert replay.code == 0 and "already proposed" in replay.out and view["id"] in replay.out
+
+    message = await cli("propose", "-", *client, stdin=MESSAGE_EXAMPLE)
+    assert message.code == 0 and "acme-supplier" in message.out
+
+    shown = await cli("show", view["id"], *client)
+    assert shown.code == 0
+    assert "SIMULATED" in shown.out and view["confirm_digest"] in shown.out
+    assert "quantity: 0.010" in shown.out
+
+    listed = await cli("list", *client, "--limit", "1")
+    assert listed.code == 0 and "more: --cursor" in listed.out
+
+    cancelled = await cli("cancel", view["id"], *client)
+    assert cancelled.code == 0 and "cancelled" in cancelled.out
+    again = await cli("cancel", view["id"], *client)
+    assert again.code == 1 and "not_cancellable" in again.err
+
+    filtered = await cli("list", *client, "--state", "cancelled", "--json")
+    assert [item["id"] for item in json.loads(filtered.out)["items"]] == [view["id"]]
+
+    assert await stop(dev_bot) == 0
+
+
+async def test_api_errors_exit_non_zero_with_the_message(dev_bot: Running, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text(
+        '{"request_id": "b1", "kind": "finance.order", "audience": "ops", '
+        '"payload": {"quantity": 0.5}}'
+    )
+    result = await cli("propose", str(bad), "--url", dev_bot.url, "--token", "dev-token")
+    assert result.code == 1
+    assert "payload.quantity" in result.err and "decimal numbers as strings" in result.err
+    wrong = await cli("list", "--url", dev_bot.url, "--token", "nope")
+    assert wrong.code == 1 and "unauthorized" in wrong.err
+    missing = await cli("show", "01NOPE", "--url", dev_bot.url, "--token", "dev-token", "--json")
+    assert missing.code == 1 and json.loads(missing.out)["error"]["code"] == "not_found"
+
+
+async def test_run_with_a_config_file_on_the_test_backend(backend: Backend, tmp_path: Path) -> None:
+    port = free_port()
+    schema_line = f'schema = "{backend.schema}"' if backend.schema else ""
+    config = tmp_path / "countersign.toml"
+    config.write_text(
+        f"""
+[store]
+url = "{backend.url}"
+{schema_line}
+[http]
+port = {port}
+[[audiences]]
+name = "ops"
+chat_id = "oc_ops"
+operators = ["ou_alice"]
+[[proposers]]
+name = "svc"
+token_env = "SVC_TOKEN"
+[[domains.finance.accounts]]
+name = "sim-main"
+budget = "1000"
+"""
+    )
+    env = {**ENV, "SVC_TOKEN": "svc-secret-token-1234"}
+    upgraded = await cli("db", "upgrade", "--config", str(config), env=env)
+    assert upgraded.code == 0 and f"revision {head_revision()}" in upgraded.out
+    running = await start("--config", str(config), env=env)
+    try:
+        result = await cli(
+            "propose", "examples/order.json", "--config", str(config), "--json", env=env
+        )
+        assert result.code == 0, result.err
+        assert json.loads(result.out)["source"]["proposer"] == "svc"
+    finally:
+        assert await stop(running) == 0
+
+
+async def test_run_refuses_a_config_with_problems(tmp_path: Path) -> None:
+    config = tmp_path / "countersign.toml"
+    config.write_text('[[proposers]]\nname = "svc"\ntoken_env = "UNSET_TOKEN_VAR"\n')
+    result = await cli("run", "--config", str(config))
+    assert result.code == 2
+    assert "proposers[0].token_env: environment variable UNSET_TOKEN_VAR is not set" in result.err

@@ -1,0 +1,136 @@
+"""Builders for proposals used across tests (real objects, nothing mocked)."""
+
+from __future__ import annotations
+
+import copy
+import itertools
+from typing import Any
+
+from store.authority import Store
+from store.envelope import Audience, Source
+from store.execution import ExecutionLedger
+from store.execution_records import Attempt, Observation
+from store.groupcommit import WriterStats
+from store.lifecycle import Execution
+from store.proposals import Draft
+from store.records import Operation
+from store.reservations import ReservationRefused
+from store.vocabulary import ReservationState, Stage
+from workers.domains.message.schema import STORED, MessageDomain, MessageSendV1
+
+_counter = itertools.count()
+
+ORDER_PAYLOAD: dict[str, Any] = {
+    "venue": "sim",
+    "account": "sim-main",
+    "instrument": "BTC-PERP",
+    "side": "buy",
+    "quantity": "0.010",
+    "order_type": "limit",
+    "limit_price": "60000",
+    "time_in_force": "GTC",
+    "reduce_only": False,
+    "leverage": "2",
+    "max_fee": "1.5",
+    "fee_currency": "USDC",
+    "protective": {"stop_loss": "57000", "take_profit": "65000"},
+}
+
+MESSAGE_PAYLOAD: dict[str, Any] = {
+    "destination": "acme",
+    "counterparty": "acme-supplier",
+    "text": "Hello Acme, delivery on Friday.",
+    "priority": "P2",
+}
+
+
+def order_request(request_id: str | None = None, **overrides: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "request_id": request_id or f"req-{next(_counter)}",
+        "kind": "finance.order",
+        "payload": copy.deepcopy(ORDER_PAYLOAD),
+        "audience": "ops",
+        "expires_in_s": 900,
+    }
+    body.update(overrides)
+    return body
+
+
+def message_request(request_id: str | None = None, **overrides: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "request_id": request_id or f"msg-{next(_counter)}",
+        "kind": "message.send",
+        "payload": copy.deepcopy(MESSAGE_PAYLOAD),
+        "audience": "ops",
+    }
+    body.update(overrides)
+    return body
+
+
+def message_draft_fields(text: str) -> dict[str, Any]:
+    """Draft fields of a message.send, its payload read as stored (the rules of its day)."""
+    domain = MessageDomain()
+    payload = {**MESSAGE_PAYLOAD, "text": text}
+    model = MessageSendV1.model_validate(payload, context=STORED)
+    return {
+        "kind": domain.kind,
+        "executor_name": domain.executor_name,
+        "executor_revision": domain.executor_revision,
+        "simulated": domain.simulated,
+        "payload": payload,
+        "projection": domain.project(model),
+        "target_ref": domain.target_ref(model),
+    }
+
+
+def draft(request_id: str | None = None, expires_in_s: int = 900, **overrides: Any) -> Draft:
+    """A store-level draft without going through HTTP intake."""
+    request_id = request_id or f"draft-{next(_counter)}"
+    values: dict[str, Any] = {
+        "kind": "finance.order",
+        "schema_version": 1,
+        "executor_name": "sim-venue",
+        "executor_revision": "1",
+        "simulated": True,
+        "payload": dict(ORDER_PAYLOAD),
+        "projection": {"title": "BUY 0.010 BTC-PERP", "terms": [], "simulated": True},
+        "audience": Audience("ops", "oc_ops", ("ou_alice", "ou_bob")),
+        "target_ref": "account:sim/sim-main",
+        "expires_in_s": expires_in_s,
+        "source": Source("dev-agent", request_id),
+        "request_content": {"request_id": request_id},
+    }
+    values.update(overrides)
+    return Draft(**values)
+
+
+async def offered(store: Store, **overrides: Any) -> Operation:
+    """An operation whose card has been sent: awaiting_confirmation."""
+    proposed = await store.propose(draft(**overrides))
+    return await store.mark_card_sent(proposed.operation.id, f"om_{proposed.operation.id}")
+
+
+def refused_by_budget(refused: ReservationRefused) -> Observation:
+    """How a test records a budget refusal (the executor words its own)."""
+    return Observation(
+        Stage.INITIAL,
+        "reservation_refused",
+        Execution.RESERVATION_REFUSED,
+        {"reason": refused.reason},
+        settles=ReservationState.RELEASED,
+    )
+
+
+async def dispatching(store: Store, operation_id: str) -> Attempt:
+    """Walk a claimed operation through the executor's first three writes (nothing to hold)."""
+    ledger = ExecutionLedger(store)
+    await ledger.begin_preflight(operation_id)
+    await ledger.reserve_and_mark(operation_id, None, refused=refused_by_budget)
+    return await ledger.begin_dispatch(operation_id, f"cs-{operation_id}")
+
+
+def writes(store: Store) -> int:
+    """Writes so far: SQLAlchemy write transactions (`write`, `transact`) and hand-written
+    group-commit intents (the writer's intents, less the `transact` work among them)."""
+    stats = store.writer.stats if store.writer else WriterStats()
+    return store.writes + stats.intents - stats.work

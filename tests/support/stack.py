@@ -1,0 +1,370 @@
+"""The real bot against the real sandbox, in-process: fixtures that read like the product.
+
+The bot runs in-process through `bot.server.serve` (its lark-oapi ws client in its own
+thread, as in production); the sandbox runs on the same loop; the store is the test
+backend. Tests propose through the HTTP API and click through the sandbox control API.
+The `make_stack` and `stack` fixtures are exposed by tests/e2e/conftest.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+from aiohttp.test_utils import TestServer
+
+from bot.config import Config, parse, resolve
+from bot.devstack import SandboxApp, point_webhooks
+from bot.server import serve
+from larksandbox import answers, events
+from larksandbox.app import SandboxOptions, build_sandbox
+from larksandbox.control_requests import HUB_KEY
+from larksandbox.hub import Hub
+from larksandbox.longconn_wire import ClientConfig
+from larksandbox.state import DEFAULT_APP_ID, SandboxState, default_state
+from store.authority import Store
+from store.lifecycle import State
+from store.timeutil import utc_now
+from tests.support.backends import Backend
+from tests.support.processes import free_port
+from tests.support.sandbox import TEST_URL_VERIFY_TIMEOUT_S
+from tests.support.waiting import eventually
+
+DEV_TOKEN = "e2e-dev-token-123456"
+OTHER_TOKEN = "e2e-other-token-654321"
+CALLBACK_SECRET = "e2e-callback-secret-0123456789"
+OPS_AUDIENCE = {"name": "ops", "chat_id": "oc_ops", "operators": ["ou_alice", "ou_bob"]}
+# a confirmed operation: claimed, or already executed by the time a test looks
+CLAIMED_OR_AFTER = frozenset({State.CLAIMED, State.OUTCOME_OBSERVED})
+
+
+@dataclass
+class ShiftableClock:
+    offset: timedelta = field(default_factory=timedelta)
+
+    def __call__(self) -> datetime:
+        return utc_now() + self.offset
+
+
+# Quick looks so tests see outcomes promptly; the timeouts keep their production order.
+FAST_EXECUTION = {
+    # in the test's own process, where its fault hooks and crash points are; the worker
+    # process has tests of its own (test_worker_process.py)
+    "workers": "inline",
+    "poll_s": 0.2,
+    "submit_timeout_s": 2.0,
+    "not_found_after_s": 4.0,
+    "track_max_s": 2.0,
+    "venue_tick_s": 0.2,
+}
+
+
+def bot_config(
+    backend: Backend,
+    port: int,
+    sandbox: SandboxApp,
+    mode: str,
+    *,
+    venue_path: Path,
+    execution: dict[str, Any] | None = None,
+    sim_faults: str = "",
+    audiences: list[dict[str, Any]] | None = None,
+    deliveries: dict[str, Any] | None = None,
+    cards: dict[str, Any] | None = None,
+    **lark: Any,
+) -> Config:
+    settings = parse(
+        {
+            "store": {"url": backend.url, **({"schema": backend.schema} if backend.schema else {})},
+            "http": {"port": port, "proposer_rate_per_s": 1000, "proposer_burst": 1000},
+            "lark": {
+                "mode": mode,
+                "app_id": sandbox.app_id,
+                "tenant_keys": [sandbox.tenant_key],
+                "base_url": sandbox.base_url,
+                **lark,
+            },
+            "audiences": audiences or [OPS_AUDIENCE],
+            "cards": cards or {},
+            "proposers": [
+                {
+                    "name": "dev-agent",
+                    "token_env": "E2E_DEV_TOKEN",
+                    "callback_secret_env": {"dev": "E2E_CALLBACK_SECRET"},
+                },
+                {"name": "other-agent", "token_env": "E2E_OTHER_TOKEN"},
+            ],
+            "domains": {
+                "finance": {
+                    "accounts": [{"name": "sim-main", "venue": "sim", "budget": "100000"}],
+                    "venue_path": str(venue_path),
+                    "sim_faults": sim_faults,
+                },
+                "message": {
+                    "destinations": [
+                        {
+                            "name": "acme",
+                            "chat_id": "oc_acme",
+                            "counterparty": "acme-supplier",
+                            "ops_chat_id": "oc_ops",
+                        }
+                    ]
+                },
+            },
+            "execution": {**FAST_EXECUTION, **(execution or {})},
+            "deliveries": {
+                "first_retry_s": 0.2,
+                "max_backoff_s": 1.0,
+                "timeout_s": 2.0,
+                # the receivers in these tests listen on loopback, as in the dev profile
+                "allow_internal_targets": ["127.0.0.0/8", "::1/128"],
+                **(deliveries or {}),
+            },
+        }
+    )
+    return resolve(
+        settings,
+        {
+            "E2E_DEV_TOKEN": DEV_TOKEN,
+            "E2E_OTHER_TOKEN": OTHER_TOKEN,
+            "E2E_CALLBACK_SECRET": CALLBACK_SECRET,
+            "COUNTERSIGN_LARK_APP_SECRET": sandbox.app_secret,
+            "COUNTERSIGN_LARK_ENCRYPT_KEY": sandbox.encrypt_key,
+            "COUNTERSIGN_LARK_VERIFICATION_TOKEN": sandbox.verification_token,
+        },
+    )
+
+
+@dataclass
+class Stack:
+    mode: str
+    bot_url: str
+    sandbox: SandboxApp
+    state: SandboxState
+    hub: Hub
+    store: Store
+    clock: ShiftableClock
+    http: aiohttp.ClientSession
+
+    async def propose(self, body: dict[str, Any]) -> dict[str, Any]:
+        async with self.http.post(
+            f"{self.bot_url}/api/v1/operations",
+            data=json.dumps(body),
+            headers={"Authorization": f"Bearer {DEV_TOKEN}"},
+        ) as response:
+            view: dict[str, Any] = await response.json()
+            assert response.status == 201, view
+            return view
+
+    async def api(self, method: str, path: str) -> tuple[int, Any]:
+        async with self.http.request(
+            method, f"{self.bot_url}{path}", headers={"Authorization": f"Bearer {DEV_TOKEN}"}
+        ) as response:
+            return response.status, await response.json()
+
+    async def control(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+        async with self.http.request(
+            method, f"{self.sandbox.base_url}/sandbox/api{path}", json=body
+        ) as r:
+            return r.status, await r.json()
+
+    def card_of(self, operation_id: str) -> str | None:
+        """The sandbox message carrying this operation's card (the original, not copies)."""
+        for message in self.state.messages.values():
+            if message.forwarded_from or message.msg_type != "interactive":
+                continue
+            if operation_id in message.content:
+                return message.message_id
+        return None
+
+    async def offered(self, body: dict[str, Any]) -> tuple[dict[str, Any], str]:
+        """Propose and wait until the card is in the chat and the operation awaits a decision."""
+        view = await self.propose(body)
+        await eventually(lambda: self.card_of(view["id"]) is not None, woken_by=self.state)
+        message_id = self.card_of(view["id"])
+        assert message_id is not None
+
+        async def recorded() -> bool:
+            op = await self.store.get(view["id"])
+            return op is not None and op.card_message_id == message_id
+
+        await eventually(recorded)
+        _, fresh = await self.api("GET", f"/api/v1/operations/{view['id']}")
+        return fresh, message_id
+
+    async def click(
+        self, message_id: str, operator: str, button: str = "confirm", **extra: Any
+    ) -> dict[str, Any]:
+        status, reply = await self.control(
+            "POST",
+            f"/messages/{message_id}/click",
+            {"operator": operator, "button": button, **extra},
+        )
+        assert status == 200, reply
+        return reply
+
+    async def stored_click(self, operation_id: str, event_id: str | None) -> Any:
+        """The stored confirmation row of one click (a refusal is stored just after its answer)."""
+        found: list[Any] = []
+
+        async def stored() -> bool:
+            rows = await self.store.confirmations(operation_id)
+            found[:] = [row for row in rows if event_id is None or row.event_id == event_id]
+            return bool(found)
+
+        await eventually(stored)
+        return found[-1]
+
+    def card(self, message_id: str) -> dict[str, Any]:
+        card = self.state.messages[message_id].card()
+        assert card is not None
+        return card
+
+
+StackFactory = Callable[..., Any]
+
+
+@pytest.fixture
+async def make_stack(backend: Backend, store: Store, tmp_path: Path) -> AsyncIterator[StackFactory]:
+    """Start sandbox + bot in a given Lark mode; everything is torn down after the test."""
+    cleanups: list[Callable[[], Any]] = []
+
+    async def make(
+        mode: str = "ws",
+        *,
+        execution: dict[str, Any] | None = None,
+        sim_faults: str = "",
+        audiences: list[dict[str, Any]] | None = None,
+        deliveries: dict[str, Any] | None = None,
+        cards: dict[str, Any] | None = None,
+        **lark: Any,
+    ) -> Stack:
+        state = default_state()
+        options = SandboxOptions(
+            client_config=ClientConfig(reconnect_nonce_s=0, reconnect_interval_s=1),
+            url_verify_timeout_s=TEST_URL_VERIFY_TIMEOUT_S,  # the 1 s rule: tests/larksandbox
+        )
+        sandbox_app = build_sandbox(state, options)
+        server = TestServer(sandbox_app, host="127.0.0.1")
+        await server.start_server()
+        app = state.apps[DEFAULT_APP_ID]
+        sandbox = SandboxApp(
+            f"http://127.0.0.1:{server.port}",
+            app.app_id,
+            app.app_secret,
+            app.encrypt_key,
+            app.verification_token,
+            app.tenant_key,
+        )
+        port = free_port()
+        config = bot_config(
+            backend,
+            port,
+            sandbox,
+            mode,
+            venue_path=tmp_path / "venue.db",
+            execution=execution,
+            sim_faults=sim_faults,
+            audiences=audiences,
+            deliveries=deliveries,
+            cards=cards,
+            **lark,
+        )
+        clock = ShiftableClock()
+        stop = asyncio.Event()
+        ready = asyncio.Event()
+        bot = asyncio.create_task(
+            serve(config, stop=stop, clock=clock, on_ready=lambda _url: ready.set())
+        )
+        await asyncio.wait_for(ready.wait(), 30)
+        bot_url = f"http://127.0.0.1:{port}"
+        http = aiohttp.ClientSession()
+
+        async def cleanup() -> None:
+            stop.set()
+            await asyncio.wait_for(bot, 30)
+            await http.close()
+            await server.close()
+
+        cleanups.append(cleanup)
+        hub = sandbox_app[HUB_KEY]
+        if mode == "webhook":
+            await point_webhooks(sandbox, bot_url)
+        else:
+            await eventually(
+                lambda: hub.longconn.connected(app.app_id) >= 1, deadline_s=30, woken_by=state
+            )
+        return Stack(mode, bot_url, sandbox, state, hub, store, clock, http)
+
+    yield make
+    for cleanup in reversed(cleanups):
+        await cleanup()
+
+
+@pytest.fixture(params=["ws", "webhook"])
+async def stack(request: pytest.FixtureRequest, make_stack: StackFactory) -> Stack:
+    made: Stack = await make_stack(request.param)
+    return made
+
+
+# -- reading and pushing through a stack -------------------------------------------------------
+
+
+def card_text(stack: Stack, message_id: str) -> str:
+    return json.dumps(stack.card(message_id), ensure_ascii=False)
+
+
+async def card_says(stack: Stack, message_id: str, *phrases: str, deadline_s: float = 15) -> None:
+    try:
+        await eventually(
+            lambda: all(phrase in stack.state.messages[message_id].content for phrase in phrases),
+            deadline_s=deadline_s,
+            woken_by=stack.state,
+        )
+    except AssertionError:
+        raise AssertionError(
+            f"the card never showed {phrases}: {card_text(stack, message_id)}"
+        ) from None
+
+
+async def settled(stack: Stack, operation_id: str, status: str) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+
+    async def check() -> bool:
+        _, view = await stack.api("GET", f"/api/v1/operations/{operation_id}")
+        found.update(view)
+        return (view.get("outcome") or {}).get("status") == status
+
+    await eventually(check, deadline_s=15)
+    return found
+
+
+def button_value(stack: Stack, message_id: str, action: str = "confirm") -> dict[str, Any]:
+    button = answers.find_button(stack.card(message_id), action)
+    assert button is not None and button.value is not None
+    return dict(button.value)
+
+
+async def push(stack: Stack, envelope: dict[str, Any]) -> dict[str, Any]:
+    status, reply = await stack.control(
+        "POST", f"/apps/{DEFAULT_APP_ID}/push", {"envelope": envelope}
+    )
+    assert status == 200, reply
+    reply.setdefault("event_id", envelope["header"].get("event_id"))
+    return dict(reply)
+
+
+def envelope_for(
+    stack: Stack, message_id: str, operator: str, value: dict[str, Any]
+) -> dict[str, Any]:
+    state = stack.state
+    return events.card_action(
+        state, state.apps[DEFAULT_APP_ID], state.users[operator], state.messages[message_id], value
+    )
