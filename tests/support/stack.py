@@ -321,7 +321,7 @@ def card_text(stack: Stack, message_id: str) -> str:
     return json.dumps(stack.card(message_id), ensure_ascii=False)
 
 
-async def card_says(stack: Stack, message_id: str, *phrases: str, deadline_s: float = 15) -> None:
+async def card_says(stack: Stack, message_id: str, *phrases: str, deadline_s: float = 60) -> None:
     try:
         await eventually(
             lambda: all(phrase in stack.state.messages[message_id].content for phrase in phrases),

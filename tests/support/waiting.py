@@ -21,7 +21,8 @@ class Notifier(Protocol):
 
 async def eventually(
     check: Check,
-    deadline_s: float = 10.0,
+    # Generous: a deadline only bounds a failure, and CI runs two suites side by side.
+    deadline_s: float = 30.0,
     *,
     what: str | None = None,
     woken_by: Notifier | None = None,
