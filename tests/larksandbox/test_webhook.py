@@ -77,13 +77,6 @@ async def serve() -> AsyncIterator[Serve]:
 
 
 @pytest.fixture
-async def pusher() -> AsyncIterator[WebhookPusher]:
-    p = WebhookPusher()
-    yield p
-    await p.close()
-
-
-@pytest.fixture
 def app() -> App:
     return App(
         app_id="cli_webhook_test",
