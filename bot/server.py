@@ -26,6 +26,7 @@ from bot.ingress.text_scope import AudienceScope, Scope
 from bot.lark.api import LarkApi
 from bot.lark.webhook import add_webhook_routes
 from bot.lark.ws import WsTransport
+from bot.policy import policy_digests
 from bot.worker_process import WorkerProcess
 from bot.workforce import RetryingLark, Workforce, build_workforce, start_workforce
 from store.authority import Store
@@ -121,6 +122,7 @@ async def serve(
                 settings.cards.lang,
                 tz,
                 answer_budget_s=lark.answer_budget_s,
+                policies=policy_digests(settings),
             ),
             on_card_due=kick_cards,
             on_claimed=kick_executor,

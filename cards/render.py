@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, tzinfo
 from typing import Any
 
+from cards.approval import approval_elements, confirm_dialog
 from cards.outcomes import newest_per_stage, outcome_lines, plain_text
 from cards.strings import LANGS, LARK_LOCALE, Lang, i18n, text
 from store.timeutil import parse_iso_utc
@@ -196,13 +197,21 @@ def _requester(view: dict[str, Any], lang: Lang) -> dict[str, Any] | None:
     }
 
 
+def _person(view: dict[str, Any], open_id: Any) -> str:
+    """An <at> mention where Lark is known to accept the id, else the id in plain words."""
+    return f"<at id={open_id}></at>" if _verified(view, open_id) else str(open_id or "?")
+
+
 def _status_line(view: dict[str, Any], lang: Lang, tz: tzinfo) -> dict[str, Any] | None:
     state = view["state"]
     if state in OPEN_STATES:
         return None
     decision = view.get("decision") or {}
     by = decision.get("by")
-    who = f"<at id={by}></at>" if _verified(view, by) else str(by or "?")
+    who = _person(view, by)
+    confirmed = (view.get("approval") or {}).get("confirmed_by") or []
+    if state in ("claimed", "outcome_observed") and len(confirmed) > 1:
+        who = ", ".join(_person(view, each) for each in confirmed)  # a quorum: every one
     at = _when(decision["at"], tz) if decision.get("at") else _when(view["updated_at"], tz)
     if state == "expired":
         at = _when(view["expires_at"], tz)
@@ -233,6 +242,7 @@ def render_card(
         )
     for term in terms["terms"]:
         elements += _term(term, lang)
+    elements += approval_elements(view, lang, lambda open_id: _person(view, open_id))
     elements.append({"tag": "hr"})
     executor = view["executor"]
 
@@ -298,19 +308,17 @@ def _template(view: dict[str, Any]) -> str:
 
 def _buttons(view: dict[str, Any], lang: Lang) -> dict[str, Any]:
     def button(action: str, style: str) -> dict[str, Any]:
-        return {
-            "tag": "column",
-            "width": "auto",
-            "elements": [
-                {
-                    "tag": "button",
-                    "element_id": action,
-                    "type": style,
-                    "text": plain_text(text(f"button.{action}", lang), i18n(f"button.{action}")),
-                    "behaviors": [{"type": "callback", "value": callback_value(view, action)}],
-                }
-            ],
+        element: dict[str, Any] = {
+            "tag": "button",
+            "element_id": action,
+            "type": style,
+            "text": plain_text(text(f"button.{action}", lang), i18n(f"button.{action}")),
+            "behaviors": [{"type": "callback", "value": callback_value(view, action)}],
         }
+        dialog = confirm_dialog(view, lang) if action == "confirm" else None
+        if dialog is not None:  # a second look: the key terms before the click is sent
+            element["confirm"] = dialog
+        return {"tag": "column", "width": "auto", "elements": [element]}
 
     return {
         "tag": "column_set",

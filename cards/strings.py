@@ -11,6 +11,12 @@ Lang = Literal["en", "zh"]
 LANGS: tuple[Lang, ...] = ("en", "zh")
 
 # What an operator sees when a click is refused: what happened and what to do.
+# a confirmation that counts toward a quorum but is not the last one needed
+COUNTED_TOAST: Mapping[Lang, str] = {
+    "en": "Confirmation counted: {counted} of {required}. Waiting for the others.",
+    "zh": "已计入确认：{counted}/{required}，等待其他操作员。",
+}
+
 REFUSALS: Mapping[Reason, Mapping[Lang, str]] = {
     Reason.TRANSPORT_UNAUTHENTIC: {
         "en": "This click could not be verified. Please click again on the card in Lark.",
@@ -59,6 +65,20 @@ REFUSALS: Mapping[Reason, Mapping[Lang, str]] = {
     Reason.SELF_APPROVAL: {
         "en": "You requested this operation, so another operator must decide.",
         "zh": "此操作由您发起，需由其他操作员决定。",
+    },
+    Reason.NOT_AN_APPROVER: {
+        "en": "The approval policy names who may confirm this operation, and you are not one "
+        "of them. You can still reject it.",
+        "zh": "审批策略指定了可确认此操作的人员，您不在其中。您仍可拒绝。",
+    },
+    Reason.ALREADY_CONFIRMED: {
+        "en": "You already confirmed this. It counts once; it waits for another operator.",
+        "zh": "您已确认过此操作，只计一次；正在等待其他操作员。",
+    },
+    Reason.POLICY_CHANGED: {
+        "en": "The approval policy changed since this card was posted. Nothing was done; "
+        "ask the proposer to propose it again.",
+        "zh": "此卡片发出后审批策略已变更，未执行任何操作；请让发起方重新提交。",
     },
     Reason.EXPIRED: {
         "en": "This operation has expired. Ask the proposer to propose it again.",
@@ -109,6 +129,37 @@ TEXT: Mapping[str, Mapping[Lang, str]] = {
     "operation": {"en": "Operation", "zh": "操作"},
     "digest": {"en": "Digest", "zh": "摘要"},
     "requested_by": {"en": "Requested by", "zh": "发起人"},
+    # approval policy (N of M): cards/approval.py
+    "approval.needs": {
+        "en": "Needs {required} of {of} operators — {why}",
+        "zh": "需要 {of} 名操作员中的 {required} 名确认 — {why}",
+    },
+    "approval.needs.plain": {
+        "en": "Needs {required} of {of} operators",
+        "zh": "需要 {of} 名操作员中的 {required} 名确认",
+    },
+    "approval.only": {
+        "en": "Only {who} may confirm — {why}",
+        "zh": "仅 {who} 可确认 — {why}",
+    },
+    "approval.above": {"en": "above {amount}", "zh": "超过 {amount}"},
+    "approval.unknown": {
+        "en": "notional unknown, counted as above {amount}",
+        "zh": "名义金额未知，按超过 {amount} 计",
+    },
+    "approval.rule": {"en": "rule {name}", "zh": "规则 {name}"},
+    "approval.progress": {
+        "en": "{count} of {required} confirmed: {who} · waiting for {left} more",
+        "zh": "已确认 {count}/{required}：{who} · 还需 {left} 人",
+    },
+    "approval.notional": {"en": "Notional (worst case)", "zh": "名义金额（最坏情况）"},
+    "approval.dialog.title": {"en": "Confirm this operation?", "zh": "确认此操作"},
+    "approval.dialog.text": {
+        "en": "{title} · notional {notional} · needs {required} of {of} operators. "
+        "Confirm only if these are the terms you expect.",
+        "zh": "{title} · 名义金额 {notional} · 需要 {of} 名中的 {required} 名确认。"
+        "请仅在条款符合预期时确认。",
+    },
     "requested_by.unverified": {
         "en": "Requested by: {who} (unverified id)",
         "zh": "发起人：{who}（未经验证的 ID）",

@@ -7,7 +7,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from larksandbox import cardcheck
+from larksandbox import cardcheck, forms
+from larksandbox.forms import Form
 from larksandbox.hub import CALLBACK_BAD_BODY, CALLBACK_BAD_CARD, CARD_DOWNGRADE
 
 TOAST_TYPES = frozenset({"info", "success", "error", "warning"})
@@ -19,6 +20,18 @@ class Button:
     text: str
     value: dict[str, Any] | None
     disabled: bool
+    name: str = ""
+    form_action_type: str = ""  # in a form: "submit" or "reset"
+    confirm: dict[str, Any] | None = None
+    form: Form | None = None  # the form container the button is in
+
+    @property
+    def submits(self) -> bool:
+        return self.form is not None and self.form_action_type == "submit"
+
+    @property
+    def resets(self) -> bool:
+        return self.form is not None and self.form_action_type == "reset"
 
 
 def _walk(node: Any) -> Iterator[dict[str, Any]]:
@@ -31,33 +44,55 @@ def _walk(node: Any) -> Iterator[dict[str, Any]]:
             yield from _walk(child)
 
 
+def _button(node: dict[str, Any], form: Form | None) -> Button:
+    value = node.get("value")
+    for behavior in node.get("behaviors", []) or []:
+        if isinstance(behavior, dict) and behavior.get("type") == "callback":
+            value = behavior.get("value")
+    text = node.get("text", {})
+    name, action, confirm = node.get("name"), node.get("form_action_type"), node.get("confirm")
+    return Button(
+        element_id=str(node.get("element_id", "")),
+        text=str(text.get("content", "")) if isinstance(text, dict) else str(text),
+        value=value if isinstance(value, dict) else None,
+        disabled=bool(node.get("disabled", False)),
+        name=name if isinstance(name, str) else "",
+        form_action_type=action if isinstance(action, str) else "",
+        confirm=confirm if isinstance(confirm, dict) else None,
+        form=form,
+    )
+
+
 def buttons(card: dict[str, Any]) -> list[Button]:
-    """Every button of a 2.0 card (behaviors) or a 1.0 card (value), in document order."""
-    found = []
-    for node in _walk(card.get("body", card.get("elements", []))):
-        if node.get("tag") != "button":
-            continue
-        value = node.get("value")
-        for behavior in node.get("behaviors", []) or []:
-            if isinstance(behavior, dict) and behavior.get("type") == "callback":
-                value = behavior.get("value")
-        text = node.get("text", {})
-        found.append(
-            Button(
-                element_id=str(node.get("element_id", "")),
-                text=str(text.get("content", "")) if isinstance(text, dict) else str(text),
-                value=value if isinstance(value, dict) else None,
-                disabled=bool(node.get("disabled", False)),
-            )
-        )
+    """Every button of a 2.0 card (behaviors) or a 1.0 card (value), in document order, each
+    with the form container it is in."""
+    found: list[Button] = []
+
+    def visit(node: Any, form: Form | None) -> None:
+        if isinstance(node, list):
+            for child in node:
+                visit(child, form)
+            return
+        if not isinstance(node, dict):
+            return
+        if node.get("tag") == "form":
+            form = forms.read_form(node)
+        elif node.get("tag") == "button":
+            found.append(_button(node, form))
+        for child in node.values():
+            visit(child, form)
+
+    visit(card.get("body", card.get("elements", [])), None)
     return found
 
 
 def find_button(card: dict[str, Any], wanted: str) -> Button | None:
-    """By element_id first, then by visible text (case-insensitive)."""
+    """By element_id first, then by name, then by visible text (case-insensitive)."""
     candidates = buttons(card)
-    return next((b for b in candidates if b.element_id and b.element_id == wanted), None) or next(
-        (b for b in candidates if b.text.lower() == wanted.lower()), None
+    return (
+        next((b for b in candidates if b.element_id and b.element_id == wanted), None)
+        or next((b for b in candidates if b.name and b.name == wanted), None)
+        or next((b for b in candidates if b.text.lower() == wanted.lower()), None)
     )
 
 

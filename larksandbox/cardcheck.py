@@ -13,11 +13,12 @@ from typing import Any
 
 from larksandbox.cards.problem import (
     INVALID_USER,
+    PARSE_ERR_MSG,
     PARSE_ERROR,
     card_content_failed,
 )
 from larksandbox.cards.problem import CardProblem as CardProblem
-from larksandbox.cards.schema import PARSE_ERR_MSG, schema_problem
+from larksandbox.cards.schema import schema_problem
 from larksandbox.state import CARD_MAX_BYTES, TEXT_MAX_BYTES
 
 

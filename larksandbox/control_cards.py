@@ -6,12 +6,13 @@ sends), hold a card locked against PATCH, and forward a card into another chat.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 from aiohttp import web
 
-from larksandbox import answers, cardcheck, events
+from larksandbox import answers, cardcheck, events, forms
 from larksandbox.control_requests import (
     HUB_KEY,
     fail,
@@ -24,7 +25,7 @@ from larksandbox.control_requests import (
     request_json,
     request_state,
 )
-from larksandbox.entities import Click, Message
+from larksandbox.entities import Click, Message, User
 from larksandbox.state import (
     CLICK_MAX_AGE_V1,
     CLICK_MAX_AGE_V2,
@@ -45,27 +46,18 @@ async def click(request: web.Request) -> web.Response:
     chat = state.chats[message.chat_id]
     if operator.open_id not in chat.members:
         raise fail(403, "not_a_member", f"operator: {operator.open_id} cannot see {chat.chat_id}")
-    if "value" in body:
-        value = body["value"]
-        if not isinstance(value, dict):
-            raise fail(422, "invalid_value", "value: a callback value is a JSON object")
-    else:
-        wanted = str(body.get("button", ""))
-        button = answers.find_button(card, wanted)
-        if button is None:
-            names = ", ".join(b.element_id or b.text for b in answers.buttons(card)) or "none"
-            raise fail(422, "unknown_button", f"button: no button {wanted!r} (buttons: {names})")
-        if button.disabled:
-            raise fail(
-                409, "button_disabled", f"button: {wanted!r} is disabled; Lark sends nothing"
-            )
-        if button.value is None:
-            raise fail(409, "no_callback", f"button: {wanted!r} has no callback behaviour")
-        value = button.value
+    press = _press(card, body, operator)
     app = owner_app(state, message)
     age = state.now() - datetime.fromisoformat(origin_of(state, message).created_at)
     _check_interactive(state, message, card, age)
-    envelope = events.card_action(state, app, operator, message, value)
+    dialog = press.dialog.view() if press.dialog is not None else None
+    if press.dialog is not None and press.cancelled:
+        return web.json_response({"sent": False, "reason": "dialog_cancelled", "dialog": dialog})
+    if press.resets:  # the client puts the form's inputs back; nothing reaches the app
+        return web.json_response({"sent": False, "reason": "form_reset", "dialog": dialog})
+    envelope = events.card_action(
+        state, app, operator, message, press.value, name=press.name, form_value=press.form_value
+    )
     toast: dict[str, Any] | None = None
     changed = False
     # The card is locked against PATCH from here until the answer is applied (and a while after).
@@ -95,7 +87,7 @@ async def click(request: web.Request) -> web.Response:
         message_id=message.message_id,
         chat_id=message.chat_id,
         operator=operator.open_id,
-        value=value,
+        value=press.value or {},
         event_id=envelope["header"]["event_id"],
         at=state.now().isoformat(),
         status=status,
@@ -104,9 +96,14 @@ async def click(request: web.Request) -> web.Response:
         latency_ms=round(outcome.latency_ms, 3),
         client_error=client_error,
         client_error_msg=client_error_msg,
+        name=press.name,
+        form_value=press.form_value,
     )
     state.record_click(record)
     reply: dict[str, Any] = {
+        "sent": True,
+        "dialog": dialog,
+        "form_value": press.form_value,
         "status": record.status,
         "toast": toast,
         "card_changed": changed,
@@ -118,6 +115,68 @@ async def click(request: web.Request) -> web.Response:
         reply["client_error"] = client_error
         reply["client_error_msg"] = client_error_msg
     return web.json_response(reply)
+
+
+@dataclass(frozen=True)
+class _Press:
+    """What a click sends once Lark's client lets it through (or why it sends nothing)."""
+
+    value: dict[str, Any] | None
+    name: str = ""
+    form_value: dict[str, str] | None = None
+    dialog: forms.Dialog | None = None
+    cancelled: bool = False  # the operator answers the dialog with Cancel
+    resets: bool = False  # a form's reset button
+
+
+def _press(card: dict[str, Any], body: dict[str, Any], operator: User) -> _Press:
+    """The button clicked, the form typed into it and the dialog answer, checked as Lark's
+    client checks them before it sends (docs/lark-reference.md §6; larksandbox/forms.py)."""
+    choice = body.get("dialog", "accept")
+    if choice not in ("accept", "cancel"):
+        raise fail(422, "invalid_dialog", 'dialog: "accept" (the default) or "cancel"')
+    if "value" in body:
+        if "form" in body or "dialog" in body:
+            raise fail(
+                422,
+                "invalid_value",
+                "value: a raw value presses no button; form and dialog need one",
+            )
+        if not isinstance(body["value"], dict):
+            raise fail(422, "invalid_value", "value: a callback value is a JSON object")
+        return _Press(body["value"])
+    wanted = str(body.get("button", ""))
+    button = answers.find_button(card, wanted)
+    if button is None:
+        names = ", ".join(b.element_id or b.name or b.text for b in answers.buttons(card)) or "none"
+        raise fail(422, "unknown_button", f"button: no button {wanted!r} (buttons: {names})")
+    if button.disabled:
+        raise fail(409, "button_disabled", f"button: {wanted!r} is disabled; Lark sends nothing")
+    if button.value is None and not (button.submits or button.resets):
+        raise fail(409, "no_callback", f"button: {wanted!r} has no callback behaviour")
+    if "form" in body and not (button.submits or button.resets):
+        raise fail(
+            422, "not_in_form", f"form: {wanted!r} is not a submit button of a form container"
+        )
+    confirm, form_value = button.confirm, None
+    if button.submits and button.form is not None:
+        try:
+            form_value = forms.submitted(button.form, body.get("form"))
+        except forms.FormRefused as refused:
+            raise fail(422, refused.code, str(refused)) from None
+        # an input's confirm shows when the form is submitted
+        confirm = confirm or next((f.confirm for f in button.form.fields if f.confirm), None)
+    dialog = forms.dialog_of(confirm, operator.locale)
+    if dialog is None and choice == "cancel":
+        raise fail(422, "no_dialog", f"dialog: {wanted!r} shows no confirm dialog to cancel")
+    return _Press(
+        button.value,
+        button.name,
+        form_value,
+        dialog,
+        cancelled=choice == "cancel",
+        resets=button.resets,
+    )
 
 
 def _check_interactive(

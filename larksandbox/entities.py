@@ -112,6 +112,8 @@ class Click:
     latency_ms: float
     client_error: int | None = None
     client_error_msg: str = ""
+    name: str = ""  # the component's name (a form's submit button has one)
+    form_value: dict[str, str] | None = None  # what a form submit sent
 
 
 @dataclass

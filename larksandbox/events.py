@@ -71,11 +71,18 @@ def card_action(
     app: App,
     operator: User,
     message: Message,
-    value: dict[str, Any],
+    value: dict[str, Any] | None,
     *,
     tag: str = "button",
     name: str = "",
+    form_value: dict[str, str] | None = None,
 ) -> dict[str, Any]:
+    """`value` is the component's callback value (a form's submit button may have none: the
+    key is left out); `form_value` is what a form submit sends, input name -> text."""
+    action: dict[str, Any] = {} if value is None else {"value": value}
+    action.update(tag=tag, name=name)
+    if form_value is not None:
+        action["form_value"] = form_value
     return {
         "schema": "2.0",
         "header": _header(state, app, "card.action.trigger", micros=True),
@@ -87,7 +94,7 @@ def card_action(
                 "union_id": operator.union_id,
             },
             "token": f"c-{state.new_event_id()}",
-            "action": {"value": value, "tag": tag, "name": name},
+            "action": action,
             "host": "im_message",
             "context": {
                 "open_message_id": message.message_id,

@@ -313,12 +313,13 @@ def default_state() -> SandboxState:
     for open_id, name, tenant in [
         ("ou_alice", "Alice", DEFAULT_TENANT),
         ("ou_bob", "Bob", DEFAULT_TENANT),
+        ("ou_carol", "Carol", DEFAULT_TENANT),  # a third operator: N-of-M approval
         ("ou_mallory", "Mallory", DEFAULT_TENANT),
         ("ou_eve", "Eve", "other-tenant"),
     ]:
         state.users[open_id] = User(open_id, name, tenant)
     for chat_id, name, members in [
-        ("oc_ops", "Ops", ["ou_alice", "ou_bob", "ou_mallory"]),
+        ("oc_ops", "Ops", ["ou_alice", "ou_bob", "ou_carol", "ou_mallory"]),
         ("oc_acme", "Acme (counterparty)", ["ou_alice"]),
         ("oc_other", "Other", ["ou_alice", "ou_mallory"]),
     ]:

@@ -27,9 +27,9 @@ from ulid import ULID
 
 from store import operation_reads, transitions
 from store.canonical import canonical_json
-from store.claim_sql import claim_intent
+from store.claim_sql import claim_params
 from store.click_sql import refusal_statements
-from store.decisions import Claimed, Click, Decided, Refused, refusal_reason
+from store.decisions import Claimed, Click, Counted, Decided, Refused, refusal_reason
 from store.engine import SQLITE_IMMEDIATE
 from store.filing import by_request, file_draft, replay
 from store.groupcommit import (
@@ -43,6 +43,7 @@ from store.groupcommit import (
 from store.lifecycle import Event, IllegalTransition, State
 from store.paging import MAX_PAGE_SIZE, Page
 from store.proposals import Draft, Proposed
+from store.quorum_sql import Confirmed, confirm_statements
 from store.reader import SqliteReader
 from store.reasons import Reason
 from store.records import AuditEntry, Confirmation, Operation
@@ -160,31 +161,37 @@ class Store:
             )
         )
 
-    async def confirm_and_claim(self, click: Click) -> Claimed | Refused:
-        """One intent: the confirmation, the claim and the state change, returning the
-        operation as claimed; or a refusal."""
+    async def confirm_and_claim(self, click: Click) -> Claimed | Counted | Refused:
+        """One intent: the confirmation and, if it is the last one the operation needs, the
+        claim and the state change (store/quorum_sql.py), returning the operation as it
+        left it; or a refusal."""
         if click.action != ClickAction.CONFIRM:
             return await self._refuse(click, Reason.ACTION_UNKNOWN)
         now = self.clock()
         claim_id = str(ULID.from_datetime(now))
-        try:
-            (claimed, *_) = await self.submit(
-                claim_intent(
-                    operation_id=click.operation_id,
-                    digest=click.digest,
-                    operator=click.operator_open_id,
-                    claim_id=claim_id,
-                    now=now,
-                    sqlite=self.sqlite,
-                    lane=current_lane(),
-                    chat_id=click.chat_id,
-                    message_id=click.message_id,
-                    event_id=click.event_id,
-                )
-            )
-        except ConditionNotMet:
-            return await self._refuse_as_found(click, now)
-        return Claimed(Operation.from_stored(claimed[0]), claim_id)
+        params = claim_params(
+            operation_id=click.operation_id,
+            digest=click.digest,
+            operator=click.operator_open_id,
+            claim_id=claim_id,
+            now=now,
+            sqlite=self.sqlite,
+            chat_id=click.chat_id,
+            message_id=click.message_id,
+            event_id=click.event_id,
+        )
+        statements, layout = confirm_statements(params, sqlite=self.sqlite, at=0)
+        results = await self.submit(Intent(statements, current_lane()))
+        confirmed, row = layout.read(results)
+        if confirmed is Confirmed.CLAIMED:
+            assert row is not None
+            return Claimed(Operation.from_stored(row), claim_id)
+        if confirmed is Confirmed.COUNTED:
+            assert row is not None
+            return Counted(Operation.from_stored(row))
+        if confirmed is Confirmed.ALREADY:
+            return await self._refuse(click, Reason.ALREADY_CONFIRMED)
+        return await self._refuse_as_found(click, now)
 
     async def reject(self, click: Click) -> Decided | Refused:
         """One intent: the reject, its confirmation, its audit and its conclusions, returning

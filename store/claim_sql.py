@@ -30,6 +30,11 @@ GRACE = timedelta(seconds=DECISION_CARD_GRACE_S)
 # came from, as bot.ingress.provenance checks it (which names the reason when this refuses):
 # the card's own message, the audience's chat, one of its operators, not its requester
 # unless the audience allows that. So the click needs no read before its one write.
+# A confirmation, besides: one of the approvers (a rule may name fewer than the audience's
+# operators), the requester never counting toward a quorum, and the audience's policy still
+# the one the operation was filed under (`:policies`: audience name -> policy digest now,
+# NULL where the caller holds no config; an operation filed with no policy digest predates
+# policies and is not compared).
 SQLITE_FROM_CARD = """
    AND card_message_id = :message_id AND audience_chat_id = :chat_id
    AND EXISTS (SELECT 1 FROM json_each(operations.audience_operators) AS listed
@@ -41,23 +46,47 @@ PG_FROM_CARD = """
    AND CAST(audience_operators AS jsonb) @> jsonb_build_array(CAST(:operator AS text))
    AND (allow_self_approval OR coalesce(source_requester_open_id, '') = ''
         OR source_requester_open_id <> CAST(:operator AS text))"""
+SQLITE_CONFIRM_FROM_CARD = """
+   AND card_message_id = :message_id AND audience_chat_id = :chat_id
+   AND EXISTS (SELECT 1 FROM json_each(coalesce(operations.approvers,
+                                                operations.audience_operators)) AS listed
+                WHERE listed.value = :operator)
+   AND ((allow_self_approval AND required_confirmations = 1)
+        OR coalesce(source_requester_open_id, '') = '' OR source_requester_open_id <> :operator)
+   AND (policy_digest = '' OR :policies IS NULL
+        OR policy_digest = coalesce(json_extract(:policies, '$."' || audience_name || '"'), '-'))"""
+PG_CONFIRM_FROM_CARD = """
+   AND card_message_id = CAST(:message_id AS text) AND audience_chat_id = CAST(:chat_id AS text)
+   AND CAST(coalesce(approvers, audience_operators) AS jsonb)
+       @> jsonb_build_array(CAST(:operator AS text))
+   AND ((allow_self_approval AND required_confirmations = 1)
+        OR coalesce(source_requester_open_id, '') = ''
+        OR source_requester_open_id <> CAST(:operator AS text))
+   AND (policy_digest = '' OR CAST(:policies AS jsonb) IS NULL
+        OR policy_digest = coalesce(CAST(:policies AS jsonb) ->> audience_name, '-'))"""
 
 
 def from_card(sqlite: bool) -> str:
+    """A reject's provenance condition (any operator of the audience may reject)."""
     return SQLITE_FROM_CARD if sqlite else PG_FROM_CARD
+
+
+def confirm_from_card(sqlite: bool) -> str:
+    return SQLITE_CONFIRM_FROM_CARD if sqlite else PG_CONFIRM_FROM_CARD
 
 
 # the operation's whole row as the claim left it (Operation.from_stored), whoever reads it
 SQLITE_UPDATE_FOR = """
 UPDATE operations
    SET state = :to_state, version = version + 1, updated_at = :at, execution_state = 'queued',
-       exec_due_at = :at, decided_by = :operator, decided_at = :at, card_due_at = :due
+       exec_due_at = :at, decided_by = :operator, decided_at = :at, card_due_at = :due,
+       confirmed_by = json_array(:operator)
  WHERE id = :operation_id AND state = :from_state AND confirm_digest = :digest
-   AND expires_at > :at{from_card}
+   AND expires_at > :at AND required_confirmations = 1{from_card}
 RETURNING *
 """
 SQLITE_UPDATE = SQLITE_UPDATE_FOR.format(from_card="")
-SQLITE_CARD_UPDATE = SQLITE_UPDATE_FOR.format(from_card=SQLITE_FROM_CARD)
+SQLITE_CARD_UPDATE = SQLITE_UPDATE_FOR.format(from_card=SQLITE_CONFIRM_FROM_CARD)
 SQLITE_CONFIRMATION = """
 INSERT INTO confirmations (operation_id, at, action, operator_open_id, digest, chat_id,
                            message_id, event_id, accepted)
@@ -78,9 +107,11 @@ WITH claimed AS (
        SET state = :to_state::text, version = version + 1, updated_at = :at::timestamptz,
            execution_state = 'queued', exec_due_at = :at::timestamptz,
            decided_by = :operator::text, decided_at = :at::timestamptz,
-           card_due_at = :due::timestamptz
+           card_due_at = :due::timestamptz,
+           confirmed_by = CAST(jsonb_build_array(:operator::text) AS text)
      WHERE id = :operation_id::text AND state = :from_state::text
-       AND confirm_digest = :digest::text AND expires_at > :at::timestamptz{from_card}
+       AND confirm_digest = :digest::text AND expires_at > :at::timestamptz
+       AND required_confirmations = 1{from_card}
     RETURNING *
 ), confirmation AS (
     INSERT INTO confirmations (operation_id, at, action, operator_open_id, digest, chat_id,
@@ -102,7 +133,7 @@ WITH claimed AS (
 SELECT * FROM claimed
 """
 PG_CLAIM = PG_CLAIM_FOR.format(from_card="")
-PG_CARD_CLAIM = PG_CLAIM_FOR.format(from_card=PG_FROM_CARD)
+PG_CARD_CLAIM = PG_CLAIM_FOR.format(from_card=PG_CONFIRM_FROM_CARD)
 
 
 def sqlite_time(moment: datetime) -> str:
@@ -121,8 +152,10 @@ def claim_params(
     chat_id: str | None = None,
     message_id: str | None = None,
     event_id: str | None = None,
+    policies: str | None = None,
 ) -> dict[str, Any]:
-    """The parameters of the claim's statements; times as each backend compares them."""
+    """The parameters of the claim's statements; times as each backend compares them.
+    `policies`: JSON {audience name: policy digest now}, for a card click."""
     due = now + GRACE
     return {
         "operation_id": operation_id,
@@ -137,6 +170,7 @@ def claim_params(
         "chat_id": chat_id,
         "message_id": message_id,
         "event_id": event_id,
+        "policies": policies,
     }
 
 

@@ -24,12 +24,13 @@ from ulid import ULID
 
 from store.authority import Store
 from store.canonical import record_json
-from store.claim_sql import claim_params, claim_statements
+from store.claim_sql import claim_params
 from store.click_sql import ENTRY_INSERT, ENTRY_STORED, bound_time, replayed
-from store.decisions import Claimed, Click, Decided
+from store.decisions import Claimed, Click, Counted, Decided
 from store.groupcommit import Intent, Lane, Statement
 from store.groupcommit.contract import Pending
 from store.inbox import RECEIVED, InboxEntry, Received, stored_key, without_secrets
+from store.quorum_sql import Confirmed, ConfirmLayout, confirm_statements
 from store.records import Operation
 from store.reject_sql import reject_statements
 from store.vocabulary import ClickAction
@@ -40,7 +41,10 @@ DECISION_AT = 2  # the entry's two statements come first
 @dataclass(frozen=True)
 class FirstWrite:
     received: Received  # the entry: new, or the one a first delivery of this click left
-    decided: Claimed | Decided | None  # None: not decided here (refused, lost a race, replay)
+    # None: not decided here (refused, lost a race, replay); Counted: one more confirmation
+    decided: Claimed | Counted | Decided | None
+    # the operator had already confirmed this operation (nothing changed)
+    already_confirmed: bool = False
 
 
 @dataclass(frozen=True)
@@ -51,12 +55,15 @@ class PendingClick:
     entry: InboxEntry
     click: Click | None
     claim_id: str
+    layout: ConfirmLayout | None = None  # where a confirmation's branches are
 
 
 class ClickWrites:
-    def __init__(self, store: Store, kind: str) -> None:
+    def __init__(self, store: Store, kind: str, policies: str | None = None) -> None:
         self.store = store
         self.kind = kind
+        # JSON {audience: policy digest} as configured now (None: a caller without config)
+        self.policies = policies
 
     def enqueue(self, key: str, envelope: dict[str, Any], click: Click | None) -> PendingClick:
         """Queue the entry and, with `click` (one whose own values the checks let through),
@@ -81,13 +88,17 @@ class ClickWrites:
             Statement(ENTRY_STORED, entry_params, only_if=(0, False)),
         ]
         claim_id = str(ULID.from_datetime(now))
+        layout = None
         if click is not None:
-            statements.extend(self._decision(click, now, claim_id))
+            decision, layout = self._decision(click, now, claim_id)
+            statements.extend(decision)
         entry = InboxEntry(self.kind, key, now, cleaned, RECEIVED, 0, None)
         pending = self.store.writer.enqueue(Intent(tuple(statements), Lane.PEOPLE))
-        return PendingClick(pending, entry, click, claim_id)
+        return PendingClick(pending, entry, click, claim_id, layout)
 
-    def _decision(self, click: Click, now: datetime, claim_id: str) -> tuple[Statement, ...]:
+    def _decision(
+        self, click: Click, now: datetime, claim_id: str
+    ) -> tuple[tuple[Statement, ...], ConfirmLayout | None]:
         sqlite = self.store.sqlite
         common = {
             "chat_id": click.chat_id,
@@ -102,11 +113,14 @@ class ClickWrites:
                 claim_id=claim_id,
                 now=now,
                 sqlite=sqlite,
+                policies=self.policies,
                 **common,
             )
-            return claim_statements(params, sqlite=sqlite, at=DECISION_AT, after=0, card_click=True)
+            return confirm_statements(
+                params, sqlite=sqlite, at=DECISION_AT, after=0, card_click=True
+            )
         if click.action == ClickAction.REJECT:
-            return reject_statements(
+            rejected = reject_statements(
                 click.operation_id,
                 digest=click.digest,
                 operator=click.operator_open_id,
@@ -117,7 +131,8 @@ class ClickWrites:
                 card_click=True,
                 **common,
             )
-        return ()  # an action the checks refuse: nothing to decide
+            return rejected, None
+        return (), None  # an action the checks refuse: nothing to decide
 
     def withdraw(self, pending: Pending) -> bool:
         """Take a click's first write back if no batch has it yet (see GroupWriter.withdraw)."""
@@ -134,10 +149,17 @@ class ClickWrites:
         click = queued.click
         if click is None or len(results) <= DECISION_AT:
             return FirstWrite(received, None)
+        if queued.layout is not None:  # a confirmation
+            confirmed, row = queued.layout.read(results)
+            if confirmed is Confirmed.CLAIMED:
+                assert row is not None
+                return FirstWrite(received, Claimed(Operation.from_stored(row), queued.claim_id))
+            if confirmed is Confirmed.COUNTED:
+                assert row is not None
+                return FirstWrite(received, Counted(Operation.from_stored(row)))
+            # refused (the consumer reads why) or already confirmed (it says so)
+            return FirstWrite(received, None, already_confirmed=confirmed is Confirmed.ALREADY)
         decided_rows = results[DECISION_AT]
         if not decided_rows:  # the database refused it: the consumer reads why
             return FirstWrite(received, None)
-        op = Operation.from_stored(decided_rows[0])
-        if click.action == ClickAction.CONFIRM:
-            return FirstWrite(received, Claimed(op, queued.claim_id))
-        return FirstWrite(received, Decided(op))
+        return FirstWrite(received, Decided(Operation.from_stored(decided_rows[0])))

@@ -33,6 +33,13 @@ class Claimed:
 
 
 @dataclass(frozen=True)
+class Counted:
+    """A confirmation that counts toward the quorum; the operation awaits more (N of M)."""
+
+    operation: Operation
+
+
+@dataclass(frozen=True)
 class Decided:
     """A reject click that took effect."""
 
@@ -64,4 +71,10 @@ def refusal_reason(op: Operation | None, click: Click, now: datetime) -> Reason:
         return Reason.DIGEST_MISMATCH
     if op.state in (State.PREPARED, State.AWAITING_CONFIRMATION) and op.envelope.expires_at <= now:
         return Reason.EXPIRED
+    if (
+        op.state is State.AWAITING_CONFIRMATION
+        and click.action == "confirm"
+        and click.operator_open_id in op.confirmed_by
+    ):
+        return Reason.ALREADY_CONFIRMED
     return CLOSED_STATE_REASONS.get(op.state, Reason.NOT_OFFERED)

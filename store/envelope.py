@@ -30,6 +30,54 @@ class Audience:
 
 
 @dataclass(frozen=True)
+class Approval:
+    """What the approval policy asks of this operation, fixed when it is filed: how many
+    distinct operators must confirm, which of them may (the audience's operators, or the
+    narrower set a rule names), the rule that applied and why, the notional the domain
+    computed, and the digest of the audience's policy as configured then (a policy changed
+    since makes the card stale). Bound into the confirm digest like every other term."""
+
+    required: int = 1
+    approvers: tuple[str, ...] = ()  # empty: every operator of the audience
+    rule: str | None = None  # the rule that applied
+    threshold: str | None = None  # its amount, "50,000 USDC" (None: a rule by kind alone)
+    notional: str | None = None  # "62000.00 USDC" (or "unknown USDC"), as the domain computed
+    policy: str = ""  # bot.policy.policy_digest of the audience at filing
+
+    def approvers_of(self, audience: Audience) -> tuple[str, ...]:
+        return self.approvers or audience.operators
+
+    @property
+    def notional_known(self) -> bool:
+        return self.notional is not None and not self.notional.startswith("unknown")
+
+    @property
+    def why(self) -> str | None:
+        """Why it needs what it needs, in words (cards/approval.py words it per language)."""
+        if self.rule is None:
+            return None
+        if self.threshold is None:
+            return f"rule {self.rule}"
+        if not self.notional_known:
+            return f"notional unknown, counted as above {self.threshold}"
+        return f"above {self.threshold}"
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "required": self.required,
+            "approvers": sorted(self.approvers),
+            "rule": self.rule,
+            "threshold": self.threshold,
+            "notional": self.notional,
+            "policy": self.policy,
+        }
+
+    def terms_json(self) -> dict[str, Any]:
+        """What the `approval` column keeps (the rest has columns of its own)."""
+        return {"rule": self.rule, "threshold": self.threshold, "notional": self.notional}
+
+
+@dataclass(frozen=True)
 class Conversation:
     """A Lark conversation the conclusion is replied into (e.g. where an agent discussed it)."""
 
@@ -110,6 +158,7 @@ class Envelope:
     target_ref: str
     expires_at: datetime
     source: Source
+    approval: Approval = field(default_factory=Approval)
 
     @property
     def payload_digest(self) -> str:
@@ -140,6 +189,7 @@ def confirm_digest(envelope: Envelope) -> str:
                 "target_ref": envelope.target_ref,
                 "expires_at": iso_utc(envelope.expires_at),
                 "source": envelope.source.as_json(),
+                "approval": envelope.approval.as_json(),
             }
         )
     )

@@ -8,6 +8,7 @@ Plain functions of a sync `Connection`; `Store.propose` runs `file_draft` as one
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import timedelta
 
 from sqlalchemy import Connection, insert, select
@@ -80,6 +81,9 @@ def supersede_open(conn: Connection, clock: Clock, newer: Operation, actor: str)
 def insert_operation(conn: Connection, clock: Clock, draft: Draft, content: str) -> Operation:
     now = clock()
     expires_at = (now + timedelta(seconds=draft.expires_in_s)).replace(microsecond=0)
+    approval = draft.approval
+    if not approval.approvers:  # explicit, as stored: the digest binds who may confirm
+        approval = replace(approval, approvers=tuple(sorted(draft.audience.operators)))
     envelope = Envelope(
         id=str(ULID.from_datetime(now)),
         kind=draft.kind,
@@ -93,6 +97,7 @@ def insert_operation(conn: Connection, clock: Clock, draft: Draft, content: str)
         target_ref=draft.target_ref,
         expires_at=expires_at,
         source=draft.source,
+        approval=approval,
     )
     digest = confirm_digest(envelope)
     conn.execute(
@@ -124,6 +129,10 @@ def insert_operation(conn: Connection, clock: Clock, draft: Draft, content: str)
             ),
             request_content=content,
             confirm_digest=digest,
+            required_confirmations=envelope.approval.required,
+            approvers=canonical_json(sorted(envelope.approval.approvers)),
+            approval=canonical_json(envelope.approval.terms_json()),
+            policy_digest=envelope.approval.policy,
             state=State.PREPARED.value,
             version=1,
             card_due_at=now,

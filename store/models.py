@@ -18,6 +18,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.types import TypeDecorator
@@ -116,6 +117,14 @@ class OperationRow(Base):
     # leased by moving it forward with a compare-and-set, like card delivery
     exec_due_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     exec_tries: Mapped[int] = mapped_column(Integer, nullable=False, server_default="0")
+    # the approval policy as filed (store.envelope.Approval): how many distinct operators
+    # must confirm, who may (JSON list), the rule that applied (JSON) and the digest of the
+    # audience's policy then; who has confirmed so far (JSON list, oldest first)
+    required_confirmations: Mapped[int] = mapped_column(Integer, nullable=False, server_default="1")
+    approvers: Mapped[str | None] = mapped_column(Text)
+    approval: Mapped[str | None] = mapped_column(Text)
+    policy_digest: Mapped[str] = mapped_column(String(64), nullable=False, server_default="")
+    confirmed_by: Mapped[str | None] = mapped_column(Text)
 
     __table_args__ = (
         UniqueConstraint("source_proposer", "source_request_id"),
@@ -144,6 +153,19 @@ class ConfirmationRow(Base):
     event_id: Mapped[str | None] = mapped_column(String(128))
     accepted: Mapped[bool] = mapped_column(Boolean, nullable=False)
     reason_code: Mapped[str | None] = mapped_column(String(64))
+
+    __table_args__ = (
+        # one counted confirmation per operator and operation: a quorum counts people, and
+        # the same person clicking twice counts once (the database decides, not a read)
+        Index(
+            "uq_confirmations_counted",
+            "operation_id",
+            "operator_open_id",
+            unique=True,
+            sqlite_where=text("action = 'confirm' AND accepted"),
+            postgresql_where=text("action = 'confirm' AND accepted"),
+        ),
+    )
 
 
 class ClaimRow(Base):

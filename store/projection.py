@@ -50,6 +50,16 @@ def operation_view(op: Operation, outcomes: Sequence[Outcome] = ()) -> dict[str,
         "payload_digest": envelope.payload_digest,
         "projection_digest": envelope.projection_digest,
         "source": envelope.source.as_json(),
+        # what the approval policy asks (fixed when filed) and who has confirmed so far
+        "approval": {
+            "required": envelope.approval.required,
+            "approvers": list(envelope.approval.approvers_of(envelope.audience)),
+            "rule": envelope.approval.rule,
+            "threshold": envelope.approval.threshold,
+            "notional": envelope.approval.notional,
+            "why": envelope.approval.why,
+            "confirmed_by": list(op.confirmed_by),
+        },
         "decision": (
             {
                 "action": (

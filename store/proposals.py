@@ -5,10 +5,10 @@ returned (`Proposed`), and the conflict a reused request id with other content r
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from store.envelope import Audience, Source
+from store.envelope import Approval, Audience, Source
 from store.records import Operation
 
 
@@ -42,6 +42,8 @@ class Draft:
     request_content: Mapping[str, Any]
     # Re-filing replaces the open draft for the same kind and target (message drafts).
     supersede_open: bool = False
+    # what the approval policy asks of it (bot/policy.py), bound into the confirm digest
+    approval: Approval = field(default_factory=Approval)
 
 
 @dataclass(frozen=True)

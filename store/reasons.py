@@ -20,6 +20,11 @@ class Reason(StrEnum):
     MESSAGE_MISMATCH = "message_mismatch"
     OPERATOR_NOT_ALLOWED = "operator_not_allowed"
     SELF_APPROVAL = "self_approval"
+    # a quorum: only the approvers a rule names may confirm; each person counts once; the
+    # audience's policy changed since the card was posted (the card is stale)
+    NOT_AN_APPROVER = "not_an_approver"
+    ALREADY_CONFIRMED = "already_confirmed"
+    POLICY_CHANGED = "policy_changed"
     EXPIRED = "expired"
     # the operation's state
     NOT_OFFERED = "not_offered"

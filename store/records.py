@@ -11,7 +11,7 @@ from typing import Any
 
 from sqlalchemy import Boolean
 
-from store.envelope import Audience, Envelope, Source
+from store.envelope import Approval, Audience, Envelope, Source
 from store.lifecycle import State
 from store.models import OperationRow, UTCDateTime
 from store.timeutil import stored_time
@@ -43,6 +43,8 @@ class Operation:
     exec_tries: int = 0
     # when the card worker is next to send or patch (None: the card is current, or failed)
     card_due_at: datetime | None = None
+    # operators whose confirmation counts so far, oldest first (a quorum's progress)
+    confirmed_by: tuple[str, ...] = ()
 
     @property
     def id(self) -> str:
@@ -96,6 +98,7 @@ class Operation:
             ),
             target_ref=row.target_ref,
             expires_at=row.expires_at,
+            approval=approval_from(row),
             source=Source(
                 proposer=row.source_proposer,
                 request_id=row.source_request_id,
@@ -121,7 +124,21 @@ class Operation:
             card_attempts=row.card_attempts,
             exec_tries=row.exec_tries,
             card_due_at=row.card_due_at,
+            confirmed_by=tuple(json.loads(row.confirmed_by)) if row.confirmed_by else (),
         )
+
+
+def approval_from(row: Any) -> Approval:
+    """The approval policy as the operation was filed with it (store/filing.py)."""
+    terms = json.loads(row.approval) if row.approval else {}
+    return Approval(
+        required=row.required_confirmations,
+        approvers=tuple(json.loads(row.approvers)) if row.approvers else (),
+        rule=terms.get("rule"),
+        threshold=terms.get("threshold"),
+        notional=terms.get("notional"),
+        policy=row.policy_digest,
+    )
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,8 @@ UPDATE_FOR = """
 UPDATE operations
    SET state = :to_state, version = version + 1, updated_at = :at, decided_by = :operator,
        decided_at = :at, card_due_at = :due
- WHERE id = :operation_id AND state = :from_state AND confirm_digest = :digest{from_card}
+ WHERE id = :operation_id AND state = :from_state AND confirm_digest = :digest
+   AND expires_at > :at{from_card}
 RETURNING *
 """
 UPDATES = {

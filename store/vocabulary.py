@@ -30,6 +30,8 @@ class State(StrEnum):
 class Event(StrEnum):
     CARD_SENT = "card_sent"
     CONFIRMED = "confirmed"
+    # one more operator's confirmation counted; the operation still awaits the rest (N of M)
+    CONFIRMATION_COUNTED = "confirmation_counted"
     REJECTED = "rejected"
     CANCELLED = "cancelled"
     EXPIRED = "expired"

@@ -11,6 +11,7 @@ from typing import Annotated, Any
 from pydantic import Field, StringConstraints, ValidationError
 
 from bot.config import OpenId, ProposerSettings, Settings
+from bot.policy import approval_for
 from bot.validation import problems_from
 from store.canonical import canonical_json, float_paths
 from store.envelope import Audience, CallbackRoute, Conversation, Source
@@ -262,6 +263,25 @@ def build_draft(
             problems.extend(domain.capability_problems(payload, capabilities))
     if problems or payload is None:
         raise ProblemsFound(problems)
+    notional = domain.notional(payload, domain_settings, capabilities)
+    approval = approval_for(settings, audience, domain.kind, notional)
+    requester = source.requester_open_id
+    others = set(approval.approvers) - {requester or ""}
+    if approval.required > 1 and len(others) < approval.required:
+        # the requester never counts toward a quorum (one confirming alone is the audience's
+        # allow_self_approval, checked at the click)
+        raise ProblemsFound(
+            [
+                FieldProblem(
+                    "source.requester_open_id",
+                    f"this operation needs {approval.required} confirmation(s) from "
+                    f"{', '.join(approval.approvers)}, and its requester cannot be one",
+                    "propose it under another requester or ask an administrator to "
+                    "widen the audience",
+                )
+            ],
+            code="approval_impossible",
+        )
 
     return Draft(
         kind=domain.kind,
@@ -277,6 +297,7 @@ def build_draft(
             operators=tuple(sorted(audience.operators)),
             allow_self_approval=audience.allow_self_approval,
         ),
+        approval=approval,
         target_ref=domain.target_ref(payload),
         supersede_open=domain.supersedes_open_drafts,
         expires_in_s=expires_in_s,

@@ -206,6 +206,88 @@ def store_url(settings: Settings, environ: Environ) -> Iterator[FieldProblem]:
 
 STORE_DRIVERS = ("sqlite+aiosqlite:///", "postgresql+asyncpg://")
 
+
+def approval_policy(settings: Settings, environ: Environ) -> Iterator[FieldProblem]:
+    """Every audience's policy can be met, and no rule leaves anyone out by accident: an
+    empty operator set, an unknown audience or kind, or more confirmations than operators
+    fail closed here, with the field named (bot/policy.py applies the rules)."""
+    for index, audience in enumerate(settings.audiences):
+        required = getattr(audience, "required_confirmations", 1)
+        operators = getattr(audience, "operators", None) or []
+        if operators and required > len(operators):
+            yield FieldProblem(
+                f"audiences[{index}].required_confirmations",
+                f"needs {required} confirmations but audience {audience.name!r} has "
+                f"{len(operators)} operator(s), so nothing could ever be confirmed",
+                "lower required_confirmations or add operators",
+            )
+    known = {audience.name: audience for audience in settings.audiences}
+    for index, rule in enumerate(settings.approval_rules):
+        where = f"approval_rules[{index}]"
+        for name in rule.audiences:
+            if name != ANY and name not in known:
+                yield FieldProblem(
+                    f"{where}.audiences",
+                    f"no audience {name!r}",
+                    f'use one of: {", ".join(sorted(known)) or "none configured"}, or "*"',
+                )
+        for kind in rule.kinds:
+            if kind != ANY and kind not in DOMAINS:
+                yield FieldProblem(
+                    f"{where}.kinds",
+                    f"unknown kind {kind!r}",
+                    f'use one of: {", ".join(sorted(DOMAINS))}, or "*"',
+                )
+        if (rule.above is None) != (rule.currency is None):
+            yield FieldProblem(
+                f"{where}.above",
+                "an amount needs its currency and a currency its amount",
+                'set both (e.g. above = "50000", currency = "USDC") or neither',
+            )
+        if rule.operators is not None and not rule.operators:
+            yield FieldProblem(
+                f"{where}.operators",
+                "is empty, so nobody could confirm what this rule covers",
+                "name the operators who may confirm, or leave operators out for all of them",
+            )
+            continue
+        covered = [
+            audience
+            for audience in settings.audiences
+            if ANY in rule.audiences or audience.name in rule.audiences
+        ]
+        for audience in covered:
+            yield from _rule_against(where, rule, audience)
+
+
+def _rule_against(where: str, rule: Any, audience: AudienceSettings) -> Iterator[FieldProblem]:
+    """`rule` as it would apply to `audience`'s operations."""
+    operators = getattr(audience, "operators", None) or []
+    base = getattr(audience, "required_confirmations", 1)
+    outsiders = sorted(set(rule.operators or ()) - set(operators))
+    if outsiders:
+        yield FieldProblem(
+            f"{where}.operators",
+            f"{', '.join(outsiders)} is not an operator of audience {audience.name!r}",
+            "a rule narrows who may confirm: name only the audience's operators",
+        )
+    required = rule.required_confirmations or base
+    if required < base:
+        yield FieldProblem(
+            f"{where}.required_confirmations",
+            f"{required} is below audience {audience.name!r}'s {base}",
+            "a rule only raises what an operation needs: raise it or remove it",
+        )
+    approvers = set(rule.operators) & set(operators) if rule.operators else set(operators)
+    if approvers and required > len(approvers):
+        yield FieldProblem(
+            f"{where}.required_confirmations",
+            f"needs {required} confirmations from {len(approvers)} operator(s) of audience "
+            f"{audience.name!r}, so what it covers could never be confirmed",
+            "lower required_confirmations or name more operators",
+        )
+
+
 CHECKS: tuple[Check, ...] = (
     unique_names,
     some_proposer,
@@ -217,6 +299,7 @@ CHECKS: tuple[Check, ...] = (
     lark_credentials,
     card_time_zone,
     store_url,
+    approval_policy,
 )
 
 

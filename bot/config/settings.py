@@ -98,11 +98,38 @@ class CardSettings(Section):
     poll_s: float = Field(default=1.0, gt=0, le=3600)
 
 
+class ApprovalRule(Section):
+    """Raises what an operation needs, by audience, kind and notional. Of the rules that
+    match an operation, the one with the highest `above` applies, wholly (ties: the first
+    listed); bot/policy.py reads them."""
+
+    name: Name
+    # the audiences it applies to (default: every audience)
+    audiences: list[str] = Field(default_factory=lambda: [ANY])
+    # the kinds it applies to (default: every kind)
+    kinds: list[str] = Field(default_factory=lambda: [ANY])
+    # applies when the operation's worst-case notional is above this, in `currency`; an
+    # operation whose notional cannot be computed counts as above every amount (fail closed)
+    above: Annotated[str, StringConstraints(pattern=r"^[0-9]{1,15}(\.[0-9]{1,8})?$")] | None = None
+    currency: Annotated[str, StringConstraints(pattern=r"^[A-Z0-9]{2,12}$")] | None = None
+    # distinct operators who must confirm (default: the audience's own number)
+    required_confirmations: int | None = Field(default=None, ge=1, le=10)
+    # only these may confirm (default: the audience's operators); a Reject stays open to all
+    operators: list[OpenId] | None = None
+
+    def applies_to(self, audience: str, kind: str) -> bool:
+        return (ANY in self.audiences or audience in self.audiences) and (
+            ANY in self.kinds or kind in self.kinds
+        )
+
+
 class AudienceSettings(Section):
     name: Name
     chat_id: ChatId
     operators: list[OpenId] = Field(min_length=1)
     allow_self_approval: bool = False
+    # distinct operators who must confirm an operation before it is claimed (N of M)
+    required_confirmations: int = Field(default=1, ge=1, le=10)
 
 
 class ProposerSettings(Section):
@@ -189,6 +216,7 @@ class Settings(Section):
     http: HttpSettings = Field(default_factory=HttpSettings)
     lark: LarkSettings = Field(default_factory=LarkSettings)
     audiences: list[AudienceSettings] = Field(default_factory=list)
+    approval_rules: list[ApprovalRule] = Field(default_factory=list)
     proposers: list[ProposerSettings] = Field(default_factory=list)
     domains: DomainSettings = Field(default_factory=DomainSettings)
     operations: OperationSettings = Field(default_factory=OperationSettings)

@@ -18,7 +18,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, tzinfo
 from typing import Any
@@ -30,6 +30,7 @@ from bot.ingress.replay import Replays
 from bot.ingress.stats import ConsumerStats
 from cards.strings import Lang
 from store.authority import Store
+from store.canonical import canonical_json
 from store.clicks import ClickWrites
 from store.inbox import Inbox
 
@@ -51,6 +52,9 @@ class CallbackSettings:
     tz: tzinfo = UTC
     answer_budget_s: float = ANSWER_BUDGET_S  # the one ack budget (bot/ingress/ack.py)
     recover_after_s: float = RECOVER_AFTER_S
+    # audience name -> its approval policy's digest as configured now (bot/policy.py): a
+    # card filed under another policy is stale. None: not compared (no config at hand)
+    policies: Mapping[str, str] | None = None
 
 
 class CallbackConsumer:
@@ -66,7 +70,11 @@ class CallbackConsumer:
         self.settings = settings
         self.stats = ConsumerStats()
         self.ack = AckTerms(settings.answer_budget_s, settings.lang)
-        self.clicks = ClickWrites(store, INBOX_KIND)
+        self.clicks = ClickWrites(
+            store,
+            INBOX_KIND,
+            canonical_json(dict(settings.policies)) if settings.policies is not None else None,
+        )
         self.replays = Replays(Inbox(store), INBOX_KIND, self.ack, self.stats)
         self.decisions = Decisions(
             store,

@@ -34,13 +34,13 @@ from bot.ingress.provenance import (
 from bot.ingress.replay import Replays
 from bot.ingress.stats import ConsumerStats
 from cards.render import render_card
-from cards.strings import LANGS, LARK_LOCALE, REFUSALS, Lang
+from cards.strings import COUNTED_TOAST, LANGS, LARK_LOCALE, REFUSALS, Lang
 from store.authority import Store
 from store.canonical import EncodedObject
 from store.cards import CardLedger
 from store.click_sql import ShownCard
 from store.clicks import ClickWrites
-from store.decisions import Claimed, Decided, refusal_reason
+from store.decisions import Claimed, Counted, Decided, refusal_reason
 from store.execution_reads import view
 from store.groupcommit import Withdrawn, answering_a_person
 from store.inbox import Inbox
@@ -67,6 +67,23 @@ REFRESH_CARD_ON = frozenset(
         Reason.EXPIRED,
     }
 )
+
+
+def counted_toast(op: Operation, lang: Lang) -> dict[str, Any]:
+    """A confirmation that counts but is not the last one needed."""
+    texts = {
+        each: COUNTED_TOAST[each].format(
+            counted=len(op.confirmed_by), required=op.envelope.approval.required
+        )
+        for each in LANGS
+    }
+    return {
+        "toast": {
+            "type": "success",
+            "content": texts[lang],
+            "i18n": {LARK_LOCALE[each]: texts[each] for each in LANGS},
+        }
+    }
 
 
 def refusal_toast(reason: Reason, lang: Lang) -> dict[str, Any]:
@@ -103,7 +120,12 @@ class Decisions:
         self.on_claimed = on_claimed  # the executor has work
 
     def context(self) -> Context:
-        return Context(self.settings.app_id, self.settings.tenant_keys, self.store.clock())
+        return Context(
+            self.settings.app_id,
+            self.settings.tenant_keys,
+            self.store.clock(),
+            self.settings.policies,
+        )
 
     async def decide(self, envelope: dict[str, Any], flight: Flight) -> None:
         click = parse_click(envelope)
@@ -137,6 +159,8 @@ class Decisions:
         if not first.received.first:
             flight.give(await self.replays.answer(first.received.entry, click.event_key))
             return
+        if first.already_confirmed:  # counted once before: the database changed nothing
+            refusal = Reason.ALREADY_CONFIRMED
         with self.replays.deciding(click.event_key) as first_answer:
             await self._decided(click, ctx, refusal, first.decided, flight, first_answer)
 
@@ -157,7 +181,7 @@ class Decisions:
         click: CardClick,
         ctx: Context,
         refusal: Reason | None,
-        decided: Claimed | Decided | None,
+        decided: Claimed | Counted | Decided | None,
         flight: Flight,
         first_answer: asyncio.Future[dict[str, Any]],
     ) -> None:
@@ -199,17 +223,18 @@ class Decisions:
                 self.on_card_due()
 
     async def _decision_answer(
-        self, click: CardClick, decided: Claimed | Decided
+        self, click: CardClick, decided: Claimed | Counted | Decided
     ) -> dict[str, Any]:
         if isinstance(decided, Claimed):
             crash_point("after_claim")
             self.on_claimed()
         self.stats.decisions[click.action] += 1
-        key = "toast.confirmed" if isinstance(decided, Claimed) else "toast.rejected"
-        return {
-            **toast("success", key, self.settings.lang),
-            "card": {"type": "raw", "data": await self._card(decided.operation)},
-        }
+        if isinstance(decided, Counted):
+            answer = counted_toast(decided.operation, self.settings.lang)
+        else:
+            key = "toast.confirmed" if isinstance(decided, Claimed) else "toast.rejected"
+            answer = toast("success", key, self.settings.lang)
+        return {**answer, "card": {"type": "raw", "data": await self._card(decided.operation)}}
 
     async def refusal_answer(
         self, reason: Reason, op: Operation | None, click: CardClick

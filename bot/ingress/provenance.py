@@ -9,7 +9,7 @@ operation is loaded because the value is what names the operation.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -106,6 +106,8 @@ class Context:
     app_id: str
     tenant_keys: frozenset[str]
     now: datetime
+    # audience -> its approval policy's digest now (None: not compared; see CallbackSettings)
+    policies: Mapping[str, str] | None = None
 
 
 def _text(node: Any, *path: str) -> str:
@@ -265,25 +267,41 @@ def message_is_original(click: CardClick, op: Operation | None, _ctx: Context) -
     )
 
 
-def operator_allowed(click: CardClick, op: Operation | None, _ctx: Context) -> Reason | None:
+def policy_current(click: CardClick, op: Operation | None, ctx: Context) -> Reason | None:
+    """A confirmation is taken only under the approval policy its operation was filed with."""
     assert op is not None
-    return (
-        None
-        if click.operator_open_id in op.envelope.audience.operators
-        else Reason.OPERATOR_NOT_ALLOWED
-    )
+    filed = op.envelope.approval.policy
+    if click.action != "confirm" or not filed or ctx.policies is None:
+        return None
+    return None if ctx.policies.get(op.envelope.audience.name) == filed else Reason.POLICY_CHANGED
+
+
+def operator_allowed(click: CardClick, op: Operation | None, _ctx: Context) -> Reason | None:
+    """Any operator of the audience may reject; only the approvers may confirm (a rule may
+    name fewer than the audience's operators)."""
+    assert op is not None
+    audience = op.envelope.audience
+    if click.operator_open_id not in audience.operators:
+        return Reason.OPERATOR_NOT_ALLOWED
+    if (
+        click.action == "confirm"
+        and click.operator_open_id not in op.envelope.approval.approvers_of(audience)
+    ):
+        return Reason.NOT_AN_APPROVER
+    return None
 
 
 def not_self_approval(click: CardClick, op: Operation | None, _ctx: Context) -> Reason | None:
+    """The requester decides only where the audience allows it, and never counts toward a
+    quorum."""
     assert op is not None
     requester = op.envelope.source.requester_open_id
-    if (
-        requester
-        and requester == click.operator_open_id
-        and not op.envelope.audience.allow_self_approval
-    ):
-        return Reason.SELF_APPROVAL
-    return None
+    if not requester or requester != click.operator_open_id:
+        return None
+    allowed = op.envelope.audience.allow_self_approval
+    if click.action == "confirm" and op.envelope.approval.required > 1:
+        allowed = False
+    return None if allowed else Reason.SELF_APPROVAL
 
 
 def not_expired(_c: CardClick, op: Operation | None, ctx: Context) -> Reason | None:
@@ -301,15 +319,25 @@ def state_allows(_c: CardClick, op: Operation | None, _ctx: Context) -> Reason |
     return None if op.state is State.AWAITING_CONFIRMATION else CLOSED_STATE_REASONS[op.state]
 
 
+def not_confirmed_before(click: CardClick, op: Operation | None, _ctx: Context) -> Reason | None:
+    """One person counts once toward a quorum."""
+    assert op is not None
+    if click.action == "confirm" and click.operator_open_id in op.confirmed_by:
+        return Reason.ALREADY_CONFIRMED
+    return None
+
+
 OPERATION_CHECKS: Sequence[OperationCheck] = (
     operation_exists,
     digest_current,
+    policy_current,
     chat_is_audience,
     message_is_original,
     operator_allowed,
     not_self_approval,
     not_expired,
     state_allows,
+    not_confirmed_before,
 )
 
 

@@ -11,6 +11,11 @@ PARSE_ERROR = 200621  # "parse card json err": bad JSON, unknown property (seen 
 SCHEMA_V2_UNSUPPORTED = 200861  # a 1.0-only component in a 2.0 card
 LIMIT_OR_STATE = 11310  # "element exceeds the limit", a duplicate name, "card action is lock"
 INVALID_USER = 100290  # an <at>/person naming no one the app can see
+# Documented as the client error of a form whose component has an empty `name` (§1.3); the
+# sandbox refuses such a card when it is sent (its choice: the create refusal is not documented)
+FORM_NAME_EMPTY = 200530
+
+PARSE_ERR_MSG = "parse card json err, please check whether the card json is correct"
 
 
 @dataclass(frozen=True)

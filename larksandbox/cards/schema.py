@@ -12,7 +12,9 @@ not walked. Beyond the property sets:
   exceeds the limit"); counted here: every component, column, text element, icon and text tag;
 * `element_id`: unique in the card (11310, duplicate), a letter then letters, digits or `_`,
   at most 20 characters;
-* a button's text (each locale) at most 100 characters.
+* a button's text (each locale) at most 100 characters;
+* a `confirm` dialog has a title;
+* forms: where they stand, `name`s, `form_action_type`, `max_length` (larksandbox/cards/formcheck.py).
 
 Sources and which sub-codes are documented: docs/lark-reference.md §6.1.
 """
@@ -22,8 +24,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from larksandbox.cards.formcheck import form_problem
 from larksandbox.cards.problem import (
     LIMIT_OR_STATE,
+    PARSE_ERR_MSG,
     PARSE_ERROR,
     SCHEMA_V2_UNSUPPORTED,
     CardProblem,
@@ -33,7 +37,6 @@ from larksandbox.cards.problem import (
 ELEMENT_LIMIT = 200
 ELEMENT_ID = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,19}")
 BUTTON_TEXT_MAX = 100
-PARSE_ERR_MSG = "parse card json err, please check whether the card json is correct"
 
 ROOT = frozenset({"schema", "config", "card_link", "header", "body"})
 CONFIG = frozenset(
@@ -325,6 +328,8 @@ class _Walk:
     def confirm(self, value: Any, path: list[str]) -> None:
         node = self.obj(value, path)
         self.props(node, CONFIRM, path)
+        if "title" not in node:
+            raise _parse_error(path, "a confirm dialog needs a title")
         for key in ("title", "text"):
             if key in node:
                 self.text(node[key], [*path, key])
@@ -348,6 +353,8 @@ def schema_problem(card: dict[str, Any]) -> CardProblem | None:
         walk.card(card)
     except _Refused as refused:
         return refused.problem
+    if (problem := form_problem(card)) is not None:
+        return problem
     if walk.count > ELEMENT_LIMIT:
         return card_content_failed(
             LIMIT_OR_STATE,

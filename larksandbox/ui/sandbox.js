@@ -1,4 +1,5 @@
-/* countersign sandbox web UI: chats, cards (JSON 2.0 and 1.0), clicks, live updates.
+/* countersign sandbox web UI: chats, cards (JSON 2.0 and 1.0), clicks, forms, confirm
+ * dialogs, live updates.
  *
  * Plain browser JavaScript, no build step. Card text is never parsed as HTML: every piece of
  * card or message text reaches the page through text nodes (textContent / Node.append(string)),
@@ -40,6 +41,7 @@
     rendered: new Map(), // message_id -> {key, node}
     openHistory: new Set(),
     openJson: new Set(),
+    drafts: new Map(), // message_id + "\n" + input name -> the text typed (kept across re-renders)
     unread: new Set(),
     stickToBottom: true,
   };
@@ -276,6 +278,8 @@
         return h("div", { class: "el column" }, renderElements(e.elements, ctx));
       case "button":
         return renderButton(e, ctx);
+      case "input":
+        return renderInput(e, ctx);
       case "action": // JSON 1.0 button row
         return h("div", { class: `el el-action layout-${e.layout || "flow"}` }, renderElements(e.actions, ctx));
       case "note":
@@ -295,8 +299,10 @@
       }
       case "interactive_container":
       case "form":
-        return h("div", { class: `el el-${e.tag}${e.has_border ? " bordered" : ""}` },
-          renderElements(e.elements, ctx));
+        return h("div", {
+          class: `el el-${e.tag}${e.has_border ? " bordered" : ""}`,
+          "data-form-name": e.tag === "form" ? String(e.name || "") : null,
+        }, renderElements(e.elements, ctx));
       case "person":
         return h("span", { class: "el mention-chip" }, `@${userName(e.user_id || "")}`);
       default:
@@ -316,6 +322,39 @@
     return e.value !== undefined;
   }
 
+  function draftKey(message, name) {
+    return `${message.message_id}\n${name}`;
+  }
+
+  /** An input (text typed into a form); the text survives re-renders until the form resets. */
+  function renderInput(e, ctx) {
+    const name = typeof e.name === "string" ? e.name : "";
+    const initial = typeof e.default_value === "string" ? e.default_value : "";
+    const multiline = e.input_type === "multiline_text";
+    const placeholder = i18n(e.placeholder, ctx.locale);
+    const label = i18n(e.label, ctx.locale);
+    const field = h(multiline ? "textarea" : "input", {
+      type: multiline ? null : e.input_type === "password" ? "password" : "text",
+      class: "card-input",
+      name: name || null,
+      placeholder: placeholder || null,
+      maxlength: Number.isInteger(e.max_length) ? e.max_length : 1000,
+      required: e.required === true,
+      rows: multiline ? (Number.isInteger(e.rows) ? e.rows : 3) : null,
+      "aria-label": label || placeholder || name || "input",
+      "data-field-name": name || null,
+      "data-default": initial,
+    });
+    field.cardConfirm = e.confirm && typeof e.confirm === "object" ? e.confirm : null;
+    const key = draftKey(ctx.message, name);
+    field.value = !ctx.readOnly && name && ui.drafts.has(key) ? ui.drafts.get(key) : initial;
+    if (ctx.readOnly || e.disabled) field.disabled = true;
+    else if (name) field.addEventListener("input", () => ui.drafts.set(key, field.value));
+    return h("label", { class: `el el-input label-${e.label_position === "left" ? "left" : "top"}` },
+      label ? h("span", { class: "input-label" }, label, e.required === true ? h("span", { class: "required-mark" }, " *") : null) : null,
+      field);
+  }
+
   function renderButton(e, ctx) {
     const label = i18n(e.text, ctx.locale) || "(button)";
     const type = BUTTON_TYPES.has(e.type) ? e.type : "default";
@@ -326,6 +365,8 @@
       class: `card-btn btn-${type} size-${e.size || "medium"}${e.width === "fill" ? " fill" : ""}`,
       title: tips || null,
       "data-element-id": e.element_id || null,
+      "data-name": e.name || null,
+      "data-form-action": e.form_action_type || null,
     }, label);
     if (disabled || ctx.readOnly) button.disabled = true;
     if (!ctx.readOnly && !disabled) {
@@ -437,8 +478,9 @@
     if (!clicks.length) return null;
     const last = clicks[clicks.length - 1];
     const error = last.client_error ? ` · error ${last.client_error}` : "";
-    return h("div", { class: `msg-foot click-${last.status}` },
-      `${clicks.length} click${clicks.length === 1 ? "" : "s"} · last by ${userName(last.operator)}: ${last.status}${error} · ${Math.round(last.latency_ms)} ms`);
+    const form = last.form_value ? ` · form ${JSON.stringify(last.form_value)}` : "";
+    return h("div", { class: `msg-foot click-${last.status}`, title: form ? `${last.name}${form}` : null },
+      `${clicks.length} click${clicks.length === 1 ? "" : "s"} · last by ${userName(last.operator)}: ${last.status}${error} · ${Math.round(last.latency_ms)} ms${form}`);
   }
 
   function renderMessage(message) {
@@ -701,30 +743,53 @@
     toastTimer = setTimeout(() => { toast.hidden = true; }, TOAST_MS);
   }
 
+  /** Lark's confirm dialog: resolves true for Confirm, false for Cancel (or Escape). */
+  function askConfirm(title, text) {
+    const dialog = $("#confirm-dialog");
+    $("#confirm-title").textContent = title;
+    $("#confirm-text").textContent = text;
+    dialog.returnValue = "";
+    return new Promise((resolve) => {
+      dialog.addEventListener("close", () => resolve(dialog.returnValue === "accept"), { once: true });
+      dialog.showModal();
+    });
+  }
+
   async function clickButton(message, element, button, locale) {
     if (!ui.clickAs) {
       showToast("error", "Choose a user under “Click as” first");
       return;
     }
+    const formNode = button.closest(".el-form");
+    const formAction = formNode ? element.form_action_type : undefined;
     const url = buttonUrl(element);
     if (url && SAFE_URL.test(url)) window.open(url, "_blank", "noopener");
-    if (!hasCallback(element)) {
+    if (!hasCallback(element) && formAction !== "submit" && formAction !== "reset") {
       if (!url) showToast("info", "This button has no callback behaviour; Lark sends nothing");
       return;
     }
-    if (element.confirm) {
-      const question = `${i18n(element.confirm.title, locale)}\n\n${i18n(element.confirm.text, locale)}`.trim();
-      if (!window.confirm(question)) return;
+    const inputs = formNode ? [...formNode.querySelectorAll("[data-field-name]")] : [];
+    // a submit also shows the confirm of an input of its form
+    let confirm = element.confirm && typeof element.confirm === "object" ? element.confirm : null;
+    if (!confirm && formAction === "submit") confirm = inputs.map((i) => i.cardConfirm).find(Boolean) || null;
+    if (confirm && !(await askConfirm(i18n(confirm.title, locale), i18n(confirm.text, locale)))) return;
+    if (formAction === "reset") { // the client puts the inputs back; nothing is sent
+      for (const input of inputs) {
+        input.value = input.dataset.default || "";
+        ui.drafts.delete(draftKey(message, input.dataset.fieldName));
+      }
+      return;
     }
     const text = element.text && typeof element.text === "object" ? element.text.content : element.text;
-    const wanted = element.element_id || String(text || "");
+    const body = { operator: ui.clickAs, button: element.element_id || element.name || String(text || "") };
+    if (confirm) body.dialog = "accept";
+    if (formAction === "submit") {
+      body.form = Object.fromEntries(inputs.filter((i) => !i.disabled).map((i) => [i.dataset.fieldName, i.value]));
+    }
     button.disabled = true;
     button.classList.add("loading");
     try {
-      const answer = await api("POST", `/messages/${enc(message.message_id)}/click`, {
-        operator: ui.clickAs,
-        button: wanted,
-      });
+      const answer = await api("POST", `/messages/${enc(message.message_id)}/click`, body);
       if (answer.client_error !== undefined && answer.client_error !== null) {
         showToast("error", `Error ${answer.client_error}: ${answer.client_error_msg || "the card callback failed"}`);
       } else if (answer.toast) {

@@ -48,19 +48,21 @@ class Statement:
     that matched nothing) the intent stops, is rolled back and raises `ConditionNotMet`.
     `only_if`: (index of an earlier statement, whether it must have returned rows): the
     statement runs only then, else its result is `[]`. So one intent can branch (claim, or
-    record the refusal) without a round trip back to its caller.
+    record the refusal) without a round trip back to its caller. `and_if`: a second such
+    condition, both must hold.
     """
 
     sql: str
     params: Mapping[str, Any] = field(default_factory=dict)
     require_row: bool = False
     only_if: tuple[int, bool] | None = None
+    and_if: tuple[int, bool] | None = None
+
+    def conditions(self) -> tuple[tuple[int, bool], ...]:
+        return tuple(each for each in (self.only_if, self.and_if) if each is not None)
 
     def runs_after(self, results: Sequence[Sequence[Row]]) -> bool:
-        if self.only_if is None:
-            return True
-        index, had_rows = self.only_if
-        return bool(results[index]) == had_rows
+        return all(bool(results[index]) == had_rows for index, had_rows in self.conditions())
 
 
 @dataclass(frozen=True)
@@ -72,7 +74,7 @@ class Intent:
         if not self.statements:
             raise ValueError("an intent needs at least one statement")
         for index, statement in enumerate(self.statements):
-            if statement.only_if is not None and not 0 <= statement.only_if[0] < index:
+            if any(not 0 <= earlier < index for earlier, _ in statement.conditions()):
                 raise ValueError(f"statement {index}: only_if must name an earlier statement")
 
 

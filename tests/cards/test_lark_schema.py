@@ -23,7 +23,7 @@ from cards.strings import LANGS, Lang
 from larksandbox import cardcheck
 from larksandbox.cards.schema import ELEMENT_LIMIT, element_count
 from store.authority import Store
-from store.envelope import Source
+from store.envelope import Approval, Audience, Source
 from store.projection import operation_view
 from store.records import Operation
 from tests.support.cards import (
@@ -33,6 +33,7 @@ from tests.support.cards import (
     FixedClock,
     cancelled,
     confirmed,
+    counted,
     expired,
     finance_op,
     message_op,
@@ -178,6 +179,36 @@ async def test_every_order_card_passes_larks_checks(
         assert_lark_accepts(view, now=clock.at)
         checked += 1
     assert checked > 100
+
+
+TRIO = Audience("ops", "oc_ops", ("ou_alice", "ou_bob", "ou_carol"))
+POLICIES = {
+    "two-of-three above an amount": Approval(
+        required=2, rule="large", threshold="50,000 USDC", notional="62000.00 USDC"
+    ),
+    "two-of-three, notional unknown": Approval(
+        required=2, rule="large", threshold="50,000 USDC", notional="unknown USDC"
+    ),
+    "three by kind": Approval(required=3, rule="all-hands"),
+    "only bob above an amount": Approval(
+        approvers=("ou_bob",), rule="huge", threshold="250,000 USDC", notional="300000.00 USDC"
+    ),
+}
+
+
+@pytest.mark.parametrize("policy", sorted(POLICIES))
+async def test_every_card_under_an_approval_policy_passes_larks_checks(
+    store: Store, clock: FixedClock, policy: str
+) -> None:
+    async def make() -> Operation:
+        return await finance_op(store, audience=TRIO, approval=POLICIES[policy])
+
+    views = list(await every_state(store, clock, make))
+    if POLICIES[policy].required > 1:  # and part way: some confirmed, waiting for more
+        views.append(operation_view(await counted(store, clock, await make())))
+    for view in views:
+        assert_lark_accepts(view, now=clock.at)
+    assert any(view["approval"]["confirmed_by"] for view in views)
 
 
 @pytest.mark.parametrize("text", sorted(TEXTS))

@@ -23,7 +23,7 @@ async def test_the_banner_lists_the_defaults_and_state_survives_a_restart(tmp_pa
             "sandbox-tenant",
             "ou_alice (Alice",
             "ou_eve (Eve, other-tenant)",
-            "oc_ops (Ops: ou_alice, ou_bob, ou_mallory)",
+            "oc_ops (Ops: ou_alice, ou_bob, ou_carol, ou_mallory)",
             "oc_acme",
             "oc_other",
             f"{base}/sandbox",
@@ -35,7 +35,7 @@ async def test_the_banner_lists_the_defaults_and_state_survives_a_restart(tmp_pa
             assert app["app_secret"] in banner and app["encrypt_key"] in banner
             assert app["verification_token"] in banner
             async with http.post(
-                f"{base}/sandbox/api/users", json={"open_id": "ou_carol", "name": "Carol"}
+                f"{base}/sandbox/api/users", json={"open_id": "ou_dave", "name": "Dave"}
             ) as r:
                 assert r.status == 201
             async with http.post(
@@ -47,7 +47,7 @@ async def test_the_banner_lists_the_defaults_and_state_survives_a_restart(tmp_pa
         process.send_signal(signal.SIGINT)
         assert await asyncio.wait_for(process.wait(), 20) == 0
     saved = json.loads(state_file.read_text())
-    assert any(u["open_id"] == "ou_carol" for u in saved["users"])
+    assert any(u["open_id"] == "ou_dave" for u in saved["users"])
 
     process, banner = await start_sandbox(port, state_file)
     try:

@@ -260,12 +260,12 @@ async def test_an_event_nobody_acks_is_given_up_after_four_retries(
 
 
 async def test_users_and_chats_are_created_and_validated(sandbox: Sandbox) -> None:
-    status, user = await sandbox.control("POST", "/users", {"open_id": "ou_carol", "name": "Carol"})
+    status, user = await sandbox.control("POST", "/users", {"open_id": "ou_dave", "name": "Dave"})
     assert status == 201 and user["tenant_key"] == "sandbox-tenant"
-    status, error = await sandbox.control("POST", "/users", {"open_id": "carol", "name": "Carol"})
+    status, error = await sandbox.control("POST", "/users", {"open_id": "dave", "name": "Dave"})
     assert status == 422 and "open_id" in error["error"]["message"]
     status, chat = await sandbox.control(
-        "POST", "/chats", {"chat_id": "oc_new", "name": "New", "members": ["ou_carol"]}
+        "POST", "/chats", {"chat_id": "oc_new", "name": "New", "members": ["ou_dave"]}
     )
     assert status == 201 and chat["apps"] == [DEFAULT_APP_ID]
     status, error = await sandbox.control(

@@ -16,7 +16,15 @@ from larksandbox.app import SandboxOptions, build_sandbox
 from larksandbox.control_requests import HUB_KEY
 from larksandbox.longconn_wire import ClientConfig
 from larksandbox.state import DEFAULT_APP_ID, default_state
-from tests.support.sandbox import Sandbox, card_content, create_request, lark_client, sdk, v2_card
+from tests.support.sandbox import (
+    Sandbox,
+    card_content,
+    create_request,
+    form_card,
+    lark_client,
+    sdk,
+    v2_card,
+)
 from tests.support.sdk_client import SdkThread
 from tests.support.waiting import eventually
 
@@ -126,6 +134,26 @@ async def test_a_fragmented_callback_is_answered(wired: tuple[Sandbox, Bot, SdkT
     )
     assert reply["status"] == "answered" and reply["card_changed"]
     assert bot.clicks.get_nowait().event.action.value == value
+
+
+async def test_a_form_submit_reaches_the_sdk_handler_with_its_form_value(
+    wired: tuple[Sandbox, Bot, SdkThread],
+) -> None:
+    sandbox, bot, _client = wired
+    created = await sdk(
+        lark_client(sandbox).im.v1.message.create,
+        create_request("oc_ops", card_content(form_card(required=True))),
+    )
+    _, reply = await sandbox.control(
+        "POST",
+        f"/messages/{created.data.message_id}/click",
+        {"operator": "ou_bob", "button": "reject_submit", "form": {"reason": "slippage 2%"}},
+    )
+    assert reply["sent"] and reply["status"] == "answered" and reply["transport"] == "ws"
+    click = bot.clicks.get_nowait()  # the SDK's P2CardActionTrigger, from a ws data frame
+    assert click.event.action.name == "reject_submit"
+    assert click.event.action.form_value == {"reason": "slippage 2%", "ticket": "T-1"}
+    assert click.event.action.value == {"action": "reject", "req": "42"}
 
 
 async def test_the_sandbox_survives_a_disconnect_and_the_client_comes_back(

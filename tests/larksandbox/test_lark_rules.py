@@ -6,16 +6,14 @@ from __future__ import annotations
 
 import itertools
 import random
-from collections.abc import AsyncIterator
 from typing import Any
 
-import pytest
 from aiohttp import web
 from lark_oapi.core.token.manager import TokenManager  # type: ignore[import-untyped]
 
 from larksandbox.longconn import LongConnHub, _Conn
-from larksandbox.state import DEFAULT_APP_ID, default_state
-from tests.support.receivers import Receiver, webhook_receiver
+from larksandbox.state import default_state
+from tests.support.receivers import Receiver
 from tests.support.sandbox import (
     Sandbox,
     card_content,
@@ -27,16 +25,6 @@ from tests.support.sandbox import (
 )
 
 DAY_S = 86400
-
-
-@pytest.fixture
-async def receiver(sandbox: Sandbox) -> AsyncIterator[Receiver]:
-    async with webhook_receiver(sandbox.app) as found:
-        status, body = await sandbox.control(
-            "PATCH", f"/apps/{DEFAULT_APP_ID}", {"card_url": f"{found.url}/card"}
-        )
-        assert status == 200, body
-        yield found
 
 
 def v1_card(title: str = "Confirm order") -> dict[str, Any]:

@@ -12,7 +12,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from store.authority import Store
-from store.decisions import Claimed, Click, Decided
+from store.decisions import Claimed, Click, Counted, Decided
 from store.records import Operation
 from tests.support.factories import MESSAGE_PAYLOAD, ORDER_PAYLOAD, message_draft_fields, offered
 from workers.domains.finance.schema import FinanceDomain, FinanceOrderV1
@@ -87,9 +87,22 @@ def click(op: Operation, action: str, operator: str) -> Click:
 
 
 async def confirmed(store: Store, clock: FixedClock, op: Operation) -> Operation:
+    """Confirmed by as many approvers as its policy needs, in order: claimed."""
     clock.shift(minutes=1)
-    result = await store.confirm_and_claim(click(op, "confirm", "ou_alice"))
-    assert isinstance(result, Claimed)
+    for operator in op.envelope.approval.approvers_of(op.envelope.audience):
+        result = await store.confirm_and_claim(click(op, "confirm", operator))
+        if isinstance(result, Claimed):
+            return result.operation
+        assert isinstance(result, Counted), result
+    raise AssertionError(f"{op.id} was never claimed")
+
+
+async def counted(store: Store, clock: FixedClock, op: Operation) -> Operation:
+    """One confirmation of several needed: still awaiting, with its progress."""
+    clock.shift(seconds=30)
+    first = op.envelope.approval.approvers_of(op.envelope.audience)[0]
+    result = await store.confirm_and_claim(click(op, "confirm", first))
+    assert isinstance(result, Counted), result
     return result.operation
 
 

@@ -28,6 +28,7 @@ from larksandbox.control_requests import HUB_KEY
 from larksandbox.entities import App
 from larksandbox.hub import Hub
 from larksandbox.state import DEFAULT_APP_ID, SandboxState, default_state
+from tests.support.receivers import Receiver, webhook_receiver
 
 T = TypeVar("T")
 
@@ -152,6 +153,71 @@ def v2_card(title: str = "Confirm order", *, buttons: bool = True, pad: int = 0)
     }
 
 
+def form_card(*, required: bool = False, max_length: int = 200) -> dict[str, Any]:
+    """A Reject step as the bot renders it: a form with a reason input, a submit button (with
+    a callback value), a second submit, a reset; and a Confirm button with a confirm dialog."""
+    card = v2_card("Reject order?", buttons=False)
+
+    def submit(name: str, label: str, action: str) -> dict[str, Any]:
+        return {
+            "tag": "button",
+            "name": name,
+            "form_action_type": "submit",
+            "type": "danger",
+            "text": {"tag": "plain_text", "content": label},
+            "behaviors": [{"type": "callback", "value": {"action": action, "req": "42"}}],
+        }
+
+    card["body"]["elements"] += [
+        {
+            "tag": "form",
+            "name": "reject_form",
+            "elements": [
+                {
+                    "tag": "input",
+                    "name": "reason",
+                    "required": required,
+                    "max_length": max_length,
+                    "placeholder": {"tag": "plain_text", "content": "Why reject?"},
+                },
+                {"tag": "input", "name": "ticket", "default_value": "T-1"},
+                {
+                    "tag": "column_set",
+                    "columns": [
+                        {
+                            "tag": "column",
+                            "elements": [submit("reject_submit", "Reject", "reject")],
+                        },
+                        {"tag": "column", "elements": [submit("back_submit", "Back", "back")]},
+                    ],
+                },
+                {
+                    "tag": "button",
+                    "name": "clear",
+                    "form_action_type": "reset",
+                    "text": {"tag": "plain_text", "content": "Clear"},
+                },
+            ],
+        },
+        {
+            "tag": "button",
+            "element_id": "confirm",
+            "type": "primary_filled",
+            "text": {"tag": "plain_text", "content": "Confirm"},
+            "confirm": {
+                "title": {"tag": "plain_text", "content": "Confirm the order?"},
+                "text": {
+                    "tag": "plain_text",
+                    "content": "Buy 0.01 BTC at market",
+                    "i18n_content": {"zh_cn": "以市价买入 0.01 BTC"},
+                },
+            },
+            "behaviors": [{"type": "callback", "value": {"action": "confirm", "req": "42"}}],
+        },
+    ]
+    return card
+
+
 def card_content(card: dict[str, Any]) -> str:
     return json.dumps(card, ensure_ascii=False)
 
@@ -191,3 +257,14 @@ async def send_card(client: Any, card: dict[str, Any] | None = None, **kwargs: A
         client.im.v1.message.create,
         create_request("oc_ops", card_content(card or v2_card()), **kwargs),
     )
+
+
+@pytest.fixture
+async def receiver(sandbox: Sandbox) -> AsyncIterator[Receiver]:
+    """A webhook receiver the sandbox's default app sends its card callbacks to."""
+    async with webhook_receiver(sandbox.app) as found:
+        status, body = await sandbox.control(
+            "PATCH", f"/apps/{DEFAULT_APP_ID}", {"card_url": f"{found.url}/card"}
+        )
+        assert status == 200, body
+        yield found

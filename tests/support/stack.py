@@ -78,6 +78,7 @@ def bot_config(
     audiences: list[dict[str, Any]] | None = None,
     deliveries: dict[str, Any] | None = None,
     cards: dict[str, Any] | None = None,
+    approval_rules: list[dict[str, Any]] | None = None,
     **lark: Any,
 ) -> Config:
     settings = parse(
@@ -92,6 +93,7 @@ def bot_config(
                 **lark,
             },
             "audiences": audiences or [OPS_AUDIENCE],
+            "approval_rules": approval_rules or [],
             "cards": cards or {},
             "proposers": [
                 {
@@ -244,6 +246,7 @@ async def make_stack(backend: Backend, store: Store, tmp_path: Path) -> AsyncIte
         audiences: list[dict[str, Any]] | None = None,
         deliveries: dict[str, Any] | None = None,
         cards: dict[str, Any] | None = None,
+        approval_rules: list[dict[str, Any]] | None = None,
         **lark: Any,
     ) -> Stack:
         state = default_state()
@@ -275,6 +278,7 @@ async def make_stack(backend: Backend, store: Store, tmp_path: Path) -> AsyncIte
             audiences=audiences,
             deliveries=deliveries,
             cards=cards,
+            approval_rules=approval_rules,
             **lark,
         )
         clock = ShiftableClock()

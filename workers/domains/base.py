@@ -8,11 +8,28 @@ executors.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any, Protocol
 
 from pydantic import BaseModel
 
 from store.problems import FieldProblem
+
+
+@dataclass(frozen=True)
+class Amount:
+    """An operation's worst-case notional, as its domain computes it at proposal time.
+    `value` None: it has an amount that could not be computed (approval rules by amount then
+    apply, failing closed)."""
+
+    value: Decimal | None
+    currency: str
+
+    def text(self) -> str:
+        if self.value is None:
+            return f"unknown {self.currency}"
+        return f"{self.value.quantize(Decimal('0.01')):f} {self.currency}"
 
 
 class Domain(Protocol):
@@ -41,6 +58,11 @@ class Domain(Protocol):
 
     def capability_problems(self, payload: BaseModel, capabilities: Any) -> list[FieldProblem]:
         """Problems with this payload against what the adapter could ever execute (pure)."""
+        ...
+
+    def notional(self, payload: BaseModel, settings: Any, capabilities: Any) -> Amount | None:
+        """The worst-case amount at stake, for approval rules by amount (pure; None: this
+        kind moves no amount)."""
         ...
 
 

@@ -40,8 +40,8 @@ from bot.ingress.provenance import (
 )
 from cards.render import callback_value
 from store.authority import Store
-from store.decisions import Claimed, Click, Decided
-from store.envelope import Audience, Source
+from store.decisions import Claimed, Click, Counted, Decided
+from store.envelope import Approval, Audience, Source
 from store.lifecycle import State
 from store.projection import operation_view
 from store.reasons import Reason
@@ -92,6 +92,7 @@ class Scenario:
     chat_id: str = "oc_ops"
     message_id: str | None = None  # None: the op's recorded card message id
     now: datetime = T0
+    policies: Mapping[str, str] | None = None  # audience -> its policy digest now
 
     def value(self) -> dict[str, Any]:
         value = callback_value(operation_view(self.op), self.action)
@@ -119,7 +120,7 @@ class Scenario:
         )
 
     def ctx(self) -> Context:
-        return Context(APP_ID, frozenset({OUR_TENANT}), self.now)
+        return Context(APP_ID, frozenset({OUR_TENANT}), self.now, self.policies)
 
     def loaded(self) -> Operation | None:
         return self.op if self.found else None
@@ -208,12 +209,14 @@ def test_checks_run_in_design_order() -> None:
         "action_known",
         "operation_exists",
         "digest_current",
+        "policy_current",
         "chat_is_audience",
         "message_is_original",
         "operator_allowed",
         "not_self_approval",
         "not_expired",
         "state_allows",
+        "not_confirmed_before",
     ]
 
 
@@ -556,6 +559,35 @@ MUTATIONS: dict[str, Mutation] = {
     "claimed": lambda s, ops: dataclasses.replace(s, op=ops["claimed"]),
     "rejected": lambda s, ops: dataclasses.replace(s, op=ops["rejected"]),
     "cancelled": lambda s, ops: dataclasses.replace(s, op=ops["cancelled"]),
+    # approval policy: 2 of alice, bob and carol; only bob above an amount; alice counted
+    "quorum": lambda s, ops: dataclasses.replace(s, op=ops["quorum"]),
+    "policy changed": lambda s, ops: dataclasses.replace(s, policies={"ops": "policy-now"}),
+    "policy unchanged": lambda s, ops: dataclasses.replace(s, policies={"ops": "policy-filed"}),
+    "narrowed": lambda s, ops: dataclasses.replace(s, op=ops["narrowed"]),
+    "confirmed once": lambda s, ops: dataclasses.replace(s, op=ops["confirmed_once"]),
+}
+
+TRIO = Audience("ops", "oc_ops", ("ou_alice", "ou_bob", "ou_carol"))
+QUORUM = {
+    "audience": TRIO,
+    "approval": Approval(
+        required=2,
+        approvers=TRIO.operators,
+        rule="large",
+        threshold="50,000 USDC",
+        notional="62000.00 USDC",
+        policy="policy-filed",
+    ),
+}
+NARROWED = {
+    "audience": TRIO,
+    "approval": Approval(
+        approvers=("ou_bob",),
+        rule="huge",
+        threshold="250,000 USDC",
+        notional="300000.00 USDC",
+        policy="policy-filed",
+    ),
 }
 
 FIRST_REFUSAL: list[Any] = [
@@ -586,6 +618,15 @@ FIRST_REFUSAL: list[Any] = [
     pytest.param(("claimed", "past expiry"), Reason.ALREADY_CLAIMED),
     pytest.param(("rejected", "reject"), Reason.ALREADY_REJECTED),
     pytest.param(("cancelled", "past expiry"), Reason.CANCELLED),
+    pytest.param(("quorum", "policy changed", "other chat"), Reason.POLICY_CHANGED),
+    pytest.param(("quorum", "policy changed", "reject"), None, id="stale-policy-reject"),
+    pytest.param(("quorum", "policy unchanged"), None, id="valid-quorum-confirm"),
+    pytest.param(("policy changed",), None, id="filed-before-policies"),
+    pytest.param(("narrowed", "past expiry"), Reason.NOT_AN_APPROVER),
+    pytest.param(("narrowed", "reject"), None, id="narrowed-reject"),
+    pytest.param(("confirmed once", "past expiry"), Reason.EXPIRED),
+    pytest.param(("confirmed once",), Reason.ALREADY_CONFIRMED),
+    pytest.param(("confirmed once", "reject"), None, id="veto-after-confirming"),
     pytest.param((), None, id="valid-confirm"),
     pytest.param(("reject",), None, id="valid-reject"),
 ]
@@ -595,7 +636,11 @@ FIRST_REFUSAL: list[Any] = [
 async def ops(store: Store, clock: FixedClock) -> Ops:
     claimed = await store.confirm_and_claim(store_click(await offered(store), "confirm"))
     rejected = await store.reject(store_click(await offered(store), "reject"))
+    counted = await store.confirm_and_claim(
+        store_click(await offered(store, **QUORUM), "confirm", "ou_alice")
+    )
     assert isinstance(claimed, Claimed) and isinstance(rejected, Decided)
+    assert isinstance(counted, Counted)
     return {
         "offered": await offered(store),
         "other": await offered(store),
@@ -603,6 +648,9 @@ async def ops(store: Store, clock: FixedClock) -> Ops:
         "claimed": claimed.operation,
         "rejected": rejected.operation,
         "cancelled": await store.cancel((await offered(store)).id, "proposer:dev-agent"),
+        "quorum": await offered(store, **QUORUM),
+        "narrowed": await offered(store, **NARROWED),
+        "confirmed_once": counted.operation,
     }
 
 
@@ -629,6 +677,9 @@ def test_the_first_refusal_table_reaches_every_refusal_the_checks_can_give() -> 
         Reason.MESSAGE_MISMATCH,
         Reason.OPERATOR_NOT_ALLOWED,
         Reason.SELF_APPROVAL,
+        Reason.POLICY_CHANGED,
+        Reason.NOT_AN_APPROVER,
+        Reason.ALREADY_CONFIRMED,
         Reason.EXPIRED,
         Reason.ALREADY_CLAIMED,
         Reason.ALREADY_REJECTED,

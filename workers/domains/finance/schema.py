@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, StringConstraints, model_validator
 
 from store.problems import FieldProblem
-from workers.domains.base import terms
+from workers.domains.base import Amount, terms
 from workers.domains.finance.capability import capability_problems
 from workers.domains.finance.settings import FinanceSettings
 from workers.domains.types import Name, NonNegativeDecimal, PositiveDecimal, StrictModel
@@ -128,3 +129,20 @@ class FinanceDomain:
     def capability_problems(self, payload: BaseModel, capabilities: Any) -> list[FieldProblem]:
         assert isinstance(payload, FinanceOrderV1)
         return capability_problems(payload, capabilities)
+
+    def notional(self, payload: BaseModel, settings: Any, capabilities: Any) -> Amount | None:
+        """Quantity times the highest price the order may trade at, in the account's
+        currency: the limit price, or the venue's mark moved by the slippage bound (unknown
+        without a mark)."""
+        assert isinstance(payload, FinanceOrderV1) and isinstance(settings, FinanceSettings)
+        account = settings.account(payload.account)
+        currency = account.currency if account is not None else payload.fee_currency
+        quantity = Decimal(payload.quantity)
+        if payload.limit_price is not None:
+            return Amount(quantity * Decimal(payload.limit_price), currency)
+        marks = getattr(capabilities, "marks", None) or {}
+        mark = marks.get(payload.instrument)
+        if mark is None:
+            return Amount(None, currency)
+        slippage = Decimal(payload.max_slippage_bps or 0) / Decimal(10_000)
+        return Amount(quantity * Decimal(mark) * (1 + slippage), currency)

@@ -10,7 +10,7 @@ from pydantic import AfterValidator, BaseModel, StringConstraints, ValidationInf
 from pydantic_core import PydanticCustomError
 
 from store.problems import FieldProblem
-from workers.domains.base import terms
+from workers.domains.base import Amount, terms
 from workers.domains.message.settings import MessageSettings
 from workers.domains.message.text import draft_text_problem, outbound_text
 from workers.domains.types import Name, OpenId, StrictModel, TextProblem, normalise_newlines
@@ -141,3 +141,6 @@ class MessageDomain:
 
     def capability_problems(self, payload: BaseModel, capabilities: Any) -> list[FieldProblem]:
         return []
+
+    def notional(self, payload: BaseModel, settings: Any, capabilities: Any) -> Amount | None:
+        return None  # a message moves no amount

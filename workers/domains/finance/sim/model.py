@@ -339,3 +339,6 @@ class Capabilities:
     # each account's mode at the venue; an account whose mode is not in account_modes
     # could never take an order through this adapter
     modes_by_account: Mapping[str, str] = field(default_factory=dict)
+    # each instrument's mark when read: the worst-case notional of a market order (approval
+    # rules by amount) is computed from it at proposal time
+    marks: Mapping[str, Decimal] = field(default_factory=dict)

@@ -80,6 +80,7 @@ def capabilities(tx: Txn) -> Capabilities:
         instruments=frozenset(tx.instruments()),
         order_types=frozenset(ORDER_TYPES),
         time_in_force=frozenset(TIME_IN_FORCE),
+        marks={name: instrument.mark for name, instrument in tx.instruments().items()},
     )
 
 

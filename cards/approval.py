@@ -1,0 +1,129 @@
+"""What the approval policy asks of an operation, on its card. Pure.
+
+An operation that needs one confirmation from any operator shows nothing here: that is the
+card as it always was. One that needs more, or that a rule narrowed, says so under its
+terms ("Needs 2 of 3 operators — above 50,000 USDC"), shows its worst-case notional, who has
+confirmed so far while it waits, and asks a second look (Lark's button `confirm` dialog, with
+the key terms) before a Confirm is sent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from cards.outcomes import plain_text
+from cards.strings import LANGS, LARK_LOCALE, Lang, text
+
+OPEN_ID_MENTION = "<at id={open_id}></at>"
+
+
+def needs_a_second_look(view: dict[str, Any]) -> bool:
+    """More than one confirmation, or a rule applied (an amount or kind crossed a line)."""
+    approval = view.get("approval") or {}
+    return approval.get("required", 1) > 1 or approval.get("rule") is not None
+
+
+def _why(approval: dict[str, Any], lang: Lang) -> str:
+    threshold = approval.get("threshold")
+    if threshold is None:
+        return text("approval.rule", lang, name=str(approval.get("rule")))
+    notional = str(approval.get("notional") or "")
+    key = "approval.unknown" if notional.startswith("unknown") else "approval.above"
+    return text(key, lang, amount=threshold)
+
+
+def _each_lang(words: Callable[[Lang], str], lang: Lang) -> dict[str, Any]:
+    return plain_text(words(lang), {LARK_LOCALE[each]: words(each) for each in LANGS})
+
+
+def _people(open_ids: list[str], mention: Callable[[str], str]) -> str:
+    return ", ".join(mention(open_id) for open_id in open_ids)
+
+
+def approval_elements(
+    view: dict[str, Any], lang: Lang, mention: Callable[[str], str]
+) -> list[dict[str, Any]]:
+    """The policy line, the notional and, while it waits, who has confirmed (`mention`:
+    how a person is named on this card)."""
+    if not needs_a_second_look(view):
+        return []
+    approval = view["approval"]
+    required = approval["required"]
+    approvers = approval["approvers"]
+    audience = view.get("audience", {}).get("operators", approvers)
+
+    def needs(each: Lang) -> str:
+        if len(approvers) < len(audience) and required == 1:
+            return text(
+                "approval.only", each, who=_people(approvers, str), why=_why(approval, each)
+            )
+        if approval.get("rule") is None:
+            return text(
+                "approval.needs.plain", each, required=str(required), of=str(len(approvers))
+            )
+        return text(
+            "approval.needs",
+            each,
+            required=str(required),
+            of=str(len(approvers)),
+            why=_why(approval, each),
+        )
+
+    elements: list[dict[str, Any]] = [
+        {"tag": "div", "element_id": "approval_needs", "text": _each_lang(needs, lang)}
+    ]
+    if approval.get("notional"):
+        label = approval["notional"]
+        elements.append(
+            {
+                "tag": "div",
+                "element_id": "approval_notional",
+                "text": _each_lang(
+                    lambda each: f"{text('approval.notional', each)}: {label}", lang
+                ),
+            }
+        )
+    confirmed = approval.get("confirmed_by") or []
+    if confirmed and view["state"] in ("prepared", "awaiting_confirmation"):
+        who = _people(confirmed, mention)
+        values = {
+            "count": str(len(confirmed)),
+            "required": str(required),
+            "who": who,
+            "left": str(max(required - len(confirmed), 0)),
+        }
+        elements.append(
+            {
+                "tag": "markdown",
+                "element_id": "approval_progress",
+                "content": text("approval.progress", lang, **values),
+                "i18n_content": {
+                    LARK_LOCALE[each]: text("approval.progress", each, **values) for each in LANGS
+                },
+            }
+        )
+    return elements
+
+
+def confirm_dialog(view: dict[str, Any], lang: Lang) -> dict[str, Any] | None:
+    """Lark's confirmation dialog for the Confirm button, with the key terms (None: none)."""
+    if not needs_a_second_look(view):
+        return None
+    approval = view["approval"]
+    title = str(view["terms"].get("title", ""))
+
+    def body(each: Lang) -> str:
+        return text(
+            "approval.dialog.text",
+            each,
+            title=title,
+            notional=str(approval.get("notional") or "-"),
+            required=str(approval["required"]),
+            of=str(len(approval["approvers"])),
+        )
+
+    return {
+        "title": _each_lang(lambda each: text("approval.dialog.title", each), lang),
+        "text": _each_lang(body, lang),
+    }
