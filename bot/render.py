@@ -43,12 +43,34 @@ def operation_text(view: dict[str, Any]) -> str:
         f"  digest:   {view['confirm_digest']}",
         f"  request:  {view['source']['proposer']}/{view['source']['request_id']}",
     ]
+    lines += approval_lines(view)
     if view.get("execution"):
         lines.append(f"  execution: {view['execution']['state']}")
     for outcome in view.get("outcomes") or []:  # every stage, oldest first, as the API lists
         lines.append(f"  outcome:  {outcome['stage']:<10} {outcome['status']}{marker}")
         lines += [f"    {part}" for part in outcome_parts(outcome.get("detail") or {})]
     return "\n".join(lines)
+
+
+def approval_lines(view: dict[str, Any]) -> list[str]:
+    """What the policy asks and who has confirmed; the decision and its reason."""
+    approval = view.get("approval") or {}
+    lines = []
+    if approval.get("required", 1) > 1 or approval.get("rule"):
+        why = f" ({approval['why']})" if approval.get("why") else ""
+        lines.append(
+            f"  approval: {approval['required']} of {', '.join(approval['approvers'])}{why}"
+        )
+        if approval.get("notional"):
+            lines.append(f"  notional: {approval['notional']}")
+        if approval.get("confirmed_by"):
+            lines.append(f"  confirmed by: {', '.join(approval['confirmed_by'])}")
+    decision = view.get("decision") or {}
+    if decision.get("by"):
+        lines.append(f"  decision: {decision['action']} by {decision['by']} at {decision['at']}")
+        if decision.get("reason"):
+            lines.append(f"  reason:   {decision['reason']}")
+    return lines
 
 
 def operation_row(view: dict[str, Any]) -> str:

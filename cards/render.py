@@ -20,6 +20,9 @@ from cards.strings import LANGS, LARK_LOCALE, Lang, i18n, text
 from store.timeutil import parse_iso_utc
 
 CALLBACK_VALUE_VERSION = 1
+# the reject form's reason input (bot/ingress/reject_reason.py reads what it sends)
+REASON_FIELD = "reason"
+REASON_MAX_CHARS = 300
 OPEN_ID = re.compile(r"ou_[A-Za-z0-9_-]{1,120}")
 SHORT_DIGEST = 12
 HEADER_TEMPLATE = {
@@ -261,8 +264,20 @@ def render_card(
     status = _status_line(view, lang, tz)
     if status is not None:
         elements.append(status)
+        given = (view.get("decision") or {}).get("reason")
+        if given:  # the operator's words, as plain text: nothing in them can format
+            elements.append(
+                {
+                    "tag": "div",
+                    "element_id": "decision_reason",
+                    "text": plain_text(
+                        text("detail.reason", lang, reason=given),
+                        i18n("detail.reason", reason=given),
+                    ),
+                }
+            )
     elif view["state"] in OPEN_STATES:
-        elements.append(_buttons(view, lang))
+        elements += _decide(view, lang)
     outcomes = view.get("outcomes", [])
     execution = (view.get("execution") or {}).get("state")
     if not outcomes and execution in EXECUTING:
@@ -306,22 +321,51 @@ def _template(view: dict[str, Any]) -> str:
     return HEADER_TEMPLATE.get(view["state"], "grey")
 
 
-def _buttons(view: dict[str, Any], lang: Lang) -> dict[str, Any]:
-    def button(action: str, style: str) -> dict[str, Any]:
+def _decide(view: dict[str, Any], lang: Lang) -> list[dict[str, Any]]:
+    """Confirm; and Reject in a small form whose optional reason goes back to the proposer
+    (Lark sends the form's fields with the click; an empty field is a reject without one)."""
+
+    def button(action: str, style: str, **more: Any) -> dict[str, Any]:
         element: dict[str, Any] = {
             "tag": "button",
             "element_id": action,
             "type": style,
             "text": plain_text(text(f"button.{action}", lang), i18n(f"button.{action}")),
             "behaviors": [{"type": "callback", "value": callback_value(view, action)}],
+            **more,
         }
         dialog = confirm_dialog(view, lang) if action == "confirm" else None
         if dialog is not None:  # a second look: the key terms before the click is sent
             element["confirm"] = dialog
-        return {"tag": "column", "width": "auto", "elements": [element]}
+        return element
 
-    return {
-        "tag": "column_set",
-        "element_id": "decide",
-        "columns": [button("confirm", "primary_filled"), button("reject", "danger")],
+    reason = {
+        "tag": "input",
+        "element_id": REASON_FIELD,
+        "name": REASON_FIELD,
+        "max_length": REASON_MAX_CHARS,
+        "width": "fill",
+        "placeholder": plain_text(text("reject.reason", lang), i18n("reject.reason")),
     }
+    return [
+        {
+            "tag": "column_set",
+            "element_id": "decide",
+            "columns": [
+                {
+                    "tag": "column",
+                    "width": "auto",
+                    "elements": [button("confirm", "primary_filled")],
+                }
+            ],
+        },
+        {
+            "tag": "form",
+            "element_id": "reject_form",
+            "name": "reject_form",
+            "elements": [
+                reason,
+                button("reject", "danger", name="reject", form_action_type="submit"),
+            ],
+        },
+    ]

@@ -166,6 +166,10 @@ TEXT: Mapping[str, Mapping[Lang, str]] = {
     },
     "button.confirm": {"en": "Confirm", "zh": "确认"},
     "button.reject": {"en": "Reject", "zh": "拒绝"},
+    "reject.reason": {
+        "en": "Reason, if you reject (optional; the proposer sees it)",
+        "zh": "拒绝原因（可选，发起方可见）",
+    },
     "state.claimed": {"en": "Confirmed by {who} at {at}", "zh": "由 {who} 于 {at} 确认"},
     "state.outcome_observed": {"en": "Confirmed by {who} at {at}", "zh": "由 {who} 于 {at} 确认"},
     "state.rejected": {"en": "Rejected by {who} at {at}", "zh": "由 {who} 于 {at} 拒绝"},

@@ -209,6 +209,7 @@ class Store:
             chat_id=click.chat_id,
             message_id=click.message_id,
             event_id=click.event_id,
+            reason=click.reason,
         )
         try:
             (rejected, *_) = await self.submit(

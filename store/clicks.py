@@ -129,6 +129,7 @@ class ClickWrites:
                 at=DECISION_AT,
                 after=0,
                 card_click=True,
+                reason=click.reason,
                 **common,
             )
             return rejected, None

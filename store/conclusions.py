@@ -71,15 +71,21 @@ def outcome_digest(
 def closing_outcome(op: Operation) -> dict[str, Any] | None:
     """The conclusion of an operation that closed without running, shaped like an outcome."""
     if op.state is State.REJECTED:
-        return declined_outcome(op.id, op.decided_by, op.decided_at)
+        return declined_outcome(op.id, op.decided_by, op.decided_at, op.decision_reason)
     if op.state is State.EXPIRED:
         return _closing(op.id, EXPIRED, {"expired_at": iso_utc(op.envelope.expires_at)})
     return None
 
 
-def declined_outcome(operation_id: str, by: str | None, at: datetime | None) -> dict[str, Any]:
-    """The conclusion of a reject by `by` at `at`, shaped like an outcome."""
-    return _closing(operation_id, DECLINED, {"by": by, "at": iso_utc(at) if at else None})
+def declined_outcome(
+    operation_id: str, by: str | None, at: datetime | None, reason: str | None = None
+) -> dict[str, Any]:
+    """The conclusion of a reject by `by` at `at`, shaped like an outcome; its `reason` only
+    where the operator gave one (so a reject without one concludes as it always did)."""
+    detail: dict[str, Any] = {"by": by, "at": iso_utc(at) if at else None}
+    if reason:
+        detail["reason"] = reason
+    return _closing(operation_id, DECLINED, detail)
 
 
 def _closing(operation_id: str, status: str, detail: dict[str, Any]) -> dict[str, Any]:

@@ -24,6 +24,7 @@ class Click:
     chat_id: str | None = None
     message_id: str | None = None
     event_id: str | None = None
+    reason: str | None = None  # a reject's reason, bounded and cleaned (bot/ingress/reasons.py)
 
 
 @dataclass(frozen=True)

@@ -108,6 +108,8 @@ class OperationRow(Base):
     # who decided (confirm or reject) and when, for every surface to show
     decided_by: Mapped[str | None] = mapped_column(String(128))
     decided_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # why, in the operator's words, where they gave a reason (a reject's, bounded and cleaned)
+    decision_reason: Mapped[str | None] = mapped_column(Text)
     # card delivery, derived from versions: the card shows `card_version`; anything newer is due
     card_version: Mapped[int | None] = mapped_column(Integer)
     card_due_at: Mapped[datetime | None] = mapped_column(UTCDateTime)

@@ -67,6 +67,7 @@ def operation_view(op: Operation, outcomes: Sequence[Outcome] = ()) -> dict[str,
                 ).value,
                 "by": op.decided_by,
                 "at": iso_utc(op.decided_at) if op.decided_at else None,
+                "reason": op.decision_reason,
             }
             if op.decided_by
             else None

@@ -37,6 +37,7 @@ class Operation:
     execution_state: str | None
     decided_by: str | None = None
     decided_at: datetime | None = None
+    decision_reason: str | None = None  # a reject's reason, in the operator's words
     card_version: int | None = None
     card_error: str | None = None
     card_attempts: int = 0
@@ -119,6 +120,7 @@ class Operation:
             execution_state=row.execution_state,
             decided_by=row.decided_by,
             decided_at=row.decided_at,
+            decision_reason=row.decision_reason,
             card_version=row.card_version,
             card_error=row.card_error,
             card_attempts=row.card_attempts,

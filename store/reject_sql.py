@@ -24,7 +24,7 @@ TO_STATE = next_state(FROM_STATE, Event.REJECTED)
 UPDATE_FOR = """
 UPDATE operations
    SET state = :to_state, version = version + 1, updated_at = :at, decided_by = :operator,
-       decided_at = :at, card_due_at = :due
+       decided_at = :at, card_due_at = :due, decision_reason = :reason
  WHERE id = :operation_id AND state = :from_state AND confirm_digest = :digest
    AND expires_at > :at{from_card}
 RETURNING *
@@ -59,6 +59,7 @@ def reject_statements(
     chat_id: str | None = None,
     message_id: str | None = None,
     event_id: str | None = None,
+    reason: str | None = None,
 ) -> tuple[Statement, ...]:
     """The reject, for an intent in which the first statement has index `at`; the first
     one's rows are the operation's row as rejected if it was, and the rest run only then.
@@ -75,9 +76,10 @@ def reject_statements(
         "to_state": TO_STATE.value,
         "chat_id": chat_id,
         "message_id": message_id,
+        "reason": reason,
     }
     done = (at, True)
-    declined = declined_outcome(operation_id, operator, now)
+    declined = declined_outcome(operation_id, operator, now, reason)
     return (
         Statement(
             UPDATES[(sqlite, card_click)],

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from bot.ingress.reject_reason import cleaned_reason, reason_problem
+from cards.render import REASON_MAX_CHARS
 from store.decisions import CLOSED_STATE_REASONS, Click
 from store.inbox import stored_key
 from store.lifecycle import State
@@ -53,6 +55,7 @@ class CardClick:
     message_id: str
     value: Any
     problem: str | None = None  # why the envelope cannot be taken as Lark's (None: it can)
+    form_value: Any = None  # the card form's fields, when the click submitted one
 
     @property
     def operation_id(self) -> str:
@@ -81,6 +84,11 @@ class CardClick:
             chat_id=storable(self.chat_id, STORED_ID_CHARS) or None,
             message_id=storable(self.message_id, STORED_ID_CHARS) or None,
             event_id=storable(self.event_key, STORED_ID_CHARS) or None,
+            reason=(
+                storable(cleaned_reason(self.form_value) or "", REASON_MAX_CHARS) or None
+                if self.action == "reject" and reason_problem(self.form_value) is None
+                else None
+            ),
         )
 
 
@@ -192,7 +200,14 @@ def parse_click(envelope: dict[str, Any]) -> CardClick:
         and isinstance(envelope["event"].get("action"), dict)
         else None,
         problem=envelope_problem(envelope),
+        form_value=_action(envelope).get("form_value"),
     )
+
+
+def _action(envelope: dict[str, Any]) -> dict[str, Any]:
+    event = envelope.get("event")
+    action = event.get("action") if isinstance(event, dict) else None
+    return action if isinstance(action, dict) else {}
 
 
 ClickCheck = Callable[[CardClick, Context], Reason | None]
@@ -238,10 +253,15 @@ def action_known(click: CardClick, _ctx: Context) -> Reason | None:
     return None if click.action in ACTIONS else Reason.ACTION_UNKNOWN
 
 
+def reason_well_formed(click: CardClick, _ctx: Context) -> Reason | None:
+    """A submitted form's reason is text Lark could have sent."""
+    return None if reason_problem(click.form_value) is None else Reason.MALFORMED_VALUE
+
+
 # Checked before the replay cache: they need nothing stored and say who may be answered.
 # A click they refuse has no inbox entry, so its refusal is stored before it is answered.
 ENVELOPE_CHECKS: Sequence[ClickCheck] = (envelope_well_formed, app_matches, tenant_allowed)
-VALUE_CHECKS: Sequence[ClickCheck] = (value_well_formed, action_known)
+VALUE_CHECKS: Sequence[ClickCheck] = (value_well_formed, action_known, reason_well_formed)
 
 
 def operation_exists(_c: CardClick, op: Operation | None, _ctx: Context) -> Reason | None:

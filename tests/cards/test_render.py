@@ -345,6 +345,11 @@ async def test_a_decision_names_the_operator_who_made_it(store: Store, clock: Fi
     op = await confirmed(store, clock, await finance_op(store))
     assert op.decided_by == "ou_alice" and op.decided_at == T0 + timedelta(minutes=1)
     view = operation_view(op)
-    assert view["decision"] == {"action": "confirm", "by": "ou_alice", "at": "2025-03-01T01:31:00Z"}
+    assert view["decision"] == {
+        "action": "confirm",
+        "by": "ou_alice",
+        "at": "2025-03-01T01:31:00Z",
+        "reason": None,
+    }
     line = status(render_card(view, now=clock.at, tz=SHANGHAI))
     assert line is not None and "<at id=ou_alice></at>" in line["content"]

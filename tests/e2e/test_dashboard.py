@@ -11,7 +11,8 @@ from typing import Any
 from aiohttp import web
 from aiohttp.test_utils import make_mocked_request
 
-from bot.api.dashboard import allowed, outcome_text
+from bot.api.dashboard import allowed
+from bot.api.dashboard_html import outcome_text
 from bot.demo import RESTING_MARK, SAMPLES
 from tests.support.factories import order_request
 from tests.support.stack import Stack, StackFactory

@@ -207,6 +207,7 @@ def test_checks_run_in_design_order() -> None:
         "tenant_allowed",
         "value_well_formed",
         "action_known",
+        "reason_well_formed",
         "operation_exists",
         "digest_current",
         "policy_current",
