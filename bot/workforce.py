@@ -34,6 +34,7 @@ from workers.domains.finance.sim.venue import SimVenue
 from workers.domains.message.runner import MessageRunner
 from workers.executor import ExecutionWorker
 from workers.expiry import run_expiry
+from workers.reminders import ReminderWorker
 
 log = logging.getLogger("countersign.workers")
 
@@ -80,6 +81,7 @@ class Workforce:
     venue: SimVenue | None
     # PostgreSQL only: notifications from other replicas wake these workers
     due_listener: DueListener | None = None
+    reminders: ReminderWorker | None = None
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
     # called after the executor records an outcome (the card and delivery workers' kicks;
     # a worker process adds its report to the parent)
@@ -134,10 +136,17 @@ async def build_workforce(
     config: Config, store: Store, api: LarkApi | None, *, clock: Clock, tz: tzinfo | None = None
 ) -> Workforce:
     settings = config.settings
-    cards = None
+    cards = reminders = None
     lark = RetryingLark(api) if api is not None else None
     if lark is not None:
         cards = CardWorker(
+            store,
+            lark,
+            lang=settings.cards.lang,
+            tz=tz or zone(settings.cards.timezone),
+            poll_s=settings.cards.poll_s,
+        )
+        reminders = ReminderWorker(
             store,
             lark,
             lang=settings.cards.lang,
@@ -192,7 +201,9 @@ async def build_workforce(
         track_max_s=execution.track_max_s,
         on_outcome=on_outcome,
     )
-    force = Workforce(cards, executor, deliveries, venue, outcome_hooks=outcome_hooks)
+    force = Workforce(
+        cards, executor, deliveries, venue, outcome_hooks=outcome_hooks, reminders=reminders
+    )
     if not is_sqlite(settings.store.url):
         force.due_listener = DueListener(
             settings.store.url, force.wakes(), schema=settings.store.schema_name
@@ -206,6 +217,8 @@ def start_workforce(force: Workforce, config: Config, store: Store, stop: asynci
         force.tasks.append(asyncio.create_task(force.due_listener.run(stop), name="due-listener"))
     if force.cards is not None:
         force.tasks.append(asyncio.create_task(force.cards.run(stop), name="card-worker"))
+    if force.reminders is not None:
+        force.tasks.append(asyncio.create_task(force.reminders.run(stop), name="reminders"))
 
     async def on_expired(_ids: list[str]) -> None:
         force.kick_cards()  # the expired cards are due: patch them now

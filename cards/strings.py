@@ -152,6 +152,12 @@ TEXT: Mapping[str, Mapping[Lang, str]] = {
         "en": "{count} of {required} confirmed: {who} · waiting for {left} more",
         "zh": "已确认 {count}/{required}：{who} · 还需 {left} 人",
     },
+    "reminder": {
+        "en": "Reminder: {title} expires in {minutes} min ({at}) and nothing runs unless it is "
+        "confirmed. {count} of {required} confirmed; waiting for {who}",
+        "zh": "提醒：{title} 将在 {minutes} 分钟后（{at}）过期，未确认则不会执行。"
+        "已确认 {count}/{required}；等待 {who}",
+    },
     "approval.notional": {"en": "Notional (worst case)", "zh": "名义金额（最坏情况）"},
     "approval.dialog.title": {"en": "Confirm this operation?", "zh": "确认此操作"},
     "approval.dialog.text": {

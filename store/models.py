@@ -127,6 +127,9 @@ class OperationRow(Base):
     approval: Mapped[str | None] = mapped_column(Text)
     policy_digest: Mapped[str] = mapped_column(String(64), nullable=False, server_default="")
     confirmed_by: Mapped[str | None] = mapped_column(Text)
+    # the reminder before expiry: due at `remind_at` (leased like card delivery), sent once
+    remind_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    reminded_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
     __table_args__ = (
         UniqueConstraint("source_proposer", "source_request_id"),
@@ -135,6 +138,7 @@ class OperationRow(Base):
         Index("ix_operations_state_expires_at", "state", "expires_at"),
         Index("ix_operations_card_due_at", "card_due_at"),
         Index("ix_operations_exec_due_at", "exec_due_at"),
+        Index("ix_operations_remind_at", "remind_at"),
         *vocabulary_checks("operations"),
     )
 

@@ -44,6 +44,9 @@ class Draft:
     supersede_open: bool = False
     # what the approval policy asks of it (bot/policy.py), bound into the confirm digest
     approval: Approval = field(default_factory=Approval)
+    # a reminder this long before expiry, if it is still undecided then (not a term: it
+    # changes nothing an operator confirms)
+    remind_before_s: int | None = None
 
 
 @dataclass(frozen=True)

@@ -298,6 +298,7 @@ def build_draft(
             allow_self_approval=audience.allow_self_approval,
         ),
         approval=approval,
+        remind_before_s=audience.remind_before_s,
         target_ref=domain.target_ref(payload),
         supersede_open=domain.supersedes_open_drafts,
         expires_in_s=expires_in_s,

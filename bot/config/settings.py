@@ -130,6 +130,9 @@ class AudienceSettings(Section):
     allow_self_approval: bool = False
     # distinct operators who must confirm an operation before it is claimed (N of M)
     required_confirmations: int = Field(default=1, ge=1, le=10)
+    # this long before an undecided operation expires, one reply in its card's thread
+    # mentions the operators who may still act (None: no reminder)
+    remind_before_s: int | None = Field(default=None, ge=30, le=604800)
 
 
 class ProposerSettings(Section):

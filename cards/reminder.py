@@ -1,0 +1,43 @@
+"""The reminder before expiry: one line in the card's thread. Pure.
+
+It names, as Lark mentions, the operators who may still act and have not: the approvers
+who have not confirmed (never the requester, who cannot count), and says how long is left
+and how far the confirmations are.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, tzinfo
+from typing import Any
+
+from cards.strings import Lang, text
+from store.timeutil import parse_iso_utc
+
+
+def waiting_for(view: dict[str, Any]) -> list[str]:
+    """The approvers who have not confirmed, the requester left out, in order."""
+    approval = view["approval"]
+    confirmed = set(approval["confirmed_by"])
+    requester = view["source"].get("requester_open_id")
+    return [
+        open_id
+        for open_id in approval["approvers"]
+        if open_id not in confirmed and open_id != requester
+    ]
+
+
+def reminder_text(view: dict[str, Any], *, lang: Lang, now: datetime, tz: tzinfo) -> str:
+    expires = parse_iso_utc(view["expires_at"])
+    minutes = max(int((expires - now).total_seconds() // 60), 0)
+    who = " ".join(f'<at user_id="{open_id}"></at>' for open_id in waiting_for(view))
+    approval = view["approval"]
+    return text(
+        "reminder",
+        lang,
+        title=str(view["terms"].get("title", view["kind"])),
+        minutes=str(minutes),
+        at=expires.astimezone(tz).strftime("%H:%M %Z"),
+        who=who,
+        count=str(len(approval["confirmed_by"])),
+        required=str(approval["required"]),
+    )

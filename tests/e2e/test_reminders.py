@@ -1,0 +1,67 @@
+"""A reminder before expiry: once, in the card's thread, naming only those who may still act;
+never for an operation already decided; and expiry is announced as expired, not rejected."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from store.lifecycle import State
+from tests.support.factories import order_request
+from tests.support.proposer_routes import replies_to
+from tests.support.stack import StackFactory, card_says
+from tests.support.waiting import eventually
+
+REMINDING = {
+    "name": "ops",
+    "chat_id": "oc_ops",
+    "operators": ["ou_alice", "ou_bob", "ou_carol"],
+    "remind_before_s": 300,
+}
+TWO = {"name": "two", "kinds": ["finance.order"], "required_confirmations": 2}
+
+
+def mention(open_id: str) -> str:
+    return f'<at user_id="{open_id}"></at>'
+
+
+async def test_one_reminder_names_who_has_not_confirmed_and_expiry_says_expired(
+    make_stack: StackFactory,
+) -> None:
+    stack = await make_stack("ws", audiences=[REMINDING], approval_rules=[TWO])
+    waiting, waiting_card = await stack.offered(order_request("remind-me", expires_in_s=900))
+    decided, decided_card = await stack.offered(order_request("decided", expires_in_s=900))
+    later, later_card = await stack.offered(order_request("later", expires_in_s=1500))
+    await stack.click(waiting_card, "ou_alice")  # 1 of 2
+    await stack.click(decided_card, "ou_bob", "reject")
+    assert replies_to(stack, waiting_card) == []
+
+    stack.clock.offset += timedelta(seconds=601)  # past expiry - 300 s for the first two
+    await eventually(
+        lambda: bool(replies_to(stack, waiting_card)), deadline_s=30, woken_by=stack.state
+    )
+    (reminder,) = replies_to(stack, waiting_card)
+    assert mention("ou_bob") in reminder and mention("ou_carol") in reminder
+    assert mention("ou_alice") not in reminder  # she has confirmed
+    assert "1 of 2 confirmed" in reminder and "expires in 4 min" in reminder
+
+    # the third one's reminder comes later: by the time it is in, the first has had many
+    # looks and still one reminder; the decided one never had any
+    stack.clock.offset += timedelta(seconds=600)
+    await eventually(
+        lambda: bool(replies_to(stack, later_card)), deadline_s=30, woken_by=stack.state
+    )
+    assert len(replies_to(stack, waiting_card)) == 1
+    assert replies_to(stack, decided_card) == []
+    assert all(mention(each) in replies_to(stack, later_card)[0] for each in REMINDING["operators"])
+
+    # past expiry: the card and the API say expired, never rejected
+    async def expired() -> bool:
+        op = await stack.store.get(waiting["id"])
+        return op is not None and op.state is State.EXPIRED
+
+    await eventually(expired, deadline_s=30)
+    await card_says(stack, waiting_card, "Expired")
+    assert "Rejected" not in str(stack.card(waiting_card))
+    _, view = await stack.api("GET", f"/api/v1/operations/{waiting['id']}")
+    assert view["state"] == "expired" and view["decision"] is None
+    assert later["id"] != decided["id"]

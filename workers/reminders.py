@@ -1,0 +1,78 @@
+"""Reminder worker: one reply in an undecided operation's card thread before it expires.
+
+Leases due reminders (store/reminders.py), replies to the card naming the operators who may
+still act (cards/reminder.py), then marks each sent. A failed reply is retried when its
+lease runs out, with the same uuid, so Lark posts it once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from datetime import UTC, tzinfo
+from typing import Protocol
+
+from cards.reminder import reminder_text, waiting_for
+from cards.strings import Lang
+from store.authority import Store
+from store.logcontext import about
+from store.projection import operation_view
+from store.records import Operation
+from store.reminders import ReminderLedger
+
+log = logging.getLogger("countersign.reminders")
+
+BATCH = 20
+
+
+class ReplyChannel(Protocol):
+    async def reply_text(self, message_id: str, text: str, uuid: str) -> str: ...
+
+
+def reminder_uuid(operation_id: str) -> str:
+    """The same on every try: Lark dedupes a reply by it (at most 50 characters)."""
+    return f"cs-remind-{operation_id}"
+
+
+class ReminderWorker:
+    def __init__(
+        self,
+        store: Store,
+        channel: ReplyChannel,
+        *,
+        lang: Lang = "en",
+        tz: tzinfo = UTC,
+        poll_s: float = 1.0,
+    ) -> None:
+        self.store = store
+        self.ledger = ReminderLedger(store)
+        self.channel = channel
+        self.lang = lang
+        self.tz = tz
+        self.poll_s = poll_s
+
+    async def run(self, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            try:
+                for op in await self.ledger.lease_due(BATCH):
+                    await self.remind(op)
+            except Exception:
+                log.exception("reminder look failed; retrying in %.1fs", self.poll_s)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), self.poll_s)
+
+    async def remind(self, op: Operation) -> None:
+        with about(op.id):
+            view = operation_view(op)
+            if op.card_message_id is None or not waiting_for(view):
+                await self.ledger.sent(op.id)  # nobody left to ask: nothing to say
+                return
+            text = reminder_text(view, lang=self.lang, now=self.store.clock(), tz=self.tz)
+            try:
+                await self.channel.reply_text(op.card_message_id, text, reminder_uuid(op.id))
+            except Exception as error:  # tried again when the lease runs out
+                log.warning("reminder for %s not sent: %s", op.id, error)
+                return
+            await self.ledger.sent(op.id)
+            log.info("reminded the operators of %s", op.id)
