@@ -26,12 +26,28 @@ def _names_audience(rule: ApprovalRule, audience: str) -> bool:
     return "*" in rule.audiences or audience in rule.audiences
 
 
+def escalation_of(settings: Settings, audience: AudienceSettings) -> AudienceSettings | None:
+    """The audience `audience` escalates to, if any (config check: it exists, it is another)."""
+    if audience.escalate_to is None:
+        return None
+    return settings.audience(audience.escalate_to)
+
+
+def operators_of(settings: Settings, audience: AudienceSettings) -> tuple[str, ...]:
+    """Who may decide `audience`'s operations: its operators and its escalation's, sorted."""
+    escalation = escalation_of(settings, audience)
+    extra = escalation.operators if escalation is not None else []
+    return tuple(sorted({*audience.operators, *extra}))
+
+
 def policy_digest(settings: Settings, audience: AudienceSettings) -> str:
     """sha256 (hex) over everything that decides what `audience`'s operations need."""
+    escalation = escalation_of(settings, audience)
     document: dict[str, Any] = {
         "scheme": POLICY_SCHEME,
         "required_confirmations": audience.required_confirmations,
-        "operators": sorted(audience.operators),
+        "operators": list(operators_of(settings, audience)),
+        "escalation_chat_id": escalation.chat_id if escalation is not None else None,
         "allow_self_approval": audience.allow_self_approval,
         "rules": [
             rule.model_dump(mode="json")
@@ -84,7 +100,8 @@ def approval_for(
     """What this operation will need, fixed when it is filed."""
     rule = applying_rule(settings, audience, kind, notional)
     required = audience.required_confirmations
-    approvers = tuple(sorted(audience.operators))
+    approvers = operators_of(settings, audience)
+    escalation = escalation_of(settings, audience)
     threshold = None
     if rule is not None:
         required = rule.required_confirmations or required
@@ -99,4 +116,5 @@ def approval_for(
         threshold=threshold,
         notional=notional.text() if notional is not None else None,
         policy=policy_digest(settings, audience),
+        escalation_chat_id=escalation.chat_id if escalation is not None else None,
     )

@@ -28,26 +28,31 @@ GRACE = timedelta(seconds=DECISION_CARD_GRACE_S)
 
 # A decision made by a click on the operation's card is also conditional on where the click
 # came from, as bot.ingress.provenance checks it (which names the reason when this refuses):
-# the card's own message, the audience's chat, one of its operators, not its requester
-# unless the audience allows that. So the click needs no read before its one write.
+# the card's own message in the audience's chat (or its copy in the escalation chat), one of
+# its operators, not its requester unless the audience allows that. So the click needs no read before its one write.
 # A confirmation, besides: one of the approvers (a rule may name fewer than the audience's
 # operators), the requester never counting toward a quorum, and the audience's policy still
 # the one the operation was filed under (`:policies`: audience name -> policy digest now,
 # NULL where the caller holds no config; an operation filed with no policy digest predates
 # policies and is not compared).
 SQLITE_FROM_CARD = """
-   AND card_message_id = :message_id AND audience_chat_id = :chat_id
+   AND ((card_message_id = :message_id AND audience_chat_id = :chat_id)
+        OR (escalation_message_id = :message_id AND escalation_chat_id = :chat_id))
    AND EXISTS (SELECT 1 FROM json_each(operations.audience_operators) AS listed
                 WHERE listed.value = :operator)
    AND (allow_self_approval OR coalesce(source_requester_open_id, '') = ''
         OR source_requester_open_id <> :operator)"""
 PG_FROM_CARD = """
-   AND card_message_id = CAST(:message_id AS text) AND audience_chat_id = CAST(:chat_id AS text)
+   AND ((card_message_id = CAST(:message_id AS text)
+         AND audience_chat_id = CAST(:chat_id AS text))
+        OR (escalation_message_id = CAST(:message_id AS text)
+            AND escalation_chat_id = CAST(:chat_id AS text)))
    AND CAST(audience_operators AS jsonb) @> jsonb_build_array(CAST(:operator AS text))
    AND (allow_self_approval OR coalesce(source_requester_open_id, '') = ''
         OR source_requester_open_id <> CAST(:operator AS text))"""
 SQLITE_CONFIRM_FROM_CARD = """
-   AND card_message_id = :message_id AND audience_chat_id = :chat_id
+   AND ((card_message_id = :message_id AND audience_chat_id = :chat_id)
+        OR (escalation_message_id = :message_id AND escalation_chat_id = :chat_id))
    AND EXISTS (SELECT 1 FROM json_each(coalesce(operations.approvers,
                                                 operations.audience_operators)) AS listed
                 WHERE listed.value = :operator)
@@ -56,7 +61,10 @@ SQLITE_CONFIRM_FROM_CARD = """
    AND (policy_digest = '' OR :policies IS NULL
         OR policy_digest = coalesce(json_extract(:policies, '$."' || audience_name || '"'), '-'))"""
 PG_CONFIRM_FROM_CARD = """
-   AND card_message_id = CAST(:message_id AS text) AND audience_chat_id = CAST(:chat_id AS text)
+   AND ((card_message_id = CAST(:message_id AS text)
+         AND audience_chat_id = CAST(:chat_id AS text))
+        OR (escalation_message_id = CAST(:message_id AS text)
+            AND escalation_chat_id = CAST(:chat_id AS text)))
    AND CAST(coalesce(approvers, audience_operators) AS jsonb)
        @> jsonb_build_array(CAST(:operator AS text))
    AND ((allow_self_approval AND required_confirmations = 1)

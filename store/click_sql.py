@@ -35,10 +35,15 @@ UPDATE inbox SET status = :answered, answer = :answer, answered_at = :at
  WHERE kind = :kind AND key = :key AND status <> :answered
 RETURNING id
 """
+# The card (or, `ESCALATION_`, its copy in the escalation chat) now shows `:version`; due again
+# at once if the operation moved on since, or if the other card still shows an older one.
 SQLITE_SHOWN = """
 UPDATE operations
    SET card_version = max(coalesce(card_version, 0), :version),
-       card_due_at = CASE WHEN version > :version THEN :at ELSE NULL END,
+       card_due_at = CASE WHEN version > :version
+                            OR (escalation_message_id IS NOT NULL
+                                AND version > coalesce(escalation_card_version, 0))
+                          THEN :at ELSE NULL END,
        card_attempts = 0
  WHERE id = :operation_id
 """
@@ -46,6 +51,26 @@ PG_SHOWN = """
 UPDATE operations
    SET card_version = greatest(coalesce(card_version, 0), CAST(:version AS integer)),
        card_due_at = CASE WHEN version > CAST(:version AS integer)
+                            OR (escalation_message_id IS NOT NULL
+                                AND version > coalesce(escalation_card_version, 0))
+                          THEN CAST(:at AS timestamptz) ELSE NULL END,
+       card_attempts = 0
+ WHERE id = CAST(:operation_id AS text)
+"""
+SQLITE_ESCALATION_SHOWN = """
+UPDATE operations
+   SET escalation_card_version = max(coalesce(escalation_card_version, 0), :version),
+       card_due_at = CASE WHEN version > :version OR version > coalesce(card_version, 0)
+                          THEN :at ELSE NULL END,
+       card_attempts = 0
+ WHERE id = :operation_id
+"""
+PG_ESCALATION_SHOWN = """
+UPDATE operations
+   SET escalation_card_version = greatest(coalesce(escalation_card_version, 0),
+                                          CAST(:version AS integer)),
+       card_due_at = CASE WHEN version > CAST(:version AS integer)
+                            OR version > coalesce(card_version, 0)
                           THEN CAST(:at AS timestamptz) ELSE NULL END,
        card_attempts = 0
  WHERE id = CAST(:operation_id AS text)
@@ -102,10 +127,12 @@ def entry_intent(
 
 @dataclass(frozen=True)
 class ShownCard:
-    """The card an answer carried: the operation's version it showed."""
+    """The card an answer carried: the operation's version it showed (`escalation`: on the
+    card's copy in the escalation chat)."""
 
     operation_id: str
     version: int
+    escalation: bool = False
 
 
 def answered_intent(
@@ -150,7 +177,11 @@ def shown_statements(
         "at": bound_time(now, sqlite),
     }
     log = {**card, "action": action.value, "ok": 1 if sqlite else True}
-    return Statement(SQLITE_SHOWN if sqlite else PG_SHOWN, card), Statement(SHOWN_LOG, log)
+    if shown.escalation:
+        mark = SQLITE_ESCALATION_SHOWN if sqlite else PG_ESCALATION_SHOWN
+    else:
+        mark = SQLITE_SHOWN if sqlite else PG_SHOWN
+    return Statement(mark, card), Statement(SHOWN_LOG, log)
 
 
 def refusal_statements(

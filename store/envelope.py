@@ -43,6 +43,8 @@ class Approval:
     threshold: str | None = None  # its amount, "50,000 USDC" (None: a rule by kind alone)
     notional: str | None = None  # "62000.00 USDC" (or "unknown USDC"), as the domain computed
     policy: str = ""  # bot.policy.policy_digest of the audience at filing
+    # the chat a copy of the card goes to at the reminder; clicks there count the same
+    escalation_chat_id: str | None = None
 
     def approvers_of(self, audience: Audience) -> tuple[str, ...]:
         return self.approvers or audience.operators
@@ -70,6 +72,7 @@ class Approval:
             "threshold": self.threshold,
             "notional": self.notional,
             "policy": self.policy,
+            "escalation_chat_id": self.escalation_chat_id,
         }
 
     def terms_json(self) -> dict[str, Any]:

@@ -133,6 +133,7 @@ def insert_operation(conn: Connection, clock: Clock, draft: Draft, content: str)
             approvers=canonical_json(sorted(envelope.approval.approvers)),
             approval=canonical_json(envelope.approval.terms_json()),
             policy_digest=envelope.approval.policy,
+            escalation_chat_id=envelope.approval.escalation_chat_id,
             state=State.PREPARED.value,
             version=1,
             card_due_at=now,

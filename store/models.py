@@ -130,6 +130,10 @@ class OperationRow(Base):
     # the reminder before expiry: due at `remind_at` (leased like card delivery), sent once
     remind_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     reminded_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # the copy of the card in the escalation audience's chat (sent at the reminder)
+    escalation_chat_id: Mapped[str | None] = mapped_column(String(128))
+    escalation_message_id: Mapped[str | None] = mapped_column(String(128))
+    escalation_card_version: Mapped[int | None] = mapped_column(Integer)
 
     __table_args__ = (
         UniqueConstraint("source_proposer", "source_request_id"),

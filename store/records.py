@@ -46,6 +46,9 @@ class Operation:
     card_due_at: datetime | None = None
     # operators whose confirmation counts so far, oldest first (a quorum's progress)
     confirmed_by: tuple[str, ...] = ()
+    # the copy of the card in the escalation chat, once sent, and the version it shows
+    escalation_message_id: str | None = None
+    escalation_card_version: int | None = None
 
     @property
     def id(self) -> str:
@@ -127,6 +130,8 @@ class Operation:
             exec_tries=row.exec_tries,
             card_due_at=row.card_due_at,
             confirmed_by=tuple(json.loads(row.confirmed_by)) if row.confirmed_by else (),
+            escalation_message_id=row.escalation_message_id,
+            escalation_card_version=row.escalation_card_version,
         )
 
 
@@ -140,6 +145,7 @@ def approval_from(row: Any) -> Approval:
         threshold=terms.get("threshold"),
         notional=terms.get("notional"),
         policy=row.policy_digest,
+        escalation_chat_id=row.escalation_chat_id,
     )
 
 

@@ -126,6 +126,10 @@ class CardWorker:
             else:
                 await self.channel.patch_card(op.card_message_id, card)
                 await self.ledger.shown(op.id, op.version, "patch")
+                if op.escalation_message_id and (op.escalation_card_version or 0) < op.version:
+                    # its copy in the escalation chat shows every change too
+                    await self.channel.patch_card(op.escalation_message_id, card)
+                    await self.ledger.shown(op.id, op.version, "patch", escalation=True)
         except Exception as error:
             kind = getattr(error, "kind", "transient")
             code = getattr(error, "code", None)

@@ -11,11 +11,14 @@ import asyncio
 import contextlib
 import logging
 from datetime import UTC, tzinfo
-from typing import Protocol
+from typing import Any, Protocol
 
 from cards.reminder import reminder_text, waiting_for
+from cards.render import render_card
 from cards.strings import Lang
 from store.authority import Store
+from store.cards import CardLedger
+from store.execution_reads import view
 from store.logcontext import about
 from store.projection import operation_view
 from store.records import Operation
@@ -27,12 +30,18 @@ BATCH = 20
 
 
 class ReplyChannel(Protocol):
+    async def send_card(self, chat_id: str, card: dict[str, Any], uuid: str) -> str: ...
+
     async def reply_text(self, message_id: str, text: str, uuid: str) -> str: ...
 
 
 def reminder_uuid(operation_id: str) -> str:
     """The same on every try: Lark dedupes a reply by it (at most 50 characters)."""
     return f"cs-remind-{operation_id}"
+
+
+def escalation_uuid(operation_id: str) -> str:
+    return f"cs-escalate-{operation_id}"
 
 
 class ReminderWorker:
@@ -47,6 +56,7 @@ class ReminderWorker:
     ) -> None:
         self.store = store
         self.ledger = ReminderLedger(store)
+        self.cards = CardLedger(store)
         self.channel = channel
         self.lang = lang
         self.tz = tz
@@ -70,9 +80,23 @@ class ReminderWorker:
                 return
             text = reminder_text(view, lang=self.lang, now=self.store.clock(), tz=self.tz)
             try:
+                await self.escalate(op)
                 await self.channel.reply_text(op.card_message_id, text, reminder_uuid(op.id))
             except Exception as error:  # tried again when the lease runs out
                 log.warning("reminder for %s not sent: %s", op.id, error)
                 return
             await self.ledger.sent(op.id)
             log.info("reminded the operators of %s", op.id)
+
+    async def escalate(self, op: Operation) -> None:
+        """A copy of the card in the escalation chat, if the audience escalates (once: the
+        uuid makes a retried send the same message)."""
+        chat_id = op.envelope.approval.escalation_chat_id
+        if chat_id is None or op.escalation_message_id is not None:
+            return
+        card = render_card(
+            await view(self.store, op), lang=self.lang, now=self.store.clock(), tz=self.tz
+        )
+        message_id = await self.channel.send_card(chat_id, card, escalation_uuid(op.id))
+        await self.cards.escalated(op.id, message_id, op.version)
+        log.info("card of %s escalated to %s as %s", op.id, chat_id, message_id)

@@ -11,7 +11,7 @@ from typing import Annotated, Any
 from pydantic import Field, StringConstraints, ValidationError
 
 from bot.config import OpenId, ProposerSettings, Settings
-from bot.policy import approval_for
+from bot.policy import approval_for, operators_of
 from bot.validation import problems_from
 from store.canonical import canonical_json, float_paths
 from store.envelope import Audience, CallbackRoute, Conversation, Source
@@ -294,7 +294,7 @@ def build_draft(
         audience=Audience(
             name=audience.name,
             chat_id=audience.chat_id,
-            operators=tuple(sorted(audience.operators)),
+            operators=operators_of(settings, audience),
             allow_self_approval=audience.allow_self_approval,
         ),
         approval=approval,

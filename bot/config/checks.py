@@ -222,6 +222,28 @@ def approval_policy(settings: Settings, environ: Environ) -> Iterator[FieldProbl
                 "lower required_confirmations or add operators",
             )
     known = {audience.name: audience for audience in settings.audiences}
+    for index, audience in enumerate(settings.audiences):
+        escalate_to = getattr(audience, "escalate_to", None)
+        if escalate_to is None:
+            continue
+        if escalate_to == audience.name or escalate_to not in known:
+            yield FieldProblem(
+                f"audiences[{index}].escalate_to",
+                f"{escalate_to!r} is not another configured audience",
+                f"name one of: {', '.join(sorted(set(known) - {audience.name})) or 'none'}",
+            )
+        elif getattr(audience, "remind_before_s", None) is None:
+            yield FieldProblem(
+                f"audiences[{index}].escalate_to",
+                "escalates at the reminder, and this audience sets no remind_before_s",
+                "set remind_before_s (how long before expiry to remind and escalate)",
+            )
+        elif known[escalate_to].chat_id == audience.chat_id:
+            yield FieldProblem(
+                f"audiences[{index}].escalate_to",
+                f"audience {escalate_to!r} posts to the same chat {audience.chat_id}",
+                "escalate to an audience with a chat of its own",
+            )
     for index, rule in enumerate(settings.approval_rules):
         where = f"approval_rules[{index}]"
         for name in rule.audiences:

@@ -133,6 +133,9 @@ class AudienceSettings(Section):
     # this long before an undecided operation expires, one reply in its card's thread
     # mentions the operators who may still act (None: no reminder)
     remind_before_s: int | None = Field(default=None, ge=30, le=604800)
+    # another audience: at the reminder, a copy of the card goes to its chat, and its
+    # operators may decide like this audience's own (they are bound in when filed)
+    escalate_to: Name | None = None
 
 
 class ProposerSettings(Section):

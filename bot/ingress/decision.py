@@ -213,7 +213,16 @@ class Decisions:
         # "processing" answer showed no card: due at once.
         refused = self.store.refusal_statements(click.as_store_click(), refusal) if refusal else ()
         shown = decided.operation if decided is not None else None
-        carried = ShownCard(shown.id, shown.version) if shown and not late else None
+        carried = (
+            ShownCard(
+                shown.id,
+                shown.version,
+                escalation=bool(shown.escalation_message_id)
+                and click.message_id == shown.escalation_message_id,
+            )
+            if shown and not late
+            else None
+        )
         try:
             await self.inbox.answered(INBOX_KIND, click.event_id, result, carried, refused)
         finally:

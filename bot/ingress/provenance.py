@@ -274,17 +274,23 @@ def digest_current(click: CardClick, op: Operation | None, _ctx: Context) -> Rea
 
 
 def chat_is_audience(click: CardClick, op: Operation | None, _ctx: Context) -> Reason | None:
+    """The audience's chat, or the escalation chat once the card's copy is there."""
     assert op is not None
-    return None if click.chat_id == op.envelope.audience.chat_id else Reason.CHAT_MISMATCH
+    chats = {op.envelope.audience.chat_id}
+    if op.escalation_message_id and op.envelope.approval.escalation_chat_id:
+        chats.add(op.envelope.approval.escalation_chat_id)
+    return None if click.chat_id in chats else Reason.CHAT_MISMATCH
 
 
 def message_is_original(click: CardClick, op: Operation | None, _ctx: Context) -> Reason | None:
+    """The card the bot posted in that chat: the original, or its copy in the escalation
+    chat (a copy's click counts like the original's; a forwarded copy's never)."""
     assert op is not None
-    return (
-        None
-        if op.card_message_id and click.message_id == op.card_message_id
-        else Reason.MESSAGE_MISMATCH
-    )
+    escalation_chat = op.envelope.approval.escalation_chat_id
+    cards = {(op.card_message_id, op.envelope.audience.chat_id)}
+    if op.escalation_message_id and escalation_chat:
+        cards.add((op.escalation_message_id, escalation_chat))
+    return None if (click.message_id, click.chat_id) in cards else Reason.MESSAGE_MISMATCH
 
 
 def policy_current(click: CardClick, op: Operation | None, ctx: Context) -> Reason | None:

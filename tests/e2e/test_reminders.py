@@ -8,7 +8,7 @@ from datetime import timedelta
 from store.lifecycle import State
 from tests.support.factories import order_request
 from tests.support.proposer_routes import replies_to
-from tests.support.stack import StackFactory, card_says
+from tests.support.stack import StackFactory, button_value, card_says
 from tests.support.waiting import eventually
 
 REMINDING = {
@@ -65,3 +65,49 @@ async def test_one_reminder_names_who_has_not_confirmed_and_expiry_says_expired(
     _, view = await stack.api("GET", f"/api/v1/operations/{waiting['id']}")
     assert view["state"] == "expired" and view["decision"] is None
     assert later["id"] != decided["id"]
+
+
+ESCALATING = {**REMINDING, "operators": ["ou_alice", "ou_bob"], "escalate_to": "leads"}
+LEADS = {"name": "leads", "chat_id": "oc_leads", "operators": ["ou_dave"]}
+
+
+async def test_an_escalated_copy_decides_like_the_original_and_both_cards_end_alike(
+    make_stack: StackFactory,
+) -> None:
+    stack = await make_stack("ws", audiences=[ESCALATING, LEADS])
+    for path, body in (
+        ("/users", {"open_id": "ou_dave", "name": "Dave"}),
+        ("/chats", {"chat_id": "oc_leads", "name": "Leads", "members": ["ou_dave"]}),
+    ):
+        status, made = await stack.control("POST", path, body)
+        assert status == 201, made
+    view, original = await stack.offered(order_request("escalate-me", expires_in_s=900))
+    assert view["approval"]["approvers"] == ["ou_alice", "ou_bob", "ou_dave"]
+    confirm = button_value(stack, original)  # for a click from a client showing it still
+
+    stack.clock.offset += timedelta(seconds=601)
+    await eventually(lambda: bool(replies_to(stack, original)), deadline_s=30, woken_by=stack.state)
+
+    def copy_in_leads() -> str | None:
+        return next(
+            (
+                m.message_id
+                for m in stack.state.messages.values()
+                if m.chat_id == "oc_leads" and m.msg_type == "interactive"
+            ),
+            None,
+        )
+
+    await eventually(lambda: copy_in_leads() is not None, deadline_s=30, woken_by=stack.state)
+    copy = copy_in_leads()
+    assert copy is not None and copy != original
+
+    reply = await stack.click(copy, "ou_dave")
+    assert reply["toast"]["type"] == "success", reply
+    assert await stack.store.claim_count(view["id"]) == 1
+    for card in (original, copy):  # both patched to the end
+        await card_says(stack, card, "Confirmed by <at id=ou_dave></at>", "Filled")
+
+    late = await stack.click(original, "ou_bob", value=confirm)
+    assert late["toast"]["type"] == "error"  # already claimed, through the copy
+    assert await stack.store.claim_count(view["id"]) == 1
