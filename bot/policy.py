@@ -106,7 +106,7 @@ def approval_for(
     if rule is not None:
         required = rule.required_confirmations or required
         if rule.operators is not None:
-            approvers = tuple(sorted(rule.operators))
+            approvers = tuple(sorted(set(rule.operators)))
         if rule.above is not None:
             threshold = amount_words(rule.above, rule.currency)
     return Approval(

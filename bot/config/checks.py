@@ -13,8 +13,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from bot.config.policy_checks import approval_policy
+from bot.config.policy_checks import duplicates as _duplicates
 from bot.config.settings import (
     ANY,
+    ApprovalRule,
     AudienceSettings,
     ProposerSettings,
     Settings,
@@ -26,10 +29,6 @@ from workers.domains import DOMAINS
 
 Environ = Mapping[str, str]
 Check = Callable[[Settings, Environ], Iterator[FieldProblem]]
-
-
-def _duplicates(names: list[str]) -> set[str]:
-    return {name for name in names if names.count(name) > 1}
 
 
 def unique_names(settings: Settings, environ: Environ) -> Iterator[FieldProblem]:
@@ -207,109 +206,6 @@ def store_url(settings: Settings, environ: Environ) -> Iterator[FieldProblem]:
 STORE_DRIVERS = ("sqlite+aiosqlite:///", "postgresql+asyncpg://")
 
 
-def approval_policy(settings: Settings, environ: Environ) -> Iterator[FieldProblem]:
-    """Every audience's policy can be met, and no rule leaves anyone out by accident: an
-    empty operator set, an unknown audience or kind, or more confirmations than operators
-    fail closed here, with the field named (bot/policy.py applies the rules)."""
-    for index, audience in enumerate(settings.audiences):
-        required = getattr(audience, "required_confirmations", 1)
-        operators = getattr(audience, "operators", None) or []
-        if operators and required > len(operators):
-            yield FieldProblem(
-                f"audiences[{index}].required_confirmations",
-                f"needs {required} confirmations but audience {audience.name!r} has "
-                f"{len(operators)} operator(s), so nothing could ever be confirmed",
-                "lower required_confirmations or add operators",
-            )
-    known = {audience.name: audience for audience in settings.audiences}
-    for index, audience in enumerate(settings.audiences):
-        escalate_to = getattr(audience, "escalate_to", None)
-        if escalate_to is None:
-            continue
-        if escalate_to == audience.name or escalate_to not in known:
-            yield FieldProblem(
-                f"audiences[{index}].escalate_to",
-                f"{escalate_to!r} is not another configured audience",
-                f"name one of: {', '.join(sorted(set(known) - {audience.name})) or 'none'}",
-            )
-        elif getattr(audience, "remind_before_s", None) is None:
-            yield FieldProblem(
-                f"audiences[{index}].escalate_to",
-                "escalates at the reminder, and this audience sets no remind_before_s",
-                "set remind_before_s (how long before expiry to remind and escalate)",
-            )
-        elif known[escalate_to].chat_id == audience.chat_id:
-            yield FieldProblem(
-                f"audiences[{index}].escalate_to",
-                f"audience {escalate_to!r} posts to the same chat {audience.chat_id}",
-                "escalate to an audience with a chat of its own",
-            )
-    for index, rule in enumerate(settings.approval_rules):
-        where = f"approval_rules[{index}]"
-        for name in rule.audiences:
-            if name != ANY and name not in known:
-                yield FieldProblem(
-                    f"{where}.audiences",
-                    f"no audience {name!r}",
-                    f'use one of: {", ".join(sorted(known)) or "none configured"}, or "*"',
-                )
-        for kind in rule.kinds:
-            if kind != ANY and kind not in DOMAINS:
-                yield FieldProblem(
-                    f"{where}.kinds",
-                    f"unknown kind {kind!r}",
-                    f'use one of: {", ".join(sorted(DOMAINS))}, or "*"',
-                )
-        if (rule.above is None) != (rule.currency is None):
-            yield FieldProblem(
-                f"{where}.above",
-                "an amount needs its currency and a currency its amount",
-                'set both (e.g. above = "50000", currency = "USDC") or neither',
-            )
-        if rule.operators is not None and not rule.operators:
-            yield FieldProblem(
-                f"{where}.operators",
-                "is empty, so nobody could confirm what this rule covers",
-                "name the operators who may confirm, or leave operators out for all of them",
-            )
-            continue
-        covered = [
-            audience
-            for audience in settings.audiences
-            if ANY in rule.audiences or audience.name in rule.audiences
-        ]
-        for audience in covered:
-            yield from _rule_against(where, rule, audience)
-
-
-def _rule_against(where: str, rule: Any, audience: AudienceSettings) -> Iterator[FieldProblem]:
-    """`rule` as it would apply to `audience`'s operations."""
-    operators = getattr(audience, "operators", None) or []
-    base = getattr(audience, "required_confirmations", 1)
-    outsiders = sorted(set(rule.operators or ()) - set(operators))
-    if outsiders:
-        yield FieldProblem(
-            f"{where}.operators",
-            f"{', '.join(outsiders)} is not an operator of audience {audience.name!r}",
-            "a rule narrows who may confirm: name only the audience's operators",
-        )
-    required = rule.required_confirmations or base
-    if required < base:
-        yield FieldProblem(
-            f"{where}.required_confirmations",
-            f"{required} is below audience {audience.name!r}'s {base}",
-            "a rule only raises what an operation needs: raise it or remove it",
-        )
-    approvers = set(rule.operators) & set(operators) if rule.operators else set(operators)
-    if approvers and required > len(approvers):
-        yield FieldProblem(
-            f"{where}.required_confirmations",
-            f"needs {required} confirmations from {len(approvers)} operator(s) of audience "
-            f"{audience.name!r}, so what it covers could never be confirmed",
-            "lower required_confirmations or name more operators",
-        )
-
-
 CHECKS: tuple[Check, ...] = (
     unique_names,
     some_proposer,
@@ -354,7 +250,7 @@ def _check_valid_parts(data: Mapping[str, Any], environ: Mapping[str, str]) -> l
     sections = {
         key: value
         for key, value in data.items()
-        if key in Settings.model_fields and key not in ("audiences", "proposers")
+        if key in Settings.model_fields and key not in ("audiences", "proposers", "approval_rules")
     }
     for key in list(sections):
         try:
@@ -382,14 +278,25 @@ def _check_valid_parts(data: Mapping[str, Any], environ: Mapping[str, str]) -> l
         partial = Settings.model_validate(sections)
     except ValidationError:
         return []
-    partial = partial.model_copy(update={"audiences": audiences, "proposers": proposers})
+    rules: list[ApprovalRule] = []  # each valid rule is still checked (one pass)
+    rule_origin: list[int] = []
+    for index, item in enumerate(_items(data.get("approval_rules"))):
+        try:
+            rules.append(ApprovalRule.model_validate(item))
+            rule_origin.append(index)
+        except ValidationError:
+            pass
+    partial = partial.model_copy(
+        update={"audiences": audiences, "proposers": proposers, "approval_rules": rules}
+    )
     problems = []
     for problem in check(partial, environ):
         if problem.field == "proposers" and not proposers and _items(data.get("proposers")):
             continue  # there are proposers; they are all broken and already reported
-        match = re.match(r"proposers\[(\d+)\]", problem.field)
-        if match:
-            field = f"proposers[{origin[int(match[1])]}]" + problem.field[match.end() :]
-            problem = FieldProblem(field, problem.reason, problem.fix)
+        for section, kept in (("proposers", origin), ("approval_rules", rule_origin)):
+            match = re.match(rf"{section}\[(\d+)\]", problem.field)
+            if match:  # the index it has in the file, not among the valid ones
+                field = f"{section}[{kept[int(match[1])]}]" + problem.field[match.end() :]
+                problem = FieldProblem(field, problem.reason, problem.fix)
         problems.append(problem)
     return problems

@@ -12,30 +12,16 @@ from store.lifecycle import State
 from store.reasons import Reason
 from tests.support.backends import Backend
 from tests.support.bot_processes import bot_env, bot_processes, write_config
-from tests.support.factories import order_request
+from tests.support.factories import LARGE_ORDERS_RULE, TRIO_AUDIENCE, big_order, order_request
 from tests.support.processes import free_port
 from tests.support.stack import Stack, StackFactory, button_value, card_says, settled
 from tests.support.waiting import eventually
 
-TRIO = {"name": "ops", "chat_id": "oc_ops", "operators": ["ou_alice", "ou_bob", "ou_carol"]}
-LARGE = {
-    "name": "large-orders",
-    "kinds": ["finance.order"],
-    "above": "50000",
-    "currency": "USDC",
-    "required_confirmations": 2,
-}
+TRIO = TRIO_AUDIENCE
+LARGE = LARGE_ORDERS_RULE
 POLICY = {"audiences": [TRIO], "approval_rules": [LARGE]}
 # every order of the race needs two: above 500, so that four rounds fit the account's budget
 RACE_POLICY = {"audiences": [TRIO], "approval_rules": [{**LARGE, "above": "500"}]}
-
-
-def big_order(request_id: str) -> dict[str, Any]:
-    """1 BTC at a 60,000 limit: a 60,000 USDC notional, above the rule's 50,000."""
-    body = order_request(request_id)
-    body["payload"]["quantity"] = "1.000"
-    body["payload"]["max_fee"] = "100"
-    return body
 
 
 def toast(reply: dict[str, Any]) -> tuple[str, str]:

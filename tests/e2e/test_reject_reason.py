@@ -7,13 +7,13 @@ from __future__ import annotations
 from typing import Any
 
 from store.lifecycle import State
-from tests.support.factories import order_request
+from tests.support.factories import TRIO_AUDIENCE, order_request
 from tests.support.proposer_routes import Receiver, conversation, replies_to, with_routes
 from tests.support.stack import CALLBACK_SECRET, Stack, StackFactory, card_says
 from tests.support.waiting import eventually
 from workers.webhook_signature import verify
 
-TRIO = {"name": "ops", "chat_id": "oc_ops", "operators": ["ou_alice", "ou_bob", "ou_carol"]}
+TRIO = TRIO_AUDIENCE
 TWO_ALWAYS = {"name": "two", "kinds": ["finance.order"], "required_confirmations": 2}
 TYPED = "Price moved 2%\u200b since the proposal;\nwait for the\x07 auction"
 KEPT = "Price moved 2% since the proposal; wait for the auction"

@@ -12,7 +12,14 @@ import pytest
 from store.authority import Store
 from store.canonical import canonical_json
 from store.decisions import Click, Refused
-from store.envelope import CallbackRoute, Conversation, Envelope, confirm_digest
+from store.envelope import (
+    Approval,
+    Audience,
+    CallbackRoute,
+    Conversation,
+    Envelope,
+    confirm_digest,
+)
 from store.lifecycle import State
 from store.reasons import Reason
 from tests.support.factories import ORDER_PAYLOAD, offered
@@ -51,6 +58,10 @@ def _audience(env: Envelope, **changes: object) -> Envelope:
     return dataclasses.replace(env, audience=dataclasses.replace(env.audience, **changes))
 
 
+def _approval(env: Envelope, **changes: object) -> Envelope:
+    return dataclasses.replace(env, approval=dataclasses.replace(env.approval, **changes))
+
+
 VARIANTS: dict[str, Callable[[Envelope], Envelope]] = {
     **_payload_variants(),
     "kind": lambda e: dataclasses.replace(e, kind="message.send"),
@@ -87,13 +98,71 @@ VARIANTS: dict[str, Callable[[Envelope], Envelope]] = {
         ),
     ),
     "id": lambda e: dataclasses.replace(e, id="01AAAAAAAAAAAAAAAAAAAAAAAA"),
+    # the approval policy fixed at filing: how many, who, the rule and why, the policy's digest
+    "approval.required": lambda e: _approval(e, required=2),
+    "approval.approvers": lambda e: _approval(e, approvers=("ou_alice",)),
+    "approval.rule": lambda e: _approval(e, rule="large-orders"),
+    "approval.threshold": lambda e: _approval(e, threshold="50,000 USDC"),
+    "approval.notional": lambda e: _approval(e, notional="600.00 USDC"),
+    "approval.policy": lambda e: _approval(e, policy="0" * 64),
 }
+
+TRIO = Audience("ops", "oc_ops", ("ou_alice", "ou_bob", "ou_carol"))
+FILED = Approval(
+    required=2,
+    approvers=("ou_alice", "ou_bob", "ou_carol"),
+    rule="large-orders",
+    threshold="50,000 USDC",
+    notional="60000.00 USDC",
+    policy="a" * 64,
+)
 
 
 async def test_the_stored_digest_is_recomputable_from_the_stored_envelope(store: Store) -> None:
     op = await offered(store)
     assert op.confirm_digest == confirm_digest(op.envelope)
     assert len(op.confirm_digest) == 64 and int(op.confirm_digest, 16) >= 0
+
+
+async def test_an_approval_survives_the_store_as_filed_and_its_digest_with_it(
+    store: Store,
+) -> None:
+    op = await offered(store, audience=TRIO, approval=FILED)
+    assert op.envelope.approval == FILED
+    assert op.confirm_digest == confirm_digest(op.envelope)
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"required": 3},
+        {"approvers": ("ou_alice", "ou_bob")},
+        {"rule": "huge-orders"},
+        {"threshold": "40,000 USDC"},
+        {"notional": "unknown USDC"},
+        {"policy": "b" * 64},
+    ],
+    ids=lambda changes: next(iter(changes)),
+)
+async def test_a_quorum_cards_digest_changes_with_its_approval_alone(
+    store: Store, changes: dict[str, object]
+) -> None:
+    """Only the approval differs (same terms, audience, expiry): another digest, and a click
+    carrying it claims nothing and counts no confirmation."""
+    op = await offered(store, audience=TRIO, approval=FILED)
+    altered = _approval(op.envelope, **changes)
+    assert altered.payload == op.envelope.payload and altered.audience == op.envelope.audience
+    altered_digest = confirm_digest(altered)
+    assert altered_digest != op.confirm_digest
+
+    result = await store.confirm_and_claim(
+        Click(op.id, "confirm", altered_digest, "ou_alice", "oc_ops", op.card_message_id)
+    )
+
+    assert isinstance(result, Refused) and result.reason is Reason.DIGEST_MISMATCH
+    after = await store.get(op.id)
+    assert after == op and after.confirmed_by == ()
+    assert await store.claim_count(op.id) == 0
 
 
 @pytest.mark.parametrize("name", sorted(VARIANTS))

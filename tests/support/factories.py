@@ -134,3 +134,26 @@ def writes(store: Store) -> int:
     group-commit intents (the writer's intents, less the `transact` work among them)."""
     stats = store.writer.stats if store.writer else WriterStats()
     return store.writes + stats.intents - stats.work
+
+
+# An audience of three operators, and the rule by amount the approval-policy tests use.
+TRIO_AUDIENCE: dict[str, Any] = {
+    "name": "ops",
+    "chat_id": "oc_ops",
+    "operators": ["ou_alice", "ou_bob", "ou_carol"],
+}
+LARGE_ORDERS_RULE: dict[str, Any] = {
+    "name": "large-orders",
+    "kinds": ["finance.order"],
+    "above": "50000",
+    "currency": "USDC",
+    "required_confirmations": 2,
+}
+
+
+def big_order(request_id: str) -> dict[str, Any]:
+    """1 BTC at a 60,000 limit: a 60,000 USDC notional, above LARGE_ORDERS_RULE's 50,000."""
+    body = order_request(request_id)
+    body["payload"]["quantity"] = "1.000"
+    body["payload"]["max_fee"] = "100"
+    return body
