@@ -23,6 +23,9 @@ CALLBACK_VALUE_VERSION = 1
 # the reject form's reason input (bot/ingress/reject_reason.py reads what it sends)
 REASON_FIELD = "reason"
 REASON_MAX_CHARS = 300
+# the form's second submit: a reject that says on purpose it gives no reason (what was typed
+# is not sent on)
+WITHOUT_REASON = "reject_no_reason"
 OPEN_ID = re.compile(r"ou_[A-Za-z0-9_-]{1,120}")
 SHORT_DIGEST = 12
 HEADER_TEMPLATE = {
@@ -325,12 +328,13 @@ def _decide(view: dict[str, Any], lang: Lang) -> list[dict[str, Any]]:
     """Confirm; and Reject in a small form whose optional reason goes back to the proposer
     (Lark sends the form's fields with the click; an empty field is a reject without one)."""
 
-    def button(action: str, style: str, **more: Any) -> dict[str, Any]:
+    def button(action: str, style: str, label: str | None = None, **more: Any) -> dict[str, Any]:
+        label = label or action
         element: dict[str, Any] = {
             "tag": "button",
-            "element_id": action,
+            "element_id": label,
             "type": style,
-            "text": plain_text(text(f"button.{action}", lang), i18n(f"button.{action}")),
+            "text": plain_text(text(f"button.{label}", lang), i18n(f"button.{label}")),
             "behaviors": [{"type": "callback", "value": callback_value(view, action)}],
             **more,
         }
@@ -365,7 +369,31 @@ def _decide(view: dict[str, Any], lang: Lang) -> list[dict[str, Any]]:
             "name": "reject_form",
             "elements": [
                 reason,
-                button("reject", "danger", name="reject", form_action_type="submit"),
+                {
+                    "tag": "column_set",
+                    "columns": [
+                        {
+                            "tag": "column",
+                            "width": "auto",
+                            "elements": [
+                                button("reject", "danger", name="reject", form_action_type="submit")
+                            ],
+                        },
+                        {
+                            "tag": "column",
+                            "width": "auto",
+                            "elements": [
+                                button(
+                                    "reject",
+                                    "default",
+                                    WITHOUT_REASON,
+                                    name=WITHOUT_REASON,
+                                    form_action_type="submit",
+                                )
+                            ],
+                        },
+                    ],
+                },
             ],
         },
     ]

@@ -172,6 +172,7 @@ TEXT: Mapping[str, Mapping[Lang, str]] = {
     },
     "button.confirm": {"en": "Confirm", "zh": "确认"},
     "button.reject": {"en": "Reject", "zh": "拒绝"},
+    "button.reject_no_reason": {"en": "Reject without reason", "zh": "直接拒绝（不填原因）"},
     "reject.reason": {
         "en": "Reason, if you reject (optional; the proposer sees it)",
         "zh": "拒绝原因（可选，发起方可见）",

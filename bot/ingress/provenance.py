@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from bot.ingress.reject_reason import cleaned_reason, reason_problem
-from cards.render import REASON_MAX_CHARS
+from cards.render import REASON_MAX_CHARS, WITHOUT_REASON
 from store.decisions import CLOSED_STATE_REASONS, Click
 from store.inbox import stored_key
 from store.lifecycle import State
@@ -56,6 +56,7 @@ class CardClick:
     value: Any
     problem: str | None = None  # why the envelope cannot be taken as Lark's (None: it can)
     form_value: Any = None  # the card form's fields, when the click submitted one
+    button_name: str = ""  # the clicked component's `name` (a form's buttons have one)
 
     @property
     def operation_id(self) -> str:
@@ -86,7 +87,9 @@ class CardClick:
             event_id=storable(self.event_key, STORED_ID_CHARS) or None,
             reason=(
                 storable(cleaned_reason(self.form_value) or "", REASON_MAX_CHARS) or None
-                if self.action == "reject" and reason_problem(self.form_value) is None
+                if self.action == "reject"
+                and self.button_name != WITHOUT_REASON
+                and reason_problem(self.form_value) is None
                 else None
             ),
         )
@@ -201,6 +204,7 @@ def parse_click(envelope: dict[str, Any]) -> CardClick:
         else None,
         problem=envelope_problem(envelope),
         form_value=_action(envelope).get("form_value"),
+        button_name=str(_action(envelope).get("name") or ""),
     )
 
 

@@ -73,7 +73,7 @@ async def test_part_way_it_names_who_confirmed_and_how_many_are_left(
     op = await counted(store, clock, await finance_op(store, audience=TRIO, approval=LARGE))
     card = card_of(operation_view(op))
     assert "1 of 2 confirmed: <at id=ou_alice></at> · waiting for 1 more" in markdown_texts(card)
-    assert set(buttons(card)) == {"confirm", "reject"}  # still open for the others
+    assert set(buttons(card)) == {"confirm", "reject", "reject_no_reason"}  # still open
 
 
 async def test_once_claimed_it_names_every_confirmer(store: Store, clock: FixedClock) -> None:

@@ -151,9 +151,12 @@ async def test_confirm_and_reject_carry_exactly_the_callback_value(
     op = await finance_op(store)
     card = render(op)
     found = {button["element_id"]: button for button in buttons(card)}
-    assert set(found) == {"confirm", "reject"}
-    for action, button in found.items():
-        assert button["text"]["content"] == text(f"button.{action}", "en")
+    assert set(found) == {"confirm", "reject", "reject_no_reason"}
+    # the reject without a reason is a reject too: only the form's field tells them apart
+    actions = {"confirm": "confirm", "reject": "reject", "reject_no_reason": "reject"}
+    for element_id, button in found.items():
+        action = actions[element_id]
+        assert button["text"]["content"] == text(f"button.{element_id}", "en")
         assert button["behaviors"] == [
             {
                 "type": "callback",
@@ -207,6 +210,7 @@ async def test_chinese_card_has_chinese_labels(store: Store, clock: FixedClock) 
     assert {b["element_id"]: b["text"]["content"] for b in buttons(card)} == {
         "confirm": "确认",
         "reject": "拒绝",
+        "reject_no_reason": "直接拒绝（不填原因）",
     }
     assert "**模拟：不会触及真实交易所**" in markdown_texts(card)
 
@@ -323,7 +327,7 @@ async def test_a_closed_card_has_no_buttons_and_says_what_happened(
 ) -> None:
     op = await finance_op(store)
     open_card = render(op)
-    assert open_card["header"]["template"] == "orange" and len(buttons(open_card)) == 2
+    assert open_card["header"]["template"] == "orange" and len(buttons(open_card)) == 3
 
     closed = await drive(store, clock, op)
     assert closed.state is state

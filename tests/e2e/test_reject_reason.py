@@ -97,3 +97,18 @@ async def test_a_reason_longer_than_the_form_allows_is_refused_by_lark_and_nothi
     assert status == 422 and refused["error"]["code"] == "value_too_long"
     op = await stack.store.get(view["id"])
     assert op is not None and op.state is State.AWAITING_CONFIRMATION
+
+
+async def test_reject_without_reason_keeps_none_even_if_something_was_typed(
+    make_stack: StackFactory, receiver: Receiver
+) -> None:
+    stack = await make_stack("ws")
+    view, message_id, _ = await routed_offer(stack, receiver, "on-purpose")
+    reply = await stack.click(
+        message_id, "ou_bob", "reject_no_reason", form={"reason": "half a thought"}
+    )
+    assert reply["toast"]["type"] == "success"
+    op = await stack.store.get(view["id"])
+    assert op is not None and op.state is State.REJECTED and op.decision_reason is None
+    await eventually(lambda: bool(receiver.accepted), deadline_s=30)
+    assert "reason" not in receiver.accepted[0].json["detail"]

@@ -55,3 +55,5 @@ def test_a_confirm_never_carries_a_reason() -> None:
     assert parse_click(envelope).as_store_click().reason is None
     value["action"] = "reject"
     assert parse_click(envelope).as_store_click().reason == "typed anyway"
+    envelope["event"]["action"]["name"] = "reject_no_reason"  # the form's other submit
+    assert parse_click(envelope).as_store_click().reason is None
