@@ -3,6 +3,7 @@ never for an operation already decided; and expiry is announced as expired, not 
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 
 from store.lifecycle import State
@@ -42,7 +43,9 @@ async def test_one_reminder_names_who_has_not_confirmed_and_expiry_says_expired(
     (reminder,) = replies_to(stack, waiting_card)
     assert mention("ou_bob") in reminder and mention("ou_carol") in reminder
     assert mention("ou_alice") not in reminder  # she has confirmed
-    assert "1 of 2 confirmed" in reminder and "expires in 4 min" in reminder
+    assert "1 of 2 confirmed" in reminder
+    # 299 s were left at the shift, less however long the machine took to get here
+    assert re.search(r"expires in [0-4] min \(", reminder), reminder
 
     # the third one's reminder comes later: by the time it is in, the first has had many
     # looks and still one reminder; the decided one never had any
