@@ -86,6 +86,16 @@ class CardLedger:
         )
         await self.store.transact(lambda conn: conn.execute(sent))
 
+    async def due_again(self, operation_id: str) -> None:
+        """Whatever it shows, its card is due now: what was recorded as shown never reached
+        Lark (a patch shows the newest version; doing it twice is harmless)."""
+        due = (
+            update(OperationRow)
+            .where(OperationRow.id == operation_id, OperationRow.card_error.is_(None))
+            .values(card_due_at=self.store.clock())
+        )
+        await self.store.transact(lambda conn: conn.execute(due))
+
     async def due_now(self, op: Operation) -> bool:
         """A decision's card is due at once (its answer showed nothing, e.g. "processing").
 

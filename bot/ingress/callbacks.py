@@ -25,6 +25,7 @@ from typing import Any
 
 from bot.ingress.ack import ANSWER_BUDGET_S, AckTerms, Flight, answer_in_time
 from bot.ingress.decision import INBOX_KIND, Decisions
+from bot.ingress.overruled import Overruled
 from bot.ingress.recovery import Recovery
 from bot.ingress.replay import Replays
 from bot.ingress.stats import ConsumerStats
@@ -86,6 +87,9 @@ class CallbackConsumer:
             on_claimed=on_claimed,
         )
         self.recovery = Recovery(store, settings, self.stats, self.decisions)
+        self.on_card_due = on_card_due
+        self.overruled = Overruled(self._due_again)
+        self.decisions.overruled = self.overruled
         self._in_flight: set[asyncio.Task[None]] = set()
         self._recovery: asyncio.Task[None] | None = None
         self._running = False
@@ -131,6 +135,24 @@ class CallbackConsumer:
     def processing(self) -> dict[str, Any]:
         """What a transport answers for us then: our own "processing" toast."""
         return self.ack.processing()
+
+    def answered_for(self, event_id: str) -> None:
+        """A transport answered this click for us (any thread): its card is due again if our
+        late answer was recorded as showing it (bot/ingress/overruled.py)."""
+        self.overruled.answered_for(event_id)
+
+    def _due_again(self, operation_id: str) -> None:
+        task = asyncio.ensure_future(self._make_due(operation_id))
+        self._in_flight.add(task)
+        task.add_done_callback(self._in_flight.discard)
+
+    async def _make_due(self, operation_id: str) -> None:
+        try:
+            await self.decisions.cards.due_again(operation_id)
+        except Exception:  # the card worker's poll finds it on its next look otherwise
+            log.exception("making the card of %s due again failed", operation_id)
+            return
+        self.on_card_due()
 
     # -- the ack path -------------------------------------------------------------------------
 

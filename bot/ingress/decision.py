@@ -22,6 +22,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from bot.ingress.ack import Flight, toast
+from bot.ingress.overruled import Overruled
 from bot.ingress.provenance import (
     ENVELOPE_CHECKS,
     VALUE_CHECKS,
@@ -118,6 +119,7 @@ class Decisions:
         self.cards = CardLedger(store)
         self.on_card_due = on_card_due
         self.on_claimed = on_claimed  # the executor has work
+        self.overruled: Overruled | None = None  # set by the consumer (bot/ingress/callbacks.py)
 
     def context(self) -> Context:
         return Context(
@@ -225,6 +227,10 @@ class Decisions:
         )
         try:
             await self.inbox.answered(INBOX_KIND, click.event_id, result, carried, refused)
+            if carried is not None and self.overruled is not None:
+                # a transport that acked this click itself at its deadline never sent our
+                # card: then it is due again (bot/ingress/overruled.py)
+                self.overruled.shown(click.event_id, carried.operation_id)
         finally:
             if shown is not None:
                 if late:

@@ -43,6 +43,11 @@ class CallbackAck(Protocol):
         never a claim. The consumer owns the follow-up (the card's patch)."""
         ...
 
+    def answered_for(self, event_id: str) -> None:
+        """The transport acked this click itself at its deadline (from any thread): whatever
+        the consumer answers later never reaches Lark, so the card it carried is not shown."""
+        ...
+
 
 class IngressPort(Protocol):
     @property
@@ -103,6 +108,7 @@ async def bounded_answer(
             deadline_s,
         )
         pending.add_done_callback(_late(event_id, transport))
+        ack.answered_for(event_id)
         return answer_bytes(ack.processing())
     if pending.cancelled():
         log.error("callback %s over %s: consumer was cancelled", event_id, transport)

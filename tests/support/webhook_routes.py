@@ -18,10 +18,10 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from bot.ingress.ack import AckTerms
 from bot.lark.webhook import add_webhook_routes
 from larksandbox.entities import App
 from larksandbox.webhook import WebhookPusher
+from tests.support.fake_ack import FakeAck
 
 ANSWER: dict[str, Any] = {
     "toast": {"type": "success", "content": "Confirmed"},
@@ -33,7 +33,7 @@ class FakePort:
     """A test double of the IngressPort: records calls, answers from a script."""
 
     def __init__(self) -> None:
-        self.callbacks = AckTerms()  # the consumer's ack terms: the transport's net
+        self.callbacks = FakeAck()  # the consumer's ack terms: the transport's net
         self.clicks: list[tuple[dict[str, Any], str, threading.Thread]] = []
         self.events: list[tuple[dict[str, Any], str]] = []
         self.answer: dict[str, Any] = ANSWER

@@ -18,12 +18,12 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from bot.ingress.ack import AckTerms
 from bot.lark.ws import WsTransport
 from larksandbox.app import SandboxOptions, build_sandbox
 from larksandbox.control_requests import HUB_KEY
 from larksandbox.longconn_wire import ENDPOINT_PATH, ClientConfig
 from larksandbox.state import DEFAULT_APP_ID, default_state
+from tests.support.fake_ack import FakeAck
 from tests.support.sandbox import Sandbox
 
 FRAGMENT_BYTES = 1024  # small, so callbacks and events also travel as fragments
@@ -37,7 +37,7 @@ class FakePort:
     hold: asyncio.Event | None = None  # set: on_callback answers only once it is set
     fail: bool = False
     answer: Callable[[dict[str, Any]], dict[str, Any]] = lambda _e: {}
-    callbacks: AckTerms = field(default_factory=AckTerms)  # the consumer's ack terms
+    callbacks: FakeAck = field(default_factory=FakeAck)  # the consumer's ack terms
     clicks: list[tuple[dict[str, Any], str]] = field(default_factory=list)
     callback_threads: list[threading.Thread] = field(default_factory=list)
     finished: list[str] = field(default_factory=list)  # event ids whose on_callback returned

@@ -154,6 +154,14 @@ async def claimed_once(store: Store, op: Operation) -> None:
     await eventually(claimed)
     assert await store.claim_count(op.id) == 1
 
+    # Lark got "processing", not the card the consumer's answer carried: whatever that
+    # answer recorded as shown, the card is due, so the card worker patches it
+    async def card_due() -> bool:
+        now = await store.get(op.id)
+        return now is not None and now.card_due_at is not None
+
+    await eventually(card_due)
+
 
 def the_processing_toast(toast: dict[str, Any], consumer: CallbackConsumer) -> None:
     assert toast == consumer.processing()["toast"] == AckTerms(lang="zh").processing()["toast"]

@@ -23,6 +23,7 @@ from larksandbox.webhook import (
     sealed_body,
     signed_headers,
 )
+from tests.support.fake_ack import FakeAck
 from tests.support.lark_events import card_action, message_event
 from tests.support.webhook_routes import ANSWER, FakePort, Serve, no_secrets, post
 
@@ -216,11 +217,13 @@ async def test_a_late_consumer_gets_the_processing_toast_and_finishes(
     serve: Serve, pusher: WebhookPusher, app: App, port: FakePort
 ) -> None:
     base = await serve()
-    port.callbacks = AckTerms(answer_budget_s=0.1, lang="zh")  # the net at 0.8 s
+    port.callbacks = FakeAck(AckTerms(answer_budget_s=0.1, lang="zh"))  # the net at 0.8 s
     port.hold = asyncio.Event()  # the consumer answers only after the ack left
     reply = await pusher.post(f"{base}/lark/card", app, card_action(app, {"action": "confirm"}))
     assert reply.status == 200 and reply.json() == port.callbacks.processing()
     assert reply.json()["toast"]["content"] == "已收到，处理中"
     assert not port.finished.is_set()  # answered for while the consumer still held the click
+    [(envelope, _transport, _thread)] = port.clicks
+    assert port.callbacks.answered_for_ids == [envelope["header"]["event_id"]]  # and told so
     port.hold.set()
     await asyncio.wait_for(port.finished.wait(), 5)  # not cancelled by the transport

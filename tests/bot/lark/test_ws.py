@@ -20,6 +20,7 @@ import pytest
 from bot.ingress.ack import AckTerms
 from bot.lark.ws import WsTransport
 from larksandbox.state import DEFAULT_APP_ID
+from tests.support.fake_ack import FakeAck
 from tests.support.sandbox import Sandbox, card_content, create_request, lark_client, sdk, v2_card
 from tests.support.waiting import eventually
 from tests.support.ws_world import FRAGMENT_BYTES, World, click
@@ -174,7 +175,7 @@ async def test_a_late_consumer_gets_the_processing_toast_and_is_not_cancelled(
     world: World,
 ) -> None:
     await connected(world)
-    world.port.callbacks = AckTerms(answer_budget_s=0.1, lang="zh")  # the net at 0.8 s
+    world.port.callbacks = FakeAck(AckTerms(answer_budget_s=0.1, lang="zh"))  # the net at 0.8 s
     world.port.hold = asyncio.Event()  # the consumer answers only after the ack left
     world.port.answer = confirmed
     reply = await click(world.sandbox, await send_card(world.sandbox))
@@ -183,6 +184,8 @@ async def test_a_late_consumer_gets_the_processing_toast_and_is_not_cancelled(
     assert reply["toast"]["content"] == "已收到，处理中"
     [(envelope, _)] = world.port.clicks
     assert world.port.finished == []  # answered for while the consumer still held the click
+    # and the consumer is told so: its own answer, whenever it comes, never reaches Lark
+    assert world.port.callbacks.answered_for_ids == [envelope["header"]["event_id"]]
     world.port.hold.set()
     # the consumer runs to completion (it may be committing the claim); its answer is dropped
     await eventually(lambda: world.port.finished == [envelope["header"]["event_id"]])
