@@ -43,7 +43,7 @@ def operation_text(view: dict[str, Any]) -> str:
         f"  digest:   {view['confirm_digest']}",
         f"  request:  {view['source']['proposer']}/{view['source']['request_id']}",
     ]
-    lines += approval_lines(view)
+    lines += policy_lines(view) + decision_lines(view)
     if view.get("execution"):
         lines.append(f"  execution: {view['execution']['state']}")
     for outcome in view.get("outcomes") or []:  # every stage, oldest first, as the API lists
@@ -52,8 +52,8 @@ def operation_text(view: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def approval_lines(view: dict[str, Any]) -> list[str]:
-    """What the policy asks and who has confirmed; the decision and its reason."""
+def policy_lines(view: dict[str, Any]) -> list[str]:
+    """What the approval policy asks and who has confirmed (nothing for one from anyone)."""
     approval = view.get("approval") or {}
     lines = []
     if approval.get("required", 1) > 1 or approval.get("rule"):
@@ -65,6 +65,12 @@ def approval_lines(view: dict[str, Any]) -> list[str]:
             lines.append(f"  notional: {approval['notional']}")
         if approval.get("confirmed_by"):
             lines.append(f"  confirmed by: {', '.join(approval['confirmed_by'])}")
+    return lines
+
+
+def decision_lines(view: dict[str, Any]) -> list[str]:
+    """The decision, and its reason where the operator gave one."""
+    lines = []
     decision = view.get("decision") or {}
     if decision.get("by"):
         lines.append(f"  decision: {decision['action']} by {decision['by']} at {decision['at']}")

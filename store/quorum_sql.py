@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 
 from store.claim_sql import (
     CONFIRMED,
@@ -94,8 +94,13 @@ RETURNING *
 """
 AUDIT_FOR = """
 INSERT INTO audit (operation_id, at, actor, event, from_state, to_state)
-VALUES ({op}, {at}, 'operator:' || {operator}, {event}, {from_state}, {to})
+VALUES ({op}, {at}, 'operator:' || {operator}, {event}, {from_state}, {to_state})
 """
+# the claim's audit row, and a counted confirmation's (the state stays where it was)
+CLAIMED_AUDIT_FOR = AUDIT_FOR.replace("{event}", "{event_claimed}")
+COUNTED_AUDIT_FOR = AUDIT_FOR.replace("{event}", "{event_counted}").replace(
+    "{to_state}", "{counted_to}"
+)
 
 SQLITE_TYPES = {
     "claim_id": ":claim_id",
@@ -143,17 +148,27 @@ def _sql(template: str, sqlite: bool, card_click: bool = False) -> str:
     )
 
 
+class QuorumSql(NamedTuple):
+    """The quorum branch's statements for one backend, in the order they run."""
+
+    lock: str
+    confirmation: str  # COUNT: this operator's confirmation, once
+    claim: str
+    claim_row: str
+    claimed_audit: str
+    progress: str
+    counted_audit: str
+
+
 QUORUM_SQL = {
-    (sqlite, card_click): (
-        _sql(LOCK_FOR, sqlite, card_click),
-        _sql(CLAIM_FOR, sqlite),
-        _sql(PROGRESS_FOR, sqlite),
-        _sql(COUNT_FOR, sqlite),
-        _sql(CLAIM_ROW_FOR, sqlite),
-        _sql(AUDIT_FOR.replace("{event}", "{event_claimed}").replace("{to}", "{to_state}"), sqlite),
-        _sql(
-            AUDIT_FOR.replace("{event}", "{event_counted}").replace("{to}", "{counted_to}"), sqlite
-        ),
+    (sqlite, card_click): QuorumSql(
+        lock=_sql(LOCK_FOR, sqlite, card_click),
+        confirmation=_sql(COUNT_FOR, sqlite),
+        claim=_sql(CLAIM_FOR, sqlite),
+        claim_row=_sql(CLAIM_ROW_FOR, sqlite),
+        claimed_audit=_sql(CLAIMED_AUDIT_FOR, sqlite),
+        progress=_sql(PROGRESS_FOR, sqlite),
+        counted_audit=_sql(COUNTED_AUDIT_FOR, sqlite),
     )
     for sqlite in (True, False)
     for card_click in (True, False)
@@ -206,9 +221,7 @@ def confirm_statements(
     `card_click` as for `claim_sql.claim_statements`. `params` from `claim_sql.claim_params`
     (with `policies` for a card click)."""
     claim = claim_statements(params, sqlite=sqlite, at=at, after=after, card_click=card_click)
-    lock_sql, claim_sql, progress_sql, count_sql, claim_row_sql, claimed_audit, counted_audit = (
-        QUORUM_SQL[(sqlite, card_click)]
-    )
+    sql = QUORUM_SQL[(sqlite, card_click)]
     lock = at + len(claim)
     layout = ConfirmLayout(
         claim=at, lock=lock, count=lock + 1, quorum_claim=lock + 2, progress=lock + 5
@@ -221,22 +234,22 @@ def confirm_statements(
     }
     quorum = (
         Statement(
-            lock_sql,
+            sql.lock,
             counted,
             only_if=(at, False),
             and_if=(after, True) if after is not None else None,
         ),
-        Statement(count_sql, counted, only_if=(layout.lock, True)),
-        Statement(claim_sql, counted, only_if=(layout.count, True)),
-        Statement(claim_row_sql, counted, only_if=(layout.quorum_claim, True)),
-        Statement(claimed_audit, counted, only_if=(layout.quorum_claim, True)),
+        Statement(sql.confirmation, counted, only_if=(layout.lock, True)),
+        Statement(sql.claim, counted, only_if=(layout.count, True)),
+        Statement(sql.claim_row, counted, only_if=(layout.quorum_claim, True)),
+        Statement(sql.claimed_audit, counted, only_if=(layout.quorum_claim, True)),
         Statement(
-            progress_sql,
+            sql.progress,
             counted,
             only_if=(layout.count, True),
             and_if=(layout.quorum_claim, False),
         ),
-        Statement(counted_audit, counted, only_if=(layout.progress, True)),
+        Statement(sql.counted_audit, counted, only_if=(layout.progress, True)),
     )
     return (*claim, *quorum), layout
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from bot.render import approval_lines
+from bot.render import policy_lines
 from cards.conclusion import outcome_parts
 from cards.outcomes import newest_per_stage, outcome_title
 from cards.strings import Lang
@@ -229,11 +229,7 @@ def detail_html(view: dict[str, Any], records: dict[str, Any], lang: str, since:
 
 def _approval_html(view: dict[str, Any], lang: str) -> str:
     """What the approval policy asks, who confirmed, and the decision with its reason."""
-    parts = [
-        f'<p class="approval">{escape(line.strip())}</p>'
-        for line in approval_lines(view)
-        if not line.strip().startswith(("decision:", "reason:"))
-    ]
+    parts = [f'<p class="approval">{escape(line.strip())}</p>' for line in policy_lines(view)]
     decision = view.get("decision") or {}
     if decision.get("by"):
         parts.append(
