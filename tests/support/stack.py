@@ -346,7 +346,9 @@ async def settled(stack: Stack, operation_id: str, status: str) -> dict[str, Any
         found.update(view)
         return (view.get("outcome") or {}).get("status") == status
 
-    await eventually(check, deadline_s=15)
+    # as card_says: a deadline only bounds a failure, and a worker process started again
+    # while CI runs two suites side by side can take more than 15 s to settle an order
+    await eventually(check, deadline_s=60)
     return found
 
 
