@@ -60,7 +60,9 @@ async def test_a_connection_the_server_closed_is_replaced_before_use(store: Stor
     if store.engine.dialect.name == "sqlite":
         assert await store.get("op-missing") is None
         return
-    pid = await backend_pid(store)  # last in, so the next checkout gets it
+    async with store.read() as conn:  # last in, so the next checkout gets it
+        pid = (await conn.execute(text("SELECT pg_backend_pid()"))).scalar_one()
+        driver = (await conn.get_raw_connection()).driver_connection
     admin = await asyncpg.connect(PG_URL.replace("postgresql+asyncpg", "postgresql"))
     try:
         assert await admin.fetchval("SELECT pg_terminate_backend($1)", pid) is True
@@ -70,6 +72,10 @@ async def test_a_connection_the_server_closed_is_replaced_before_use(store: Stor
             return bool(left == 0)
 
         await eventually(gone)
+        # The server's goodbye and its EOF reach asyncpg in separate loop turns; under load
+        # the EOF can come after the server's backend is gone. The checkout hook acts on
+        # what asyncpg has seen, so wait for that (the window before it is the next test's).
+        await eventually(lambda: driver is not None and driver.is_closed())
     finally:
         await admin.close()
     # the very next store call works: the closed connection is swapped at checkout, no error
