@@ -33,6 +33,13 @@ EnvName = Annotated[str, StringConstraints(pattern=r"^[A-Z_][A-Z0-9_]{0,127}$")]
 ChatId = Annotated[str, StringConstraints(pattern=r"^oc_[A-Za-z0-9_-]{1,120}$")]
 OpenId = Annotated[str, StringConstraints(pattern=r"^ou_[A-Za-z0-9_-]{1,120}$")]
 Name = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$")]
+# a person's display name on cards, the dashboard and the CLI: one line of plain text
+DisplayName = Annotated[
+    str,
+    StringConstraints(
+        strip_whitespace=True, min_length=1, max_length=64, pattern=r"^[^\x00-\x1f\x7f<>]+$"
+    ),
+]
 HostName = Annotated[str, StringConstraints(pattern=r"^(\*|[A-Za-z0-9]([A-Za-z0-9.-]{0,252}))$")]
 ANY = "*"
 
@@ -229,6 +236,8 @@ class Settings(Section):
     execution: ExecutionSettings = Field(default_factory=ExecutionSettings)
     deliveries: DeliverySettings = Field(default_factory=DeliverySettings)
     cards: CardSettings = Field(default_factory=CardSettings)
+    # open id -> the name people know them by; anyone not listed is shown by their id
+    people: dict[OpenId, DisplayName] = Field(default_factory=dict)
 
     def audience(self, name: str) -> AudienceSettings | None:
         return next((a for a in self.audiences if a.name == name), None)

@@ -110,6 +110,9 @@ def _documented_keys(text: str) -> set[tuple[str, str]]:
         header = re.fullmatch(r"\[\[?\s*([A-Za-z0-9_.]+)\s*\]\]?", line)
         if header:
             table = header[1]
+            # a table documents its own key (a map such as [people] has no fixed keys)
+            parent, _, name = table.rpartition(".")
+            keys.add((parent, name))
             continue
         key = re.match(r"#?\s*([A-Za-z0-9_]+)\s*=", line)
         if key:
