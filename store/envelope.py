@@ -110,6 +110,8 @@ class Source:
     context: Mapping[str, Any] = field(default_factory=dict)
     conversation: Conversation | None = None
     callback: CallbackRoute | None = None
+    # why, in the proposer's words (one line of plain text, shown on the card)
+    reason: str | None = None
 
     def routes(self) -> dict[str, Any] | None:
         """Where the conclusion goes back (None: only the bounded wait on the API)."""
@@ -139,6 +141,8 @@ class Source:
             "requester_open_id": self.requester_open_id,
             "context": dict(self.context),
         }
+        if self.reason is not None:  # left out when absent: older digests stay what they were
+            found["reason"] = self.reason
         # routes are terms like any other (frozen into the confirm digest); absent ones are
         # left out so digests of proposals without routes stay what they were
         found.update(self.routes() or {})

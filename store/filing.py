@@ -124,6 +124,7 @@ def insert_operation(conn: Connection, clock: Clock, draft: Draft, content: str)
             source_request_id=envelope.source.request_id,
             source_requester_open_id=envelope.source.requester_open_id,
             source_context=canonical_json(envelope.source.context),
+            source_reason=envelope.source.reason,
             source_routes=(
                 canonical_json(routes) if (routes := envelope.source.routes()) else None
             ),

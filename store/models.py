@@ -97,6 +97,8 @@ class OperationRow(Base):
     source_request_id: Mapped[str] = mapped_column(String(128), nullable=False)
     source_requester_open_id: Mapped[str | None] = mapped_column(String(128))
     source_context: Mapped[str] = mapped_column(Text, nullable=False)
+    # why, in the proposer's words: one line of plain text shown on the card (bound in the digest)
+    source_reason: Mapped[str | None] = mapped_column(Text)
     # where the conclusion goes back: {"conversation": {...}, "callback": {...}} or NULL
     source_routes: Mapped[str | None] = mapped_column(Text)
     request_content: Mapped[str] = mapped_column(Text, nullable=False)

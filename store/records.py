@@ -108,6 +108,7 @@ class Operation:
                 request_id=row.source_request_id,
                 requester_open_id=row.source_requester_open_id,
                 context=json.loads(row.source_context),
+                reason=row.source_reason,
                 conversation=conversation,
                 callback=callback,
             ),

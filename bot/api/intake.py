@@ -22,6 +22,8 @@ from workers.domains.types import StrictModel, is_control
 from workers.targets import BadUrl, parse_callback_url
 
 MAX_CONTEXT_BYTES = 4096
+# the card shows the reason under its header: a sentence or two, not a document
+MAX_REASON_CHARS = 280
 RequestId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")]
 
 
@@ -41,6 +43,8 @@ class CallbackIn(StrictModel):
 
 class SourceIn(StrictModel):
     requester_open_id: OpenId | None = None
+    # why, for the operators: checked by _reason_problems (one readable line, bounded)
+    reason: str | None = None
     context: dict[str, Any] = Field(default_factory=dict)
     conversation: ConversationIn | None = None
     callback: CallbackIn | None = None
@@ -103,6 +107,25 @@ def _shape_problems(body: Any, free_text: frozenset[str]) -> list[FieldProblem]:
                 )
             )
     return sorted(set(problems), key=lambda p: p.field)
+
+
+def _reason_problems(reason: str | None) -> list[FieldProblem]:
+    """`source.reason` is one readable line the card shows as plain text, or nothing (control
+    and format characters anywhere in a body are refused before, by `_shape_problems`)."""
+    if reason is None:
+        return []
+    fix = f"send one line of plain text, at most {MAX_REASON_CHARS} characters, or leave it out"
+    if not reason.strip():
+        return [FieldProblem("source.reason", "is empty", fix)]
+    if len(reason.strip()) > MAX_REASON_CHARS:
+        return [
+            FieldProblem(
+                "source.reason",
+                f"is {len(reason.strip())} characters; the cap is {MAX_REASON_CHARS}",
+                fix,
+            )
+        ]
+    return []
 
 
 def _route_problems(
@@ -237,6 +260,7 @@ def build_draft(
             )
         )
     problems.extend(_route_problems(source, proposer, settings))
+    problems.extend(_reason_problems(source.reason))
     if (
         source.callback is not None
         and source.callback.secret_ref not in proposer.callback_secret_env
@@ -307,6 +331,7 @@ def build_draft(
             request_id=request.request_id,
             requester_open_id=source.requester_open_id,
             context=source.context,
+            reason=source.reason.strip() if source.reason else None,
             conversation=(
                 Conversation(source.conversation.chat_id, source.conversation.message_id)
                 if source.conversation

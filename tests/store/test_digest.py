@@ -88,6 +88,9 @@ VARIANTS: dict[str, Callable[[Envelope], Envelope]] = {
     "source.context": lambda e: dataclasses.replace(
         e, source=dataclasses.replace(e.source, context={"why": "other"})
     ),
+    "source.reason": lambda e: dataclasses.replace(
+        e, source=dataclasses.replace(e.source, reason="rebalance before the close")
+    ),
     "source.conversation": lambda e: dataclasses.replace(
         e, source=dataclasses.replace(e.source, conversation=Conversation("oc_ops", "om_other"))
     ),
