@@ -88,7 +88,7 @@ SAMPLES = (
         "preflight refuses",
         "finance.order",
         order_payload(quantity="0.0105"),
-        ("Not sent: the pre-check refused it · SIMULATED",),
+        ("Refused by pre-check — nothing sent · SIMULATED",),
     ),
     Sample(
         "message draft",

@@ -123,6 +123,7 @@ async def serve(
                 tz,
                 answer_budget_s=lark.answer_budget_s,
                 policies=policy_digests(settings),
+                people=settings.people,
             ),
             on_card_due=kick_cards,
             on_claimed=kick_executor,

@@ -145,6 +145,7 @@ async def build_workforce(
             lang=settings.cards.lang,
             tz=tz or zone(settings.cards.timezone),
             poll_s=settings.cards.poll_s,
+            people=settings.people,
         )
         reminders = ReminderWorker(
             store,
@@ -152,6 +153,7 @@ async def build_workforce(
             lang=settings.cards.lang,
             tz=tz or zone(settings.cards.timezone),
             poll_s=settings.cards.poll_s,
+            people=settings.people,
         )
     runners: dict[str, Runner] = {}
     # The venue opens even with finance disabled: its claimed orders are still reconciled.

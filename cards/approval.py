@@ -1,4 +1,5 @@
-"""What the approval policy asks of an operation, on its card. Pure.
+"""What the approval policy asks of an operation, on its card. Pure. (The worst-case notional
+is one of the card's terms: cards/terms.py.)
 
 An operation that needs one confirmation from any operator shows nothing here: that is the
 card as it always was. One that needs more, or that a rule narrowed, says so under its
@@ -73,17 +74,6 @@ def approval_elements(
     elements: list[dict[str, Any]] = [
         {"tag": "div", "element_id": "approval_needs", "text": _each_lang(needs, lang)}
     ]
-    if approval.get("notional"):
-        label = approval["notional"]
-        elements.append(
-            {
-                "tag": "div",
-                "element_id": "approval_notional",
-                "text": _each_lang(
-                    lambda each: f"{text('approval.notional', each)}: {label}", lang
-                ),
-            }
-        )
     confirmed = approval.get("confirmed_by") or []
     if confirmed and view["state"] in ("prepared", "awaiting_confirmation"):
         who = _people(confirmed, mention)

@@ -123,12 +123,7 @@ def refusal_text(reason: Reason, lang: Lang = "en") -> str:
 TEXT: Mapping[str, Mapping[Lang, str]] = {
     "title.finance.order": {"en": "Confirm order", "zh": "确认下单"},
     "title.message.send": {"en": "Approve outbound message", "zh": "批准外发消息"},
-    "simulated": {"en": "SIMULATED: no real venue is touched", "zh": "模拟：不会触及真实交易所"},
-    "executor": {"en": "Executor", "zh": "执行器"},
     "expires": {"en": "Expires", "zh": "过期时间"},
-    "operation": {"en": "Operation", "zh": "操作"},
-    "digest": {"en": "Digest", "zh": "摘要"},
-    "requested_by": {"en": "Requested by", "zh": "发起人"},
     # approval policy (N of M): cards/approval.py
     "approval.needs": {
         "en": "Needs {required} of {of} operators — {why}",
@@ -251,7 +246,6 @@ TEXT: Mapping[str, Mapping[Lang, str]] = {
         "zh": "无法自动核对 — 需要人工确认",
     },
     "outcome.reconciled": {"en": "Reconciled: {status}", "zh": "核对结果：{status}"},
-    "executing": {"en": "Executing…", "zh": "执行中…"},
     "protective.stop_loss": {"en": "Stop loss {price}", "zh": "止损 {price}"},
     "protective.take_profit": {"en": "Take profit {price}", "zh": "止盈 {price}"},
     "protective.accepted": {"en": "armed", "zh": "已挂出"},

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, tzinfo
 from typing import Any, Protocol
@@ -61,12 +62,14 @@ class CardWorker:
         lang: Lang = "en",
         tz: tzinfo = UTC,
         poll_s: float = 1.0,
+        people: Mapping[str, str] | None = None,
     ) -> None:
         self.store = store
         self.ledger = CardLedger(store)
         self.channel = channel
         self.lang = lang
         self.tz = tz
+        self.people = people or {}  # open id -> display name, for the card
         self.poll_s = poll_s
         self._kick = asyncio.Event()
         self._per_card: dict[str, CardTurn] = {}  # cards with a call under way or waiting
@@ -109,7 +112,11 @@ class CardWorker:
 
     async def _deliver(self, op: Operation) -> None:
         card = render_card(
-            await view(self.store, op), lang=self.lang, now=self.store.clock(), tz=self.tz
+            await view(self.store, op),
+            lang=self.lang,
+            now=self.store.clock(),
+            tz=self.tz,
+            people=self.people,
         )
         action = "send" if op.card_message_id is None else "patch"
         try:

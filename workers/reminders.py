@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Mapping
 from datetime import UTC, tzinfo
 from typing import Any, Protocol
 
@@ -53,6 +54,7 @@ class ReminderWorker:
         lang: Lang = "en",
         tz: tzinfo = UTC,
         poll_s: float = 1.0,
+        people: Mapping[str, str] | None = None,
     ) -> None:
         self.store = store
         self.ledger = ReminderLedger(store)
@@ -60,6 +62,7 @@ class ReminderWorker:
         self.channel = channel
         self.lang = lang
         self.tz = tz
+        self.people = people or {}  # open id -> display name, for the card
         self.poll_s = poll_s
 
     async def run(self, stop: asyncio.Event) -> None:
@@ -95,7 +98,11 @@ class ReminderWorker:
         if chat_id is None or op.escalation_message_id is not None:
             return
         card = render_card(
-            await view(self.store, op), lang=self.lang, now=self.store.clock(), tz=self.tz
+            await view(self.store, op),
+            lang=self.lang,
+            now=self.store.clock(),
+            tz=self.tz,
+            people=self.people,
         )
         message_id = await self.channel.send_card(chat_id, card, escalation_uuid(op.id))
         await self.cards.escalated(op.id, message_id, op.version)

@@ -19,7 +19,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, tzinfo
 from typing import Any
 
@@ -56,6 +56,8 @@ class CallbackSettings:
     # audience name -> its approval policy's digest as configured now (bot/policy.py): a
     # card filed under another policy is stale. None: not compared (no config at hand)
     policies: Mapping[str, str] | None = None
+    # open id -> display name: how a card patched in an answer names people ([people])
+    people: Mapping[str, str] = field(default_factory=dict)
 
 
 class CallbackConsumer:

@@ -276,5 +276,9 @@ class Decisions:
             await view(self.store, op) if op.state is State.OUTCOME_OBSERVED else operation_view(op)
         )
         return render_card(
-            projection, lang=self.settings.lang, now=self.store.clock(), tz=self.settings.tz
+            projection,
+            lang=self.settings.lang,
+            now=self.store.clock(),
+            tz=self.settings.tz,
+            people=self.settings.people,
         )

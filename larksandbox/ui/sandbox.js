@@ -222,7 +222,10 @@
       if (cls) node.classList.add(cls);
       return node;
     }
-    return h("div", { class: `plain ${cls || ""}`.trim() }, text);
+    // Lark's text_size and text_color on a text object (notation: the small grey size)
+    const size = obj && typeof obj === "object" && /^[a-z_]{1,20}$/.test(obj.text_size || "") ? ` size-${obj.text_size}` : "";
+    const colour = obj && typeof obj === "object" && /^[a-z_-]{1,20}$/.test(obj.text_color || "") ? ` color-${obj.text_color}` : "";
+    return h("div", { class: `plain${size}${colour} ${cls || ""}`.trim() }, text);
   }
 
   // -- cards -------------------------------------------------------------------------------

@@ -24,7 +24,7 @@ async def test_the_scripted_demo_exits_0_after_every_sample(tmp_path: Path) -> N
         "[rests then fills in parts] card -> Resting on the book · SIMULATED",
         "[rests then fills in parts] card -> Partially filled · SIMULATED",
         "[rests then fills in parts] card -> Filled · SIMULATED",
-        "[preflight refuses] card -> Not sent: the pre-check refused it · SIMULATED",
+        "[preflight refuses] card -> Refused by pre-check — nothing sent · SIMULATED",
         "[message draft] card -> Sent",
         "[message draft] messages the bot posted in oc_acme: 1",
         '[metrics] countersign_decisions_total{"action": "confirm"} moved by 4 (expected 4)',

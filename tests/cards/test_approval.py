@@ -16,6 +16,7 @@ from tests.support.cards import (
     FixedClock,
     confirmed,
     counted,
+    fields,
     finance_op,
     markdown_texts,
     plain_texts,
@@ -56,7 +57,7 @@ async def test_two_of_three_says_what_it_needs_and_asks_a_second_look(
     card = card_of(operation_view(op))
     texts = plain_texts(card)
     assert "Needs 2 of 3 operators — above 50,000 USDC" in texts
-    assert "Notional (worst case): 62000.00 USDC" in texts
+    assert fields(card)["Notional (worst case)"] == "62000.00 USDC"
     dialog = buttons(card)["confirm"]["confirm"]
     assert dialog["title"]["content"] == "Confirm this operation?"
     assert dialog["text"]["content"].startswith("BUY 0.010 BTC-PERP · notional 62000.00 USDC")

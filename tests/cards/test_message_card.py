@@ -14,7 +14,7 @@ import pytest
 
 from cards.render import render_card
 from cards.strings import LANGS, Lang
-from tests.support.cards import markdown_texts, message_view, nodes, plain_texts
+from tests.support.cards import fields, markdown_texts, message_view, nodes, plain_texts
 
 T0 = datetime(2025, 3, 1, 1, 30, tzinfo=UTC)
 # What a hostile draft would like the operator to read as card terms, not as the message.
@@ -70,9 +70,9 @@ def test_a_long_text_is_still_one_block_and_counted_whole() -> None:
 
 def test_structured_mentions_are_listed_in_plain_text() -> None:
     card = render(message_view("Please confirm.", mentions=["ou_carol", "ou_dave"]))
-    assert "This message will mention: ou_carol, ou_dave" in plain_texts(card)
+    assert fields(card)["This message will mention"] == "ou_carol, ou_dave"
     zh = render(message_view("Please confirm.", mentions=["ou_carol"]), "zh")
-    assert "此消息将提及: ou_carol" in plain_texts(zh)
+    assert fields(zh)["此消息将提及"] == "ou_carol"
     # the ids are not known to this app's tenant: never <at> on the card
     assert not [m for m in markdown_texts(card) if "<at" in m]
 
@@ -87,9 +87,9 @@ def test_an_unverified_requester_is_named_in_plain_text(lang: Lang) -> None:
     assert not [m for m in markdown_texts(card) if "ou_stranger" in m]
     shown = [t for t in plain_texts(card) if "ou_stranger" in t]
     assert shown == [
-        "Requested by: ou_stranger (unverified id)"
+        "Proposed by dev-agent · Requested by: ou_stranger (unverified id)"
         if lang == "en"
-        else "发起人：ou_stranger（未经验证的 ID）"
+        else "由 dev-agent 提交 · 发起人：ou_stranger（未经验证的 ID）"
     ]
 
 

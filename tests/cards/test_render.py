@@ -27,13 +27,16 @@ from tests.support.cards import (
     FixedClock,
     cancelled,
     confirmed,
+    element,
     expired,
+    fields,
     finance_op,
     markdown_texts,
     message_op,
     nodes,
     plain_texts,
     rejected,
+    said,
     superseded,
     tagged,
 )
@@ -86,44 +89,81 @@ async def test_every_term_is_shown_as_plain_text(store: Store, clock: FixedClock
     terms = view["terms"]["terms"]
     assert {term["name"] for term in terms} >= {"instrument", "side", "quantity", "limit_price"}
     card = render_card(view, now=T0, tz=SHANGHAI)
-    plain, markdown = plain_texts(card), markdown_texts(card)
+    grid, markdown = fields(card), markdown_texts(card)
     for term in terms:
-        line = f"{text('term.' + term['name'], 'en')}: {shown(term['value'], 'en')}"
-        assert line in plain, line
-        assert not any(line in each for each in markdown), line
-    assert "Reduce only: no" in plain and "Quantity: 0.010" in plain
-    assert card["header"]["title"]["tag"] == "plain_text"
-    assert card["header"]["title"]["content"] == "Confirm order: BUY 0.010 BTC-PERP"
+        label = text("term." + term["name"], "en")
+        assert grid[label] == shown(term["value"], "en"), label
+        assert not any(shown(term["value"], "en") in each for each in markdown), label
+    assert grid["Reduce only"] == "no" and grid["Quantity"] == "0.010"
+    assert card["header"]["title"] == {
+        "tag": "plain_text",
+        "content": "Order to confirm",
+        "i18n_content": {"en_us": "Order to confirm", "zh_cn": "待确认订单"},
+    }
+    assert card["header"]["subtitle"]["content"] == "BUY 0.010 BTC-PERP"
 
 
-async def test_simulation_is_marked_on_a_simulated_card(store: Store, clock: FixedClock) -> None:
+async def test_short_terms_share_a_row_and_long_ones_have_their_own(
+    store: Store, clock: FixedClock
+) -> None:
     card = render(await finance_op(store))
-    marker = next(n for n in nodes(card) if n.get("element_id") == "simulated")
-    assert marker["content"] == f"**{text('simulated', 'en')}**"
-    assert card["header"]["subtitle"]["content"] == "SIMULATED"
-    assert card["body"]["elements"][0] is marker  # before the terms, not below the fold
+    rows = [n for n in card["body"]["elements"] if n["tag"] == "column_set"]
+    paired = [row for row in rows if len(row["columns"]) == 2]
+    assert len(paired) >= 4  # side/quantity, instrument/price, ... two to a row on a phone
+    for row in paired:
+        assert [c["weight"] for c in row["columns"]] == [1, 1]
+    long_value = "x" * 40
+    projection = {"title": "t", "terms": [{"name": "venue", "value": long_value}]}
+    alone = render(await offered(store, projection=projection))
+    assert fields(alone)["Venue"] == long_value
+    assert not [n for n in nodes(alone) if n.get("tag") == "column" and n.get("weight") == 1]
+
+
+async def test_simulation_is_tagged_in_the_header(store: Store, clock: FixedClock) -> None:
+    card = render(await finance_op(store))
+    [tag] = card["header"]["text_tag_list"]
+    assert tag["text"]["content"] == "SIMULATED"
+    assert tag["text"]["i18n_content"] == {"en_us": "SIMULATED", "zh_cn": "模拟"}
 
 
 async def test_no_simulation_marker_on_a_real_executor(store: Store, clock: FixedClock) -> None:
     op = await message_op(store)
     assert not op.envelope.simulated
     card = render(op)
-    assert not any(n.get("element_id") == "simulated" for n in nodes(card))
+    assert "text_tag_list" not in card["header"]
     dumped = json.dumps(card, ensure_ascii=False)
-    assert "SIMULATED" not in dumped and text("simulated", "zh") not in dumped
-    assert card["header"]["subtitle"]["content"] == "message.send"
+    assert "SIMULATED" not in dumped and text("subtitle.simulated", "zh") not in dumped
+    assert card["header"]["title"]["content"] == "Message to approve"
 
 
-async def test_executor_operation_and_short_digest(store: Store, clock: FixedClock) -> None:
+async def test_the_audit_details_are_a_footer_note(store: Store, clock: FixedClock) -> None:
     op = await finance_op(store)
     card = render(op)
-    plain = plain_texts(card)
-    assert "Executor: sim-venue r1" in plain
-    assert f"Operation: {op.id}" in plain
     short = op.confirm_digest[:SHORT_DIGEST]
-    assert SHORT_DIGEST == 12 and f"Digest: {short}" in plain
+    assert SHORT_DIGEST == 12
+    assert said(card, "audit") == f"Operation {op.id} · digest {short} · sim-venue r1"
+    assert card["body"]["elements"][-1] == element(card, "audit")
+    note = element(card, "audit")
+    assert note is not None and note["text"]["text_size"] == "notation"
     # the full digest is for the buttons, not for reading
-    assert not any(op.confirm_digest in each for each in plain + markdown_texts(card))
+    assert not any(op.confirm_digest in each for each in plain_texts(card) + markdown_texts(card))
+
+
+async def test_who_proposed_it_and_why(store: Store, clock: FixedClock) -> None:
+    source = Source("dev-agent", "req-why", "ou_carol", reason="Hedge the weekend gap")
+    card = render(await finance_op(store, source=source))
+    assert (
+        said(card, "proposer") == "Proposed by dev-agent · Requested by: ou_carol (unverified id)"
+    )
+    assert said(card, "why") == "Why: Hedge the weekend gap"
+    assert said(card, "why", "zh_cn") == "理由：Hedge the weekend gap"
+    named = render_card(
+        operation_view(await finance_op(store, source=Source("dev-agent", "req-n", "ou_carol"))),
+        now=T0,
+        people={"ou_carol": "Carol"},
+    )
+    assert said(named, "proposer") == "Proposed by dev-agent for Carol"
+    assert said(named, "why") is None
 
 
 @pytest.mark.parametrize(
@@ -142,7 +182,7 @@ async def test_expiry_is_absolute_in_the_timezone_and_relative_to_now(
     assert op.envelope.expires_at == datetime(2025, 3, 1, 1, 45, tzinfo=UTC)
     card = render(op, now=now)
     # 01:45 UTC is 09:45 in Shanghai
-    assert f"Expires: 2025-03-01 09:45 CST ({relative})" in plain_texts(card)
+    assert said(card, "expires") == f"Expires {relative} · 2025-03-01 09:45 CST"
 
 
 async def test_confirm_and_reject_carry_exactly_the_callback_value(
@@ -202,17 +242,19 @@ async def test_chinese_card_has_chinese_labels(store: Store, clock: FixedClock) 
     op = await finance_op(store)
     card = render(op, lang="zh")
     plain = plain_texts(card)
-    assert card["header"]["title"]["content"] == "确认下单: BUY 0.010 BTC-PERP"
-    assert "交易场所: sim" in plain and "数量: 0.010" in plain and "只减仓: 否" in plain
-    assert "执行器: sim-venue r1" in plain and f"操作: {op.id}" in plain
-    assert f"摘要: {op.confirm_digest[:SHORT_DIGEST]}" in plain
-    assert any(each.startswith("过期时间: 2025-03-01 09:45 CST") for each in plain)
+    assert card["header"]["title"]["content"] == "待确认订单"
+    grid = fields(card)
+    assert grid["交易场所"] == "sim" and grid["数量"] == "0.010" and grid["只减仓"] == "否"
+    short = op.confirm_digest[:SHORT_DIGEST]
+    assert said(card, "audit") == f"操作 {op.id} · 摘要 {short} · sim-venue r1"
+    assert said(card, "expires") == "15分钟后过期 · 2025-03-01 09:45 CST"
+    assert "SIMULATED" not in plain
     assert {b["element_id"]: b["text"]["content"] for b in buttons(card)} == {
         "confirm": "确认",
         "reject": "拒绝",
         "reject_no_reason": "直接拒绝（不填原因）",
     }
-    assert "**模拟：不会触及真实交易所**" in markdown_texts(card)
+    assert card["header"]["text_tag_list"][0]["text"]["content"] == "模拟"
 
 
 @pytest.mark.parametrize("lang", LANGS)
@@ -222,18 +264,17 @@ async def test_every_localized_text_has_every_locale(
     requester = Source("dev-agent", f"req-i18n-{lang}", "ou_carol")
     card = render(await finance_op(store, source=requester), lang=lang)
     localized = [node for node in nodes(card) if "i18n_content" in node]
-    assert len(localized) >= 15
+    assert len(localized) >= 12
     for node in localized:
         assert set(node["i18n_content"]) == {"en_us", "zh_cn"}, node
         assert all(value.strip() for value in node["i18n_content"].values()), node
         lark_locale = {"en": "en_us", "zh": "zh_cn"}[lang]
         assert node["content"] == node["i18n_content"][lark_locale], node
     # labels in en_us are English and in zh_cn are Chinese
-    for node in tagged(card, "plain_text"):
-        if "i18n_content" in node and ": " in node["content"]:
-            en_label = node["i18n_content"]["en_us"].split(": ", 1)[0]
-            zh_label = node["i18n_content"]["zh_cn"].split(": ", 1)[0]
-            assert not CJK.search(en_label) and CJK.search(zh_label), node
+    labels = fields(card, "en_us"), fields(card, "zh_cn")
+    assert len(labels[0]) == len(labels[1]) >= 10
+    for en_label, zh_label in zip(*labels, strict=True):
+        assert not CJK.search(en_label) and CJK.search(zh_label), (en_label, zh_label)
 
 
 async def test_each_locale_reads_wholly_in_its_language(store: Store, clock: FixedClock) -> None:
@@ -262,8 +303,8 @@ async def test_projection_titles_and_term_names_stay_plain(store: Store, clock: 
         "simulated": True,
     }
     card = render(await offered(store, projection=projection))
-    assert card["header"]["title"]["content"] == f"Confirm order: {INJECTION}"
-    assert f"Venue: {INJECTION}" in plain_texts(card)
+    assert card["header"]["subtitle"] == {"tag": "plain_text", "content": INJECTION}
+    assert fields(card)["Venue"] == INJECTION
     for markdown in markdown_texts(card):
         assert not any(marker in markdown for marker in INJECTION_MARKERS), markdown
 
@@ -275,7 +316,7 @@ CLOSED: list[Any] = [
     pytest.param(
         confirmed,
         State.CLAIMED,
-        "green",
+        ("wathet", "Confirmed — executing", "已确认 — 执行中"),
         "Confirmed by <at id=ou_alice></at> at 2025-03-01 09:31 CST",
         "由 <at id=ou_alice></at> 于 2025-03-01 09:31 CST 确认",
         id="claimed",
@@ -283,7 +324,7 @@ CLOSED: list[Any] = [
     pytest.param(
         rejected,
         State.REJECTED,
-        "red",
+        ("red", "Rejected by ou_bob", "已被 ou_bob 拒绝"),
         "Rejected by <at id=ou_bob></at> at 2025-03-01 09:32 CST",
         "由 <at id=ou_bob></at> 于 2025-03-01 09:32 CST 拒绝",
         id="rejected",
@@ -291,7 +332,7 @@ CLOSED: list[Any] = [
     pytest.param(
         cancelled,
         State.CANCELLED,
-        "grey",
+        ("grey", "Cancelled by the proposer — nothing executed", "发起方已取消 — 未执行"),
         "Cancelled by the proposer",
         "发起方已取消",
         id="cancelled",
@@ -299,7 +340,7 @@ CLOSED: list[Any] = [
     pytest.param(
         expired,
         State.EXPIRED,
-        "grey",
+        ("grey", "Expired — nothing executed", "已过期 — 未执行"),
         "Expired at 2025-03-01 09:45 CST: propose again if still needed",
         "已于 2025-03-01 09:45 CST 过期：如仍需要请重新提交",
         id="expired",
@@ -307,7 +348,7 @@ CLOSED: list[Any] = [
     pytest.param(
         superseded,
         State.SUPERSEDED,
-        "grey",
+        ("grey", "Replaced by a newer draft — nothing sent", "已被更新的草稿取代 — 未发送"),
         "Superseded by a newer draft",
         "已被更新的草稿取代",
         id="superseded",
@@ -315,41 +356,68 @@ CLOSED: list[Any] = [
 ]
 
 
-@pytest.mark.parametrize(("drive", "state", "template", "status_en", "status_zh"), CLOSED)
+@pytest.mark.parametrize(("drive", "state", "header", "status_en", "status_zh"), CLOSED)
 async def test_a_closed_card_has_no_buttons_and_says_what_happened(
     store: Store,
     clock: FixedClock,
     drive: Drive,
     state: State,
-    template: str,
+    header: tuple[str, str, str],
     status_en: str,
     status_zh: str,
 ) -> None:
     op = await finance_op(store)
     open_card = render(op)
     assert open_card["header"]["template"] == "orange" and len(buttons(open_card)) == 3
+    assert said(open_card, "expires") is not None
 
     closed = await drive(store, clock, op)
     assert closed.state is state
-    expectations: tuple[tuple[Lang, str], ...] = (("en", status_en), ("zh", status_zh))
-    for lang, expected in expectations:
+    template, headline_en, headline_zh = header
+    expectations: tuple[tuple[Lang, str, str], ...] = (
+        ("en", status_en, headline_en),
+        ("zh", status_zh, headline_zh),
+    )
+    for lang, expected, headline in expectations:
         card = render(closed, lang=lang, now=clock.at)
         assert buttons(card) == []
         assert not any("behaviors" in node for node in nodes(card))
         assert card["header"]["template"] == template
+        assert card["header"]["title"]["content"] == headline
+        assert card["header"]["title"]["i18n_content"] == {
+            "en_us": headline_en,
+            "zh_cn": headline_zh,
+        }
+        assert said(card, "expires") is None  # decided: the expiry no longer matters
         line = status(card)
-        assert line is not None and line["tag"] == "markdown"
-        assert line["content"] == expected
-        assert line["i18n_content"] == {"en_us": status_en, "zh_cn": status_zh}
-        # the terms are still there to read
-        assert "Quantity: 0.010" in plain_texts(card) or "数量: 0.010" in plain_texts(card)
+        assert line is not None
+        # an operator is mentioned (markdown); a line naming no one is plain text
+        assert line["tag"] == ("markdown" if "<at" in status_en else "div")
+        assert said(card, "status") == expected
+        assert said(card, "status", "en_us") == status_en
+        assert said(card, "status", "zh_cn") == status_zh
+        # the terms are still there to read, below what happened
+        assert "0.010" in (fields(card).get("Quantity"), fields(card).get("数量"))
+
+
+async def test_people_with_a_display_name_are_named_not_mentioned(
+    store: Store, clock: FixedClock
+) -> None:
+    op = await rejected(store, clock, await finance_op(store))
+    card = render_card(operation_view(op), now=clock.at, tz=SHANGHAI, people={"ou_bob": "Bob"})
+    assert card["header"]["title"]["content"] == "Rejected by Bob"
+    line = status(card)
+    assert line is not None and line["tag"] == "div"
+    assert said(card, "status") == "Rejected by Bob at 2025-03-01 09:32 CST"
+    assert "<at" not in json.dumps(card)
 
 
 async def test_a_decision_names_the_operator_who_made_it(store: Store, clock: FixedClock) -> None:
     op = await confirmed(store, clock, await finance_op(store))
     assert op.decided_by == "ou_alice" and op.decided_at == T0 + timedelta(minutes=1)
     view = operation_view(op)
-    assert view["decision"] == {
+    assert view["decision"] is not None
+    assert {k: view["decision"][k] for k in ("action", "by", "at", "reason")} == {
         "action": "confirm",
         "by": "ou_alice",
         "at": "2025-03-01T01:31:00Z",

@@ -64,8 +64,11 @@ async def test_an_unknown_then_reconciled_fill_shows_both_stages(store: Store) -
 
     card = render_card(projection, now=current.updated_at)
     lines = markdown(card)
-    assert "**Submission unknown: reconciling · SIMULATED**" in lines
-    assert "**Reconciled: Filled · SIMULATED**" in lines
+    assert lines[:2] == [  # near the top, before the decision and the terms
+        "**Submission unknown — reconciling · SIMULATED**",
+        "**Reconciled: Filled · SIMULATED**",
+    ]
+    assert card["header"]["title"]["content"] == "Filled"
     assert "Filled 0.010 at 60000; Fee unknown" in plain(card)
     assert card["header"]["template"] == "green"
     assert '"tag": "button"' not in json.dumps(card)
@@ -90,7 +93,8 @@ async def test_a_preflight_refusal_is_red_with_its_reason(store: Store) -> None:
     assert current is not None
     card = render_card(await view(store, current), now=current.updated_at)
     assert card["header"]["template"] == "red"
-    assert "**Not sent: the pre-check refused it · SIMULATED**" in markdown(card)
+    assert "**Refused by pre-check — nothing sent · SIMULATED**" in markdown(card)
+    assert card["header"]["title"]["content"] == "Refused by pre-check — nothing sent"
     assert "Reason: price 60000.25 is off the 0.5 tick" in plain(card)
 
 
@@ -121,7 +125,8 @@ async def test_every_outcome_status_reads_right_in_en_and_zh_and_says_simulated(
         marker = "SIMULATED" if lang == "en" else "模拟"
         assert f"**{line} · {marker}**" in markdown(card), markdown(card)
         assert card["header"]["template"] == colour
-        assert "Executing" not in json.dumps(card)
+        assert card["header"]["title"]["content"] == line  # the header says what happened
+        assert "executing" not in json.dumps(card) and "执行中" not in json.dumps(card)
 
 
 async def test_progress_replaces_its_line_and_protective_orders_have_their_own_results(
@@ -161,9 +166,10 @@ async def test_progress_replaces_its_line_and_protective_orders_have_their_own_r
 async def test_a_claimed_operation_not_yet_executed_says_executing(store: Store) -> None:
     op = await claimed(store)
     card = render_card(await view(store, op), now=op.updated_at)
-    assert "Executing…" in markdown(card)
+    assert card["header"]["title"]["content"] == "Confirmed — executing"
+    assert card["header"]["template"] == "wathet"
     zh = render_card(await view(store, op), lang="zh", now=op.updated_at)
-    assert "执行中…" in markdown(zh)
+    assert zh["header"]["title"]["content"] == "已确认 — 执行中"
 
 
 async def test_a_sent_message_names_its_message_id(store: Store) -> None:

@@ -59,9 +59,10 @@ async def test_a_confirmed_order_fills_once_and_the_card_ends_filled_simulated(
     client = ("--url", stack.bot_url, "--token", DEV_TOKEN)
     shown = await cli("show", view["id"], *client)
     assert shown.code == 0, shown.err
-    assert "outcome:  initial    filled  SIMULATED" in shown.out
-    assert "filled 0.010 at 60000" in shown.out and "fees 0.3 USDC" in shown.out
-    assert "stop_loss 57000: accepted" in shown.out
+    assert shown.out.startswith(f"{view['id']}  Filled  SIMULATED")
+    assert "outcome:   Filled · SIMULATED" in shown.out  # the card's words
+    assert "Filled 0.010 at 60000" in shown.out and "Fees 0.3 USDC" in shown.out
+    assert "Stop loss 57000: armed" in shown.out
     as_json = await cli("show", view["id"], *client, "--json")
     assert json.loads(as_json.out)["outcomes"] == api_view["outcomes"]
     ledger = ExecutionLedger(stack.store)
@@ -80,7 +81,7 @@ async def test_a_lost_response_is_reconciled_to_the_venues_truth_never_resubmitt
     await card_says(
         stack,
         message_id,
-        "Submission unknown: reconciling · SIMULATED",
+        "Submission unknown — reconciling · SIMULATED",
         "Reconciled: Filled · SIMULATED",
     )
     api_view = await settled(stack, view["id"], "filled")
@@ -104,7 +105,7 @@ async def test_a_submission_the_venue_never_got_is_concluded_not_executed(
     view, message_id = await stack.offered(order_request("never-arrived"))
     await stack.click(message_id, "ou_alice")
 
-    await card_says(stack, message_id, "Reconciled: Not executed: the venue never received it")
+    await card_says(stack, message_id, "Reconciled: Not executed — the venue never received it")
     api_view = await settled(stack, view["id"], "not_submitted")
     assert [o["status"] for o in api_view["outcomes"]] == ["unknown", "not_submitted"]
     assert await venue_order(tmp_path, view["id"]) is None
@@ -120,7 +121,7 @@ async def test_an_order_off_the_lot_is_preflight_rejected_and_nothing_is_sent(
     view, message_id = await stack.offered(body)
     await stack.click(message_id, "ou_alice")
 
-    await card_says(stack, message_id, "Not sent: the pre-check refused it · SIMULATED")
+    await card_says(stack, message_id, "Refused by pre-check — nothing sent · SIMULATED")
     assert "not a multiple of the lot" in card_text(stack, message_id)
     api_view = await settled(stack, view["id"], "preflight_rejected")
     assert api_view["outcome"]["detail"]["code"] == "quantity_off_lot"
@@ -304,4 +305,4 @@ async def test_an_unknown_send_older_than_the_dedupe_window_is_left_to_people(
     api_view = await settled(stack, view["id"], "unresolved")
     assert "one-hour uuid dedupe window" in api_view["outcome"]["detail"]["reason"]
     assert len(messages_in(stack, "oc_acme")) == 1  # never sent again
-    await card_says(stack, message_id, "Reconciled: Unresolved: a person must check it")
+    await card_says(stack, message_id, "Reconciled: Unresolved — a person must check it")

@@ -67,6 +67,37 @@ def plain_texts(card: dict[str, Any]) -> list[str]:
     return [node["content"] for node in tagged(card, "plain_text")]
 
 
+def fields(card: dict[str, Any], locale: str | None = None) -> dict[str, str]:
+    """The card's terms as label -> value: each label is a notation-size text followed by
+    its value (`locale`: "zh_cn" to read that locale's words, else the content)."""
+
+    def words(node: dict[str, Any]) -> str:
+        return str(node.get("i18n_content", {}).get(locale, node["content"]))
+
+    found: dict[str, str] = {}
+    label: str | None = None
+    for node in tagged(card, "plain_text"):
+        if node.get("text_size") == "notation":
+            label = words(node)
+        elif label is not None:
+            found[label] = words(node)
+            label = None
+    return found
+
+
+def element(card: dict[str, Any], element_id: str) -> dict[str, Any] | None:
+    return next((n for n in nodes(card) if n.get("element_id") == element_id), None)
+
+
+def said(card: dict[str, Any], element_id: str, locale: str | None = None) -> str | None:
+    """The words of the element with this id (a div's text or a markdown), or None."""
+    found = element(card, element_id)
+    if found is None:
+        return None
+    node = found.get("text", found)
+    return str(node.get("i18n_content", {}).get(locale, node["content"]))
+
+
 def markdown_texts(card: dict[str, Any]) -> list[str]:
     """Everything Lark would interpret as markdown, in any locale."""
     found: list[str] = []
@@ -171,10 +202,18 @@ STATUS_LINES = {
     "partially_filled": ("Partially filled", "部分成交", "green"),
     "filled": ("Filled", "已成交", "green"),
     "rejected": ("Rejected by the venue", "交易所已拒绝", "red"),
-    "cancelled": ("Cancelled at the venue", "交易所已撤单", "red"),
-    "preflight_rejected": ("Not sent: the pre-check refused it", "未发送：预检未通过", "red"),
-    "reservation_refused": ("Not sent: over the exposure budget", "未发送：超出敞口预算", "red"),
-    "unknown": ("Submission unknown: reconciling", "提交结果未知：正在核对", "yellow"),
-    "not_submitted": ("Not executed: the venue never received it", "未执行：交易所从未收到", "red"),
-    "unresolved": ("Unresolved: a person must check it", "无法自动核对：需要人工确认", "orange"),
+    "cancelled": ("Cancelled at the venue", "交易所已撤单", "grey"),
+    "preflight_rejected": ("Refused by pre-check — nothing sent", "预检未通过 — 未发送", "red"),
+    "reservation_refused": (
+        "Over the exposure budget — nothing sent",
+        "超出敞口预算 — 未发送",
+        "red",
+    ),
+    "unknown": ("Submission unknown — reconciling", "提交结果未知 — 正在核对", "yellow"),
+    "not_submitted": (
+        "Not executed — the venue never received it",
+        "未执行 — 交易所从未收到",
+        "grey",
+    ),
+    "unresolved": ("Unresolved — a person must check it", "无法自动核对 — 需要人工确认", "red"),
 }

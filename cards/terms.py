@@ -1,0 +1,141 @@
+"""An operation's terms on its card: a two-column grid of short fields, long ones full width,
+a message text in its own shaded block. Pure.
+
+Every value is plain_text, so nothing a proposer sends can format, mention or link. Labels
+are in every locale; a value is repeated per locale only where its words differ (yes/no),
+so a long value is never copied (Lark caps a card at 30 KB).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from cards.outcomes import plain_text
+from cards.strings import LANGS, LARK_LOCALE, Lang, text
+from cards.vocabulary import term_label, value_words
+
+# a value this short shares a row with another on a phone-width card
+SHORT_VALUE = 22
+
+Words = Callable[[Lang], str]
+
+
+def each_lang(words: Words, lang: Lang, **style: str) -> dict[str, Any]:
+    """plain_text in `lang`, with the other locales only where the words differ."""
+    versions = {LARK_LOCALE[each]: words(each) for each in LANGS}
+    element = plain_text(words(lang), versions if len(set(versions.values())) > 1 else None)
+    element.update(style)
+    return element
+
+
+def _field(label: Words, value: Words, lang: Lang) -> list[dict[str, Any]]:
+    return [
+        # the label small (notation: Lark's secondary size and colour), the value as body text
+        {"tag": "div", "text": each_lang(label, lang, text_size="notation")},
+        {"tag": "div", "text": each_lang(value, lang)},
+    ]
+
+
+def _row(cells: list[list[dict[str, Any]]]) -> dict[str, Any]:
+    # Lark's defaults (flex_mode none: the columns stay side by side on a phone, 8px apart)
+    # are what a row wants; every byte counts toward the 30 KB a long message must fit in
+    return {
+        "tag": "column_set",
+        "columns": [
+            {"tag": "column", "width": "weighted", "weight": 1, "elements": cell} for cell in cells
+        ],
+    }
+
+
+def _counted(key: str, n: int, lang: Lang) -> str:
+    return text(f"{key}.one" if n == 1 else key, lang, n=str(n))
+
+
+def _text_block(value: Any, lang: Lang) -> list[dict[str, Any]]:
+    """The message text: its size, then the text alone in a shaded block, as plain text."""
+    message = str(value)
+
+    def label(each: Lang) -> str:
+        lines = _counted("text.lines", message.count("\n") + 1, each)
+        return text(
+            "text.block", each, lines=lines, chars=_counted("text.chars", len(message), each)
+        )
+
+    return [
+        {
+            "tag": "div",
+            "element_id": "message_text_size",
+            "text": plain_text(label(lang), {LARK_LOCALE[each]: label(each) for each in LANGS}),
+        },
+        # A shaded one-column set, not an interactive_container: Lark requires `behaviors`
+        # on that one, and the text must not be clickable.
+        {
+            "tag": "column_set",
+            "element_id": "message_text",
+            "flex_mode": "none",
+            "background_style": "grey",
+            "columns": [
+                {
+                    "tag": "column",
+                    "width": "weighted",
+                    "weight": 1,
+                    "padding": "8px 12px 8px 12px",
+                    "elements": [{"tag": "div", "text": plain_text(message)}],
+                }
+            ],
+        },
+    ]
+
+
+# terms that are not a field in the grid
+BLOCKS: Mapping[str, Callable[[Any, Lang], list[dict[str, Any]]]] = {"text": _text_block}
+
+
+def _term_field(name: str, raw: Any) -> tuple[Words, Words]:
+    def label(each: Lang) -> str:
+        return term_label(name, each)
+
+    def value(each: Lang) -> str:
+        return value_words(raw, each)
+
+    return label, value
+
+
+def term_elements(
+    terms: list[dict[str, Any]], extra: list[tuple[Words, Words]], lang: Lang
+) -> list[dict[str, Any]]:
+    """The terms in their order (then `extra` fields, such as the notional): short fields two
+    to a row, a long one on a row of its own, a block (the message text) as itself."""
+    elements: list[dict[str, Any]] = []
+    waiting: list[list[dict[str, Any]]] = []  # a short field looking for its row mate
+
+    def flush() -> None:
+        if waiting:
+            elements.append(_row(list(waiting)))  # an odd one out has the row to itself
+            waiting.clear()
+
+    fields: list[tuple[Words, Words] | list[dict[str, Any]]] = []
+    for term in terms:
+        block = BLOCKS.get(term["name"])
+        if block is not None:
+            fields.append(block(term["value"], lang))
+            continue
+        fields.append(_term_field(term["name"], term["value"]))
+    fields += extra
+    for found in fields:
+        if isinstance(found, list):
+            flush()
+            elements += found
+            continue
+        label, value = found
+        cell = _field(label, value, lang)
+        if max(len(value(each)) for each in LANGS) > SHORT_VALUE:
+            flush()
+            elements += cell
+            continue
+        waiting.append(cell)
+        if len(waiting) == 2:
+            flush()
+    flush()
+    return elements
