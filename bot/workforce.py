@@ -19,6 +19,7 @@ from typing import Any
 
 from bot.config import Config, zone
 from bot.lark.api import LarkApi, retrying
+from cards.conclusion import Voice
 from store.authority import Store
 from store.engine import is_sqlite
 from store.events import DueListener
@@ -184,6 +185,7 @@ async def build_workforce(
         poll_s=execution.poll_s,
         allow_internal=delivery.allow_internal_targets,
         destination_chats=settings.destination_chats(),
+        voice=Voice(settings.cards.lang, tz or zone(settings.cards.timezone), settings.people),
     )
     outcome_hooks: list[Callable[[], None]] = [deliveries.kick]
     if cards is not None:

@@ -5,28 +5,28 @@ Pure: both are built from the operation's projection and one of its outcomes.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, tzinfo
 from typing import Any
 
+from cards.outcomes import outcome_parts, outcome_title
+from cards.strings import Lang, text
+from cards.vocabulary import person, when
+
+__all__ = ["ENGLISH_UTC", "REPLY_MAX_CHARS", "Voice", "outcome_parts", "reply_text", "webhook_body"]
+
 REPLY_MAX_CHARS = 1500
+EXPIRED = "expired"  # store/conclusions.py: nobody decided before the expiry
 
 
-def outcome_parts(detail: dict[str, Any]) -> list[str]:
-    """An outcome's details as plain lines: fills, fees (or unknown), reason, protective orders."""
-    parts = []
-    if detail.get("filled_qty") is not None and detail.get("avg_price") is not None:
-        parts.append(f"filled {detail['filled_qty']} at {detail['avg_price']}")
-    if "fees" in detail:
-        fees = detail["fees"]
-        parts.append(
-            "fee unknown" if fees is None else f"fees {fees} {detail.get('fee_currency', '')}"
-        )
-    if detail.get("message_id"):
-        parts.append(f"message {detail['message_id']}")
-    if detail.get("reason"):
-        parts.append(f"reason: {detail['reason']}")
-    for child in detail.get("protective") or []:
-        parts.append(f"{child['role']} {child['trigger_price']}: {child['status']}")
-    return parts
+@dataclass(frozen=True)
+class Voice:
+    """How a chat text speaks: its language, its time zone, and people by name."""
+
+    lang: Lang = "en"
+    tz: tzinfo = UTC
+    people: Mapping[str, str] = field(default_factory=dict)
 
 
 def webhook_body(
@@ -53,28 +53,35 @@ def _confirmed_by(view: dict[str, Any]) -> str | None:
     return decision.get("by") if decision.get("action") == "confirm" else None
 
 
-def reply_text(view: dict[str, Any], outcome: dict[str, Any]) -> str:
-    """One bounded message: what was decided, by whom, the outcome, and the card."""
-    simulated = " · SIMULATED" if view["simulated"] else ""
+ENGLISH_UTC = Voice()
+
+
+def reply_text(view: dict[str, Any], outcome: dict[str, Any], voice: Voice = ENGLISH_UTC) -> str:
+    """One bounded message: what was decided, by whom, the outcome, and the card, in the
+    catalogue's words (the same the card and the dashboard use)."""
+    lang = voice.lang
     decision = view.get("decision") or {}
-    title = view["terms"].get("title", view["kind"])
+    title = str(view["terms"].get("title", view["kind"]))
+    status = outcome_title({**outcome, "stage": "initial"}, view["simulated"], lang)
     if outcome["stage"] == "reconciled":
-        head = (
-            f"Reconciled: {title} is {outcome['status']}{simulated} "
-            f"(this settles the earlier outcome {str(outcome['reconciles_digest'])[:12]})"
-        )
+        settles = str(outcome["reconciles_digest"])[:12]
+        head = text("reply.reconciled", lang, title=title, status=status, digest=settles)
     else:
-        head = f"{title}: {outcome['status']}{simulated}"
+        head = text("reply.head", lang, title=title, status=status)
     lines = [head]
     if decision.get("by"):
-        verb = "Rejected" if decision.get("action") == "reject" else "Confirmed"
-        lines.append(f"{verb} by {decision['by']} at {decision.get('at')}")
-    elif outcome["status"] == "expired":
-        lines.append(f"Nobody decided before {outcome['detail'].get('expired_at')}: not run")
-    lines += outcome_parts(outcome.get("detail") or {})
-    card = view["card"].get("message_id")
-    lines.append(f"Card: {card or 'not posted'} · operation {view['id']}")
-    text = "\n".join(lines)
-    if len(text) > REPLY_MAX_CHARS:
-        text = text[: REPLY_MAX_CHARS - 1] + "…"
-    return text
+        key = "state.rejected" if decision.get("action") == "reject" else "state.claimed"
+        at = when(decision["at"], voice.tz) if decision.get("at") else "?"
+        lines.append(text(key, lang, who=person(decision["by"], voice.people), at=at))
+    elif outcome["status"] == EXPIRED:
+        expired_at = outcome["detail"].get("expired_at")
+        at = when(expired_at, voice.tz) if expired_at else "?"
+        lines.append(text("reply.expired", lang, at=at))
+    detail = {k: v for k, v in (outcome.get("detail") or {}).items() if k not in ("by", "at")}
+    lines += outcome_parts(detail, lang)
+    card = view["card"].get("message_id") or text("reply.no_card", lang)
+    lines.append(text("reply.card", lang, card=card, id=view["id"]))
+    reply = "\n".join(lines)
+    if len(reply) > REPLY_MAX_CHARS:
+        reply = reply[: REPLY_MAX_CHARS - 1] + "…"
+    return reply

@@ -49,30 +49,7 @@ def outcome_lines(outcome: dict[str, Any], *, simulated: bool, lang: Lang) -> li
     detail = outcome.get("detail") or {}
 
     def detail_text(each: Lang) -> str:
-        parts = []
-        if detail.get("filled_qty") is not None and detail.get("avg_price") is not None:
-            parts.append(
-                text(
-                    "detail.filled",
-                    each,
-                    qty=str(detail["filled_qty"]),
-                    price=str(detail["avg_price"]),
-                )
-            )
-        if "fees" in detail:
-            fees = detail["fees"]
-            parts.append(
-                text("detail.fee_unknown", each)
-                if fees is None
-                else text("detail.fees", each, fees=str(fees))
-            )
-        if detail.get("message_id"):
-            parts.append(text("detail.message", each, message_id=str(detail["message_id"])))
-        if detail.get("reason"):
-            parts.append(text("detail.reason", each, reason=str(detail["reason"])))
-        for child in detail.get("protective") or []:
-            parts.append(protective_result(child, each))
-        return "; ".join(parts)
+        return "; ".join(outcome_parts(detail, each))
 
     if detail_text(lang):
         lines.append(
@@ -84,6 +61,30 @@ def outcome_lines(outcome: dict[str, Any], *, simulated: bool, lang: Lang) -> li
             }
         )
     return lines
+
+
+def outcome_parts(detail: dict[str, Any], lang: Lang = "en") -> list[str]:
+    """An outcome's details in words: the fill, fees (or that they are unknown), the message
+    sent, the reason, each protective order's own result."""
+    parts = []
+    if detail.get("filled_qty") is not None and detail.get("avg_price") is not None:
+        qty, price = str(detail["filled_qty"]), str(detail["avg_price"])
+        parts.append(text("detail.filled", lang, qty=qty, price=price))
+    if "fees" in detail:
+        fees = detail["fees"]
+        amount = f"{fees} {detail.get('fee_currency') or ''}".strip()
+        parts.append(
+            text("detail.fee_unknown", lang)
+            if fees is None
+            else text("detail.fees", lang, fees=amount)
+        )
+    if detail.get("message_id"):
+        parts.append(text("detail.message", lang, message_id=str(detail["message_id"])))
+    if detail.get("reason"):
+        parts.append(text("detail.reason", lang, reason=str(detail["reason"])))
+    for child in detail.get("protective") or []:
+        parts.append(protective_result(child, lang))
+    return parts
 
 
 def protective_result(child: dict[str, Any], lang: Lang) -> str:

@@ -246,6 +246,21 @@ TEXT: Mapping[str, Mapping[Lang, str]] = {
         "zh": "无法自动核对 — 需要人工确认",
     },
     "outcome.reconciled": {"en": "Reconciled: {status}", "zh": "核对结果：{status}"},
+    # how an operation that never ran concludes (store/conclusions.py)
+    "outcome.declined": {"en": "Rejected — nothing executed", "zh": "已拒绝 — 未执行"},
+    "outcome.expired": {"en": "Expired — nothing executed", "zh": "已过期 — 未执行"},
+    # the conclusion replied in the proposer's thread (cards/conclusion.py)
+    "reply.head": {"en": "{title}: {status}", "zh": "{title}：{status}"},
+    "reply.reconciled": {
+        "en": "Reconciled: {title} is {status} (this settles the earlier outcome {digest})",
+        "zh": "核对结果：{title} 为 {status}（取代先前的结果 {digest}）",
+    },
+    "reply.expired": {
+        "en": "Nobody decided before {at}: nothing was run",
+        "zh": "{at} 前无人决定：未执行任何操作",
+    },
+    "reply.card": {"en": "Card: {card} · operation {id}", "zh": "卡片：{card} · 操作 {id}"},
+    "reply.no_card": {"en": "not posted", "zh": "未发出"},
     "protective.stop_loss": {"en": "Stop loss {price}", "zh": "止损 {price}"},
     "protective.take_profit": {"en": "Take profit {price}", "zh": "止盈 {price}"},
     "protective.accepted": {"en": "armed", "zh": "已挂出"},

@@ -27,7 +27,7 @@ import aiohttp
 from tenacity import RetryCallState
 from tenacity.wait import wait_exponential
 
-from cards.conclusion import reply_text, webhook_body
+from cards.conclusion import ENGLISH_UTC, Voice, reply_text, webhook_body
 from store.authority import Store
 from store.canonical import canonical_json
 from store.conclusions import closing_outcome
@@ -79,8 +79,10 @@ class DeliveryWorker:
         resolve: Resolve = system_resolve,
         destination_chats: Mapping[str, str] | None = None,
         tls: ssl.SSLContext | None = None,
+        voice: Voice = ENGLISH_UTC,
     ) -> None:
         self.store = store
+        self.voice = voice  # the reply's language, time zone and names
         self.ledger = DeliveryLedger(store)
         self.replies = replies
         self.secrets = secrets
@@ -232,7 +234,9 @@ class DeliveryWorker:
         try:
             await self._check_conversation(conversation.chat_id, conversation.message_id)
             message_id = await self.replies.reply_text(
-                conversation.message_id, reply_text(view, outcome), reply_uuid(delivery.id)
+                conversation.message_id,
+                reply_text(view, outcome, self.voice),
+                reply_uuid(delivery.id),
             )
         except Permanent:
             raise

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from bot.profiles import dev_config
-from cards.conclusion import REPLY_MAX_CHARS, reply_text, webhook_body
+from cards.conclusion import REPLY_MAX_CHARS, Voice, reply_text, webhook_body
+from cards.outcomes import outcome_lines
 
 
 def projection(**overrides: Any) -> dict[str, Any]:
@@ -37,14 +39,36 @@ def outcome(**overrides: Any) -> dict[str, Any]:
 
 def test_the_reply_names_terms_operator_outcome_and_card() -> None:
     text = reply_text(projection(), outcome())
-    assert text.splitlines()[0] == "BUY 0.010 BTC-PERP: filled · SIMULATED"
-    assert "Confirmed by ou_alice" in text and "filled 0.010 at 60000" in text
-    assert "fee unknown" in text and "Card: om_card · operation 01OPERATION" in text
+    assert text.splitlines() == [
+        "BUY 0.010 BTC-PERP: Filled · SIMULATED",
+        "Confirmed by ou_alice at 2026-12-03 04:00 UTC",
+        "Filled 0.010 at 60000",
+        "Fee unknown",
+        "Card: om_card · operation 01OPERATION",
+    ]
+
+
+def test_the_reply_speaks_the_cards_language_zone_and_names() -> None:
+    voice = Voice("zh", ZoneInfo("Asia/Shanghai"), {"ou_alice": "Alice"})
+    detail = {"filled_qty": "0.010", "avg_price": "60000", "fees": "0.3", "fee_currency": "USDC"}
+    text = reply_text(projection(), outcome(detail=detail), voice)
+    assert text.splitlines() == [
+        "BUY 0.010 BTC-PERP：已成交 · 模拟",
+        "由 Alice 于 2026-12-03 12:00 CST 确认",
+        "成交 0.010，均价 60000",
+        "手续费 0.3 USDC",
+        "卡片：om_card · 操作 01OPERATION",
+    ]
+    # the card shows the same words for the same outcome
+    card_detail = [
+        line for line in outcome_lines(outcome(detail=detail), simulated=True, lang="zh")
+    ]
+    assert card_detail[1]["text"]["content"] == "成交 0.010，均价 60000; 手续费 0.3 USDC"
 
 
 def test_a_reconciled_reply_names_the_outcome_it_settles() -> None:
     text = reply_text(projection(), outcome(stage="reconciled", reconciles_digest="u" * 64))
-    assert text.startswith("Reconciled: BUY 0.010 BTC-PERP is filled · SIMULATED")
+    assert text.startswith("Reconciled: BUY 0.010 BTC-PERP is Filled · SIMULATED")
     assert "u" * 12 in text
 
 
@@ -67,8 +91,8 @@ def test_a_declined_operation_names_who_rejected_it_and_confirms_nobody() -> Non
     )
     declined = outcome(status="declined", detail={"by": "ou_bob", "at": "2026-12-03T04:00:00Z"})
     text = reply_text(view, declined)
-    assert text.splitlines()[0] == "BUY 0.010 BTC-PERP: declined · SIMULATED"
-    assert "Rejected by ou_bob" in text and "Confirmed" not in text
+    assert text.splitlines()[0] == "BUY 0.010 BTC-PERP: Rejected — nothing executed · SIMULATED"
+    assert "Rejected by ou_bob at 2026-12-03 04:00 UTC" in text and "Confirmed" not in text
     body = webhook_body("01DELIVERY", view, declined, "2026-12-03T04:00:01Z")
     assert (body["outcome"], body["confirmed_by"]) == ("declined", None)
 
@@ -77,7 +101,8 @@ def test_an_expired_operation_says_nobody_decided() -> None:
     view = projection(decision=None, state="expired")
     expired = outcome(status="expired", detail={"expired_at": "2026-12-03T04:00:00Z"})
     text = reply_text(view, expired)
-    assert "Nobody decided before 2026-12-03T04:00:00Z: not run" in text
+    assert "Nobody decided before 2026-12-03 04:00 UTC: nothing was run" in text
+    assert text.splitlines()[0] == "BUY 0.010 BTC-PERP: Expired — nothing executed · SIMULATED"
     assert webhook_body("01DELIVERY", view, expired, "x")["confirmed_by"] is None
 
 
