@@ -135,7 +135,13 @@ async def serve(
         text = TextListener(
             store,
             RetryingLark(api),
-            TextSettings(lark.bot_open_id, text_scope(settings), settings.cards.lang),
+            TextSettings(
+                lark.bot_open_id,
+                text_scope(settings),
+                settings.cards.lang,
+                tz,
+                settings.people,
+            ),
             health_report,
         )
 

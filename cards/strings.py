@@ -331,6 +331,16 @@ TEXT: Mapping[str, Mapping[Lang, str]] = {
         "en": "Operation {id} · digest {digest} · {executor} r{revision}",
         "zh": "操作 {id} · 摘要 {digest} · {executor} r{revision}",
     },
+    # the text listener's answers (bot/ingress/text.py)
+    "text.pending.none": {
+        "en": "Nothing is waiting for a decision.",
+        "zh": "没有待决定的操作。",
+    },
+    "text.pending.head": {"en": "{count} waiting for a decision:", "zh": "{count} 个待决定："},
+    "text.unknown": {
+        "en": "No operation {id}. Try `pending`.",
+        "zh": "没有操作 {id}。试试 `pending`。",
+    },
     "yes": {"en": "yes", "zh": "是"},
     "no": {"en": "no", "zh": "否"},
 }

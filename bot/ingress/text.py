@@ -13,14 +13,15 @@ import contextlib
 import json
 import logging
 import re
-from collections.abc import Awaitable, Callable, Set
+from collections.abc import Awaitable, Callable, Mapping, Set
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime, tzinfo
 from typing import Any, Protocol
 
 from bot.ingress.stats import ConsumerStats
 from bot.ingress.text_scope import Answer, Asker, Scope, scope_of
 from cards.strings import Lang, text
+from cards.vocabulary import OPEN_STATES, headline, person, relative, when
 from store.authority import Store
 from store.execution_reads import view as full_view
 from store.groupcommit import answering_a_person
@@ -48,6 +49,8 @@ class TextSettings:
     bot_open_id: str = ""  # when set, group messages must mention exactly this bot
     scope: Scope = field(default_factory=Scope)  # nothing configured: nothing is shown
     lang: Lang = "en"
+    tz: tzinfo = UTC  # the cards' time zone: replies give times as the card does
+    people: Mapping[str, str] = field(default_factory=dict)  # open id -> display name
     max_tries: int = 3
     workers: int = 2
 
@@ -229,36 +232,42 @@ class TextListener:
         return HELP
 
     async def _pending(self, audiences: Set[str]) -> str:
+        lang = self.settings.lang
         page = await self.store.list_operations(
             state=State.AWAITING_CONFIRMATION, limit=PENDING_SHOWN, audiences=audiences
         )
         if not page.items:
-            return "Nothing is waiting for a decision."
-        lines = [f"{len(page.items)}{'+' if page.has_more else ''} waiting for a decision:"]
+            return text("text.pending.none", lang)
+        count = f"{len(page.items)}{'+' if page.has_more else ''}"
+        lines = [text("text.pending.head", lang, count=count)]
         for op in page.items:
             view = operation_view(op)  # titles and expiry only: no outcomes needed
-            marker = " [SIMULATED]" if view["simulated"] else ""
-            lines.append(
-                f"- {op.id} {view['terms'].get('title', '')}{marker}, expires {view['expires_at']}"
-            )
+            expires = relative(view["expires_at"], self.store.clock(), lang)
+            lines.append(f"- {op.id} {self._title(view)} · {expires}")
         return "\n".join(lines)
 
+    def _title(self, view: dict[str, Any]) -> str:
+        simulated = f" [{text('subtitle.simulated', self.settings.lang)}]"
+        return f"{view['terms'].get('title', '')}{simulated if view['simulated'] else ''}"
+
     async def _status(self, operation_id: str, audiences: Set[str]) -> str:
+        lang, tz, people = self.settings.lang, self.settings.tz, self.settings.people
         op = await self.store.get(operation_id)
         if op is None or op.envelope.audience.name not in audiences:  # the same words: no oracle
-            return f"No operation {operation_id}. Try `pending`."
+            return text("text.unknown", lang, id=operation_id)
         view = await full_view(self.store, op)
-        lines = [
-            f"{op.id}: {view['terms'].get('title', '')}{' [SIMULATED]' if view['simulated'] else ''}",
-            f"state: {view['state']}",
-            f"expires: {view['expires_at']}",
-        ]
-        if view["decision"]:
+        # the words the card's header and the dashboard show for this state
+        lines = [f"{op.id}: {self._title(view)}", headline(view, people).words(lang)]
+        if view["state"] in OPEN_STATES:
+            expires = relative(view["expires_at"], self.store.clock(), lang)
             lines.append(
-                f"decided: {view['decision']['action']} by {view['decision']['by']} at {view['decision']['at']}"
+                text("card.expires", lang, relative=expires, at=when(view["expires_at"], tz))
             )
-        if view["execution"]:
-            lines.append(f"execution: {view['execution']['state']}")
+        decision = view["decision"]
+        if decision and decision.get("at"):
+            key = "state.rejected" if decision["action"] == "reject" else "state.claimed"
+            who, at = person(decision["by"], people), when(decision["at"], tz)
+            lines.append(text(key, lang, who=who, at=at))
         return "\n".join(lines)
 
     @staticmethod
