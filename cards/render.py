@@ -208,11 +208,16 @@ def _footer(view: dict[str, Any], lang: Lang) -> list[dict[str, Any]]:
     ]
 
 
-def _notional(view: dict[str, Any]) -> list[tuple[Callable[[Lang], str], Callable[[Lang], str]]]:
+def _notional(
+    view: dict[str, Any],
+) -> list[tuple[str, tuple[Callable[[Lang], str], Callable[[Lang], str]]]]:
+    """The worst-case notional the domain computed, as one more term."""
     notional = (view.get("approval") or {}).get("notional")
     if not notional:
         return []
-    return [(lambda each: text("approval.notional", each), lambda _each: str(notional))]
+    return [
+        ("notional", (lambda each: text("approval.notional", each), lambda _each: str(notional)))
+    ]
 
 
 def _header(view: dict[str, Any], names: Mapping[str, str], lang: Lang) -> dict[str, Any]:

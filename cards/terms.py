@@ -17,6 +17,25 @@ from cards.vocabulary import term_label, value_words
 
 # a value this short shares a row with another on a phone-width card
 SHORT_VALUE = 22
+# the order of an order's terms on its card, two to a row: what is bought, how much, at what
+# price and worst case, then the limits, then where (terms not named keep their order, after)
+READING_ORDER = (
+    "side",
+    "quantity",
+    "instrument",
+    "limit_price",
+    "notional",
+    "order_type",
+    "max_slippage_bps",
+    "time_in_force",
+    "max_fee",
+    "leverage",
+    "stop_loss",
+    "take_profit",
+    "reduce_only",
+    "venue",
+    "account",
+)
 
 Words = Callable[[Lang], str]
 
@@ -102,11 +121,19 @@ def _term_field(name: str, raw: Any) -> tuple[Words, Words]:
     return label, value
 
 
+def _reading_order(named: list[tuple[str, Any]]) -> list[Any]:
+    """What a person checks first, first (READING_ORDER); the rest keep the domain's order.
+    Only the card's layout: the projection, and so the digest, keep the domain's order."""
+    rank = {name: n for n, name in enumerate(READING_ORDER)}
+    ordered = sorted(enumerate(named), key=lambda e: (rank.get(e[1][0], len(rank)), e[0]))
+    return [item for _, (_, item) in ordered]
+
+
 def term_elements(
-    terms: list[dict[str, Any]], extra: list[tuple[Words, Words]], lang: Lang
+    terms: list[dict[str, Any]], extra: list[tuple[str, tuple[Words, Words]]], lang: Lang
 ) -> list[dict[str, Any]]:
-    """The terms in their order (then `extra` fields, such as the notional): short fields two
-    to a row, a long one on a row of its own, a block (the message text) as itself."""
+    """The terms in reading order, with `extra` named fields such as the notional: short
+    fields two to a row, a long one on a row of its own, a block (a message's text) itself."""
     elements: list[dict[str, Any]] = []
     waiting: list[list[dict[str, Any]]] = []  # a short field looking for its row mate
 
@@ -115,14 +142,15 @@ def term_elements(
             elements.append(_row(list(waiting)))  # an odd one out has the row to itself
             waiting.clear()
 
-    fields: list[tuple[Words, Words] | list[dict[str, Any]]] = []
+    named: list[tuple[str, tuple[Words, Words] | list[dict[str, Any]]]] = []
     for term in terms:
         block = BLOCKS.get(term["name"])
         if block is not None:
-            fields.append(block(term["value"], lang))
+            named.append((term["name"], block(term["value"], lang)))
             continue
-        fields.append(_term_field(term["name"], term["value"]))
-    fields += extra
+        named.append((term["name"], _term_field(term["name"], term["value"])))
+    named += extra
+    fields: list[tuple[Words, Words] | list[dict[str, Any]]] = _reading_order(named)
     for found in fields:
         if isinstance(found, list):
             flush()
