@@ -69,8 +69,16 @@ class ApiClient:
     async def propose(self, body: bytes) -> ApiReply:
         return await self._call("POST", "/api/v1/operations", data=body)
 
-    async def show(self, operation_id: str, wait_s: int | None = None) -> ApiReply:
-        params = None if wait_s is None else {"wait_s": str(wait_s)}
+    async def show(
+        self, operation_id: str, wait_s: int | None = None, until: str | None = None
+    ) -> ApiReply:
+        """The operation; with `wait_s`, once it is what `until` asks (the API's default:
+        changed) or after that many seconds (at most the API's 60 per ask)."""
+        params = {
+            key: str(value)
+            for key, value in (("wait_s", wait_s), ("until", until))
+            if value is not None
+        }
         return await self._call("GET", f"/api/v1/operations/{operation_id}", params=params)
 
     async def list(self, state: str | None, limit: int | None, cursor: str | None) -> ApiReply:

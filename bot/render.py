@@ -1,85 +1,215 @@
-"""Plain-text rendering of the operation projection for the CLI."""
+"""Plain-text rendering of the operation projection for the CLI, in the catalogue's words.
+
+Every state, outcome, time and value is said as the card and the dashboard say it
+(`cards/vocabulary.py`, `cards/strings.py`); ids and digests are printed exactly. People are
+named by the `people` map the API adds to a view; an id without a name is shown as it is.
+Times are in the reader's own zone (TZ), with the zone named.
+"""
 
 from __future__ import annotations
 
-from datetime import datetime
+import unicodedata
+from collections.abc import Mapping, Sequence
+from datetime import datetime, tzinfo
 from typing import Any
 
-from cards.conclusion import outcome_parts
-from store.timeutil import parse_iso_utc, utc_now
+from cards.outcomes import outcome_parts, outcome_title
+from cards.strings import Lang, text
+from cards.vocabulary import (
+    OPEN_STATES,
+    headline,
+    person,
+    relative,
+    state_words,
+    term_label,
+    value_words,
+    when,
+)
+from store.timeutil import utc_now
+
+# The CLI's own labels; what they label comes from the catalogue.
+LABELS: Mapping[str, Mapping[Lang, str]] = {
+    "state": {"en": "state", "zh": "状态"},
+    "terms": {"en": "terms", "zh": "条款"},
+    "outcome": {"en": "outcome", "zh": "结果"},
+    "audience": {"en": "audience", "zh": "审批群"},
+    "operators": {"en": "operators", "zh": "操作员"},
+    "executor": {"en": "executor", "zh": "执行器"},
+    "digest": {"en": "digest", "zh": "摘要"},
+    "request": {"en": "request", "zh": "请求"},
+    "id": {"en": "ID", "zh": "ID"},
+    "age": {"en": "AGE", "zh": "创建"},
+    "state.column": {"en": "STATE", "zh": "状态"},
+    "outcome.column": {"en": "OUTCOME", "zh": "结果"},
+    "kind": {"en": "KIND", "zh": "类型"},
+    "what": {"en": "WHAT", "zh": "内容"},
+    "none": {"en": "—", "zh": "—"},
+    # where a decision was made (the projection's decision.entry)
+    "entry.lark": {"en": "on the Lark card", "zh": "在飞书卡片上"},
+}
+LABEL_WIDTH = 10
 
 
-def relative(iso: str, now: datetime | None = None) -> str:
-    delta = int((parse_iso_utc(iso) - (now or utc_now())).total_seconds())
-    span = abs(delta)
-    text = (
-        f"{span // 3600}h{span % 3600 // 60:02d}m"
-        if span >= 3600
-        else f"{span // 60}m{span % 60:02d}s"
-    )
-    return f"in {text}" if delta >= 0 else f"{text} ago"
+def label(key: str, lang: Lang) -> str:
+    return LABELS[key][lang]
 
 
-def term_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    return str(value)
+def local_zone() -> tzinfo:
+    zone = datetime.now().astimezone().tzinfo
+    assert zone is not None  # astimezone() always gives an aware time
+    return zone
 
 
-def operation_text(view: dict[str, Any]) -> str:
+def _line(key: str, value: str, lang: Lang) -> str:
+    said = label(key, lang) + ":"
+    return f"  {said}{' ' * (LABEL_WIDTH - width(said))} {value}"
+
+
+def operation_text(
+    view: dict[str, Any],
+    *,
+    now: datetime | None = None,
+    lang: Lang = "en",
+    tz: tzinfo | None = None,
+) -> str:
+    """`countersign show`: the headline first (id, what happened, SIMULATED), then who
+    proposed it and why, the expiry while it is open, the decision, the terms, the outcomes,
+    and the audit details."""
+    now, tz = now or utc_now(), tz or local_zone()
+    people: Mapping[str, str] = view.get("people") or {}
     terms = view["terms"]
-    marker = "  SIMULATED" if view["simulated"] else ""
-    audience = view["audience"]
+    simulated = f"  {text('subtitle.simulated', lang)}" if view["simulated"] else ""
     lines = [
-        f"{view['id']}  {view['kind']}  {view['state']}{marker}",
-        f"  {terms.get('title', '')}",
+        f"{view['id']}  {headline(view, people).words(lang)}{simulated}",
+        f"  {terms.get('title', '')}  ({view['kind']})",
+        _line("state", state_words(view["state"], lang), lang),
     ]
-    lines += [f"    {term['name']}: {term_value(term['value'])}" for term in terms.get("terms", [])]
-    lines += [
-        f"  executor: {view['executor']['name']} r{view['executor']['revision']}",
-        f"  audience: {audience['name']} ({audience['chat_id']}), operators "
-        + ", ".join(audience["operators"]),
-        f"  expires:  {view['expires_at']} ({relative(view['expires_at'])})",
-        f"  digest:   {view['confirm_digest']}",
-        f"  request:  {view['source']['proposer']}/{view['source']['request_id']}",
-    ]
-    lines += policy_lines(view) + decision_lines(view)
-    if view.get("execution"):
-        lines.append(f"  execution: {view['execution']['state']}")
+    lines += source_lines(view, people, now=now, lang=lang, tz=tz)
+    if view["state"] in OPEN_STATES:  # once decided, or closed, the expiry is history
+        at = view["expires_at"]
+        lines.append(
+            "  " + text("card.expires", lang, relative=relative(at, now, lang), at=when(at, tz))
+        )
+    elif view["state"] == "expired":
+        lines.append("  " + text("state.expired", lang, at=when(view["expires_at"], tz)))
+    lines += decision_lines(view, now=now, lang=lang, tz=tz)
+    lines += policy_lines(view)
+    if terms.get("terms"):
+        lines.append(f"  {label('terms', lang)}:")
+    for term in terms.get("terms", []):
+        value = value_words(term["value"], lang).replace("\n", "\n      ")
+        lines.append(f"    {term_label(term['name'], lang)}: {value}")
     for outcome in view.get("outcomes") or []:  # every stage, oldest first, as the API lists
-        lines.append(f"  outcome:  {outcome['stage']:<10} {outcome['status']}{marker}")
-        lines += [f"    {part}" for part in outcome_parts(outcome.get("detail") or {})]
+        lines.append(_line("outcome", outcome_title(outcome, view["simulated"], lang), lang))
+        if parts := outcome_parts(outcome.get("detail") or {}, lang):
+            lines.append("    " + "; ".join(parts))
+    audience = view["audience"]
+    operators = ", ".join(person(each, people) for each in audience["operators"])
+    lines += [
+        _line(
+            "audience",
+            f"{audience['name']} ({audience['chat_id']}) · {label('operators', lang)} {operators}",
+            lang,
+        ),
+        _line("executor", f"{view['executor']['name']} r{view['executor']['revision']}", lang),
+        _line("digest", view["confirm_digest"], lang),
+        _line("request", f"{view['source']['proposer']}/{view['source']['request_id']}", lang),
+    ]
     return "\n".join(lines)
 
 
+def source_lines(
+    view: dict[str, Any], people: Mapping[str, str], *, now: datetime, lang: Lang, tz: tzinfo
+) -> list[str]:
+    """Who proposed it (for whom) and when, and the proposer's reason if it gave one."""
+    source = view["source"]
+    requester = source.get("requester_open_id")
+    proposed = (
+        text("card.proposed.for", lang, proposer=source["proposer"], who=person(requester, people))
+        if requester
+        else text("card.proposed", lang, proposer=source["proposer"])
+    )
+    created = view["created_at"]
+    lines = [f"  {proposed} · {relative(created, now, lang)} · {when(created, tz)}"]
+    if source.get("reason"):
+        lines.append("  " + text("card.why", lang, reason=str(source["reason"])))
+    return lines
+
+
 def policy_lines(view: dict[str, Any]) -> list[str]:
-    """What the approval policy asks and who has confirmed (nothing for one from anyone)."""
+    """What the approval policy asks and who has confirmed (nothing for one from anyone);
+    people by the view's `people` names where it has them."""
+    people: Mapping[str, str] = view.get("people") or {}
     approval = view.get("approval") or {}
     lines = []
     if approval.get("required", 1) > 1 or approval.get("rule"):
         why = f" ({approval['why']})" if approval.get("why") else ""
-        lines.append(
-            f"  approval: {approval['required']} of {', '.join(approval['approvers'])}{why}"
-        )
+        approvers = ", ".join(person(each, people) for each in approval["approvers"])
+        lines.append(f"  approval: {approval['required']} of {approvers}{why}")
         if approval.get("notional"):
             lines.append(f"  notional: {approval['notional']}")
         if approval.get("confirmed_by"):
-            lines.append(f"  confirmed by: {', '.join(approval['confirmed_by'])}")
+            confirmed = ", ".join(person(each, people) for each in approval["confirmed_by"])
+            lines.append(f"  confirmed by: {confirmed}")
     return lines
 
 
-def decision_lines(view: dict[str, Any]) -> list[str]:
-    """The decision, and its reason where the operator gave one."""
-    lines = []
+def decision_lines(
+    view: dict[str, Any],
+    *,
+    now: datetime | None = None,
+    lang: Lang = "en",
+    tz: tzinfo | None = None,
+) -> list[str]:
+    """The decision: who, when and where, and the reason where the operator gave one."""
     decision = view.get("decision") or {}
-    if decision.get("by"):
-        lines.append(f"  decision: {decision['action']} by {decision['by']} at {decision['at']}")
-        if decision.get("reason"):
-            lines.append(f"  reason:   {decision['reason']}")
+    if not decision.get("by"):
+        return []
+    now, tz = now or utc_now(), tz or local_zone()
+    who = person(decision["by"], people=view.get("people") or {})
+    key = "state.rejected" if decision.get("action") == "reject" else "state.claimed"
+    said = text(key, lang, who=who, at=when(decision["at"], tz)) if decision.get("at") else who
+    if decision.get("at"):
+        said += f" ({relative(decision['at'], now, lang)})"
+    if entry := decision.get("entry"):
+        said += ", " + LABELS.get(f"entry.{entry}", {}).get(lang, str(entry))
+    lines = [f"  {said}"]
+    if decision.get("reason"):
+        lines.append("  " + text("detail.reason", lang, reason=str(decision["reason"])))
     return lines
 
 
-def operation_row(view: dict[str, Any]) -> str:
-    marker = " SIM" if view["simulated"] else ""
-    title = view["terms"].get("title", "")
-    return f"{view['id']}  {view['state']:<22} {view['kind']:<14} {title}{marker}"
+def width(words: str) -> int:
+    """Columns a terminal gives `words`: wide (CJK) characters take two."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in words)
+
+
+def operation_table(
+    views: Sequence[dict[str, Any]], *, now: datetime | None = None, lang: Lang = "en"
+) -> list[str]:
+    """`countersign list`: one row per operation under a header, columns as wide as their
+    widest cell: id, age, state and newest outcome in words, kind, title, SIMULATED."""
+    now = now or utc_now()
+    columns = ("id", "age", "state.column", "outcome.column", "kind", "what")
+    rows = [[label(key, lang) for key in columns]]
+    for view in views:
+        outcome = view.get("outcome")
+        rows.append(
+            [
+                view["id"],
+                relative(view["created_at"], now, lang),
+                state_words(view["state"], lang),
+                outcome_title(outcome, False, lang) if outcome else label("none", lang),
+                view["kind"],
+                str(view["terms"].get("title", ""))
+                + (f"  {text('subtitle.simulated', lang)}" if view["simulated"] else ""),
+            ]
+        )
+    # the last column is not padded: nothing follows it
+    widths = [max(width(row[n]) for row in rows) for n in range(len(columns) - 1)]
+    return [
+        "  ".join(
+            [cell + " " * (widths[n] - width(cell)) for n, cell in enumerate(row[:-1])] + [row[-1]]
+        )
+        for row in rows
+    ]

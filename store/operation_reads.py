@@ -41,6 +41,13 @@ async def list_operations(
         conditions.append(OperationRow.source_proposer == proposer)
     if audiences is not None:
         conditions.append(OperationRow.audience_name.in_(sorted(audiences)))
+    return await page_of(store, conditions, limit, cursor)
+
+
+async def page_of(
+    store: Store, conditions: list[ColumnElement[bool]], limit: int, cursor: str | None
+) -> Page:
+    """One page of the operations meeting `conditions`, newest first, from `cursor`."""
     if cursor is not None:
         created_at, operation_id = decode_cursor(cursor)
         conditions.append(

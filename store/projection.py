@@ -68,6 +68,9 @@ def operation_view(op: Operation, outcomes: Sequence[Outcome] = ()) -> dict[str,
                 "by": op.decided_by,
                 "at": iso_utc(op.decided_at) if op.decided_at else None,
                 "reason": op.decision_reason,
+                # where the decision was made: a click on the Lark card is the only entry so
+                # far, so nothing records it (a web entry comes with issue 15, and a column)
+                "entry": "lark",
             }
             if op.decided_by
             else None

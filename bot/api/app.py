@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from aiohttp import web
 
@@ -34,7 +34,9 @@ from bot.api.keys import (
 )
 from bot.api.metrics import metrics_text
 from bot.api.middlewares import MIDDLEWARES
+from bot.api.people import with_people
 from bot.config import Config, Proposer
+from bot.progress import MAX_WAIT_S, UNTIL, Until, reached
 from store.authority import Store
 from store.canonical import loads_strict
 from store.execution_reads import view as op_view
@@ -50,6 +52,12 @@ log = logging.getLogger("countersign.api")
 
 def _proposer(request: web.Request) -> Proposer:
     return request[PROPOSER_KEY]
+
+
+def _answer(request: web.Request, view: dict[str, Any], status: int = 200) -> web.Response:
+    """An operation's view as the API answers it: with the names of the people it mentions."""
+    names = request.app[CONFIG_KEY].settings.people
+    return web.json_response(with_people(view, names), status=status)
 
 
 def _problems(request: web.Request, error: ProblemsFound) -> web.Response:
@@ -100,7 +108,7 @@ async def propose(request: web.Request) -> web.Response:
     if proposed.created:
         request.app[ON_PROPOSED_KEY]()  # the card worker need not wait for its next poll
     view = await op_view(request.app[STORE_KEY], proposed.operation)
-    return web.json_response(view, status=201 if proposed.created else 200)
+    return _answer(request, view, status=201 if proposed.created else 200)
 
 
 async def _capabilities(request: web.Request, body: Any) -> Any:
@@ -138,46 +146,60 @@ def whole_number(text: str, low: int, high: int) -> int | None:
     return value if low <= value <= high else None
 
 
-MAX_WAIT_S = 60
 WAIT_POLL_S = 0.2  # a change made by another process (a worker replica) shows within this
 
 
 async def get_operation(request: web.Request) -> web.Response:
-    """The projection; with `wait_s=N` (N <= 60) it first waits until the operation changes
-    (its version moves) or N seconds pass, so a proposer can long-poll for the outcome."""
-    wait_text = request.query.get("wait_s")
+    """The projection. With `wait_s=N` (N <= 60) it first waits up to N seconds for what
+    `until` names: `changed` (the default: its version moves), `decided` or `final`
+    (`bot/progress.py`); those two answer at once when the operation already is so, so a
+    proposer that asks again never misses the moment between two asks."""
+    problems: list[FieldProblem] = []
     wait_s = 0
-    if wait_text is not None:
+    if (wait_text := request.query.get("wait_s")) is not None:
         if (given := whole_number(wait_text, 0, MAX_WAIT_S)) is None:
-            return refuse(
-                request,
-                422,
-                "invalid_query",
-                "the query is invalid",
-                [
-                    FieldProblem(
-                        "wait_s",
-                        f"{wait_text!r} is not a whole number of seconds 0..{MAX_WAIT_S}",
-                        f"wait at most {MAX_WAIT_S} s, then ask again",
-                    )
-                ],
+            problems.append(
+                FieldProblem(
+                    "wait_s",
+                    f"{wait_text!r} is not a whole number of seconds 0..{MAX_WAIT_S}",
+                    f"wait at most {MAX_WAIT_S} s, then ask again",
+                )
             )
-        wait_s = given
+        else:
+            wait_s = given
+    until_text = request.query.get("until", "changed")
+    if until_text not in UNTIL:
+        problems.append(
+            FieldProblem(
+                "until", f"unknown condition {until_text!r}", f"use one of {', '.join(UNTIL)}"
+            )
+        )
+    if problems:
+        return refuse(request, 422, "invalid_query", "the query is invalid", problems)
     op = await _own_operation(request)
     if op is None:
         return _not_found(request)
-    store = request.app[STORE_KEY]
+    until = cast(Until, until_text)  # one of UNTIL, checked above
+    return _answer(request, await waited(request.app[STORE_KEY], op, wait_s, until))
+
+
+async def waited(store: Store, op: Operation, wait_s: int, until: Until) -> dict[str, Any]:
+    """The view once it is what `until` asks, or as it stands after `wait_s` seconds."""
+    view = await op_view(store, op)
     loop = asyncio.get_running_loop()
     deadline = loop.time() + wait_s
-    seen = op.version
-    while loop.time() < deadline:
+    stale = False  # read since the view was made (the card's delivery moves on its own)
+    while not reached(view, until) and loop.time() < deadline:
         await asyncio.sleep(min(WAIT_POLL_S, max(0.0, deadline - loop.time())))
         fresh = await store.get(op.id)
-        if fresh is not None:
-            op = fresh
-            if fresh.version != seen:
+        if fresh is None:
+            continue
+        moved, op, stale = fresh.version != op.version, fresh, True
+        if moved:  # the projection (with its outcomes) is read again only when it moved
+            view, stale = await op_view(store, op), False
+            if until == "changed":
                 break
-    return web.json_response(await op_view(store, op))
+    return await op_view(store, op) if stale else view
 
 
 async def list_operations(request: web.Request) -> web.Response:
@@ -221,9 +243,10 @@ async def list_operations(request: web.Request) -> web.Response:
             str(error),
             [FieldProblem("cursor", str(error), "start over without it")],
         )
+    views = await op_views(request.app[STORE_KEY], page.items)
     return web.json_response(
         {
-            "items": await op_views(request.app[STORE_KEY], page.items),
+            "items": [with_people(view, request.app[CONFIG_KEY].settings.people) for view in views],
             "next_cursor": page.next_cursor,
             "has_more": page.has_more,
         }
@@ -244,7 +267,7 @@ async def cancel_operation(request: web.Request) -> web.Response:
             "not_cancellable",
             f"the operation is {error.current.value}; only unclaimed operations can be cancelled",
         )
-    return web.json_response(await op_view(request.app[STORE_KEY], op))
+    return _answer(request, await op_view(request.app[STORE_KEY], op))
 
 
 async def healthz(_request: web.Request) -> web.Response:
@@ -301,5 +324,6 @@ def create_app(
         store,
         config.dashboard_token.get_secret_value() or None,
         trust_loopback_proxy=http.trust_loopback_proxy,
+        people=config.settings.people,
     ).routes(app)
     return app

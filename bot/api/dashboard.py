@@ -1,9 +1,12 @@
 """`/ops`: the read-only operator dashboard, server-rendered from the one projection.
 
-Server-rendered HTML (no build step, no client framework): every page is the projection the
-card and the API show, plus the operation's records (confirmations and refusals, attempts,
-outcomes, card deliveries, result deliveries). Live refresh is one long poll per open page
-(`/ops/changes`, answered when anything changes or after 25 s), not a polling storm.
+Server-rendered HTML (no build step, no client framework; `bot/api/dashboard_html.py`):
+every page is the projection the card and the API show, in the card's words, plus the
+operation's records. `/ops` is "Needs attention" (counts per group, the groups, recent
+activity; `store/attention.py` reads them), `/ops/all` the list with state and outcome filters
+and a search, `/ops/{id}` one operation; `/` redirects to `/ops`, and any other path under
+`/ops` is an HTML 404 page. Live refresh is one long poll per open page (`/ops/changes`,
+answered when anything changes or after 25 s), not a polling storm.
 Only GET routes exist: browsing can never change state. Access: loopback clients, or the
 configured dashboard token (`?token=` once; it is then kept in an HttpOnly, SameSite=Strict
 cookie for /ops, Secure when the page is served over https). A request that came through a
@@ -16,14 +19,27 @@ from __future__ import annotations
 
 import asyncio
 import hmac
+import logging
+from collections.abc import Mapping
 from ipaddress import ip_address
 
 from aiohttp import web
 from sqlalchemy import func, select
+from yarl import URL
 
-from bot.api.dashboard_html import detail_html, list_html
+from bot.api.dashboard_html import (
+    OUTCOMES,
+    Chrome,
+    attention_html,
+    detail_html,
+    list_html,
+    not_found_html,
+)
+from bot.api.dashboard_words import label
 from bot.api.errors import refuse
 from bot.api.hosts import forwarded_https, proxied
+from cards.strings import Lang
+from store.attention import AWAITING, SEARCH_MAX_CHARS, attention, recent, search
 from store.authority import Store
 from store.cards import CardLedger
 from store.deliveries import DeliveryLedger
@@ -34,14 +50,21 @@ from store.models import OperationRow
 from store.paging import InvalidCursor
 from store.problems import FieldProblem
 
+log = logging.getLogger("countersign.api")
+
 # the shape of an operation id (a ULID, with room); anything else is no route: a 404
 OPERATION_ID = "[0-9A-Za-z_-]{1,64}"
 LONG_POLL_S = 25.0
+GROUP_ROWS = 50  # per "Needs attention" group; its count says how many there are
+RECENT_ROWS = 20
+LIST_ROWS = 50
+# the list's query parameters: on /ops they mean the list (/ops/all)
+LIST_PARAMS = ("state", "outcome", "q", "cursor")
 POLL_STEP_S = 0.5
 COOKIE = "countersign_dashboard"
 
 
-def lang_of(request: web.Request) -> str:
+def lang_of(request: web.Request) -> Lang:
     asked = request.query.get("lang") or request.headers.get("Accept-Language") or ""
     return "zh" if asked.lower().startswith("zh") else "en"
 
@@ -75,16 +98,44 @@ async def change_mark(store: Store) -> str:
     return f"{newest.isoformat() if newest else '-'}/{count}"
 
 
+def moved(request: web.Request, path: str) -> URL:
+    """The same request on another path, its query kept (a language, a filter)."""
+    return request.rel_url.with_path(path).with_query(request.rel_url.query)
+
+
+def search_problem(text: str) -> FieldProblem | None:
+    """A search text the store cannot be asked about: too long, or characters no id or term
+    holds (a NUL PostgreSQL refuses, a lone surrogate no driver encodes)."""
+    if len(text) > SEARCH_MAX_CHARS:
+        return FieldProblem("q", f"longer than {SEARCH_MAX_CHARS} characters", "search for less")
+    if any(ord(ch) < 32 or 0xD800 <= ord(ch) <= 0xDFFF for ch in text):
+        return FieldProblem("q", "holds control characters", "search for printable text")
+    return None
+
+
 class Dashboard:
-    def __init__(self, store: Store, token: str | None, *, trust_loopback_proxy: bool = False):
+    def __init__(
+        self,
+        store: Store,
+        token: str | None,
+        *,
+        trust_loopback_proxy: bool = False,
+        people: Mapping[str, str] | None = None,
+    ):
         self.store = store
         self.token = token
         self.trust_loopback_proxy = trust_loopback_proxy
+        # open id -> display name ([people]); anyone not listed is shown by their id
+        self.people: Mapping[str, str] = dict(people or {})
 
     def routes(self, app: web.Application) -> None:
-        app.router.add_get("/ops", self.list)
+        app.router.add_get("/", self.home)
+        app.router.add_get("/ops", self.attention)
+        app.router.add_get("/ops/all", self.list)
         app.router.add_get("/ops/changes", self.changes)
         app.router.add_get(f"/ops/{{id:{OPERATION_ID}}}", self.detail)
+        # any other page under /ops: the dashboard's own 404 page, not the API's JSON
+        app.router.add_get("/ops/{tail:.+}", self.no_page)
 
     def _refusal(self, request: web.Request) -> web.Response | None:
         if not allowed(request, self.token, self.trust_loopback_proxy):
@@ -105,16 +156,56 @@ class Dashboard:
             )
         return response
 
-    async def list(self, request: web.Request) -> web.Response:
+    def _page(self, request: web.Request, html: str, status: int = 200) -> web.Response:
+        response = web.Response(text=html, content_type="text/html", status=status)
+        return self._keep_token(request, response)
+
+    async def home(self, request: web.Request) -> web.Response:
+        raise web.HTTPFound(moved(request, "/ops"))
+
+    async def attention(self, request: web.Request) -> web.Response:
+        """Needs attention: counts per group, each group, then recent activity."""
         if refusal := self._refusal(request):
             return refusal
-        lang = lang_of(request)
+        if any(name in request.query for name in LIST_PARAMS):
+            # the list's filters on /ops (links from before /ops/all): the list itself
+            raise web.HTTPFound(moved(request, "/ops/all"))
         mark = await change_mark(self.store)  # before the reads: a change after them moves it
-        state_text = request.query.get("state")
+        groups = await attention(self.store, limit=GROUP_ROWS)
+        latest = await recent(self.store, limit=RECENT_ROWS)
+        shown = {op.id: op for op in [*(op for g in groups for op in g.operations), *latest]}
+        by_id = {view["id"]: view for view in await views(self.store, list(shown.values()))}
+        # a page with operations counting down to their expiry keeps its "in N min" true
+        ticking = any(g.count for g in groups if g.key == AWAITING)
+        html = attention_html(
+            [(g.key, g.count, [by_id[op.id] for op in g.operations]) for g in groups],
+            [by_id[op.id] for op in latest],
+            Chrome(lang_of(request), mark, "/ops", ticking=ticking),
+            self.people,
+            self.store.clock(),
+        )
+        return self._page(request, html)
+
+    async def list(self, request: web.Request) -> web.Response:
+        """Every operation, newest first, by state, newest outcome and a search text."""
+        if refusal := self._refusal(request):
+            return refusal
+        mark = await change_mark(self.store)
+        state_text = request.query.get("state", "")
         state = State(state_text) if state_text in {s.value for s in State} else None
+        outcome = request.query.get("outcome", "")
+        outcome = outcome if outcome in OUTCOMES else ""
+        q = request.query.get("q", "").strip()
+        if problem := search_problem(q):
+            return refuse(request, 400, "invalid_query", "this search cannot be run", [problem])
         try:
-            page = await self.store.list_operations(
-                state=state, limit=50, cursor=request.query.get("cursor") or None
+            page = await search(
+                self.store,
+                state=state,
+                outcome=outcome or None,
+                text=q,
+                limit=LIST_ROWS,
+                cursor=request.query.get("cursor") or None,
             )
         except InvalidCursor as error:
             return refuse(
@@ -122,17 +213,18 @@ class Dashboard:
                 400,
                 "invalid_query",
                 "this page link is not one the dashboard made",
-                [FieldProblem("cursor", str(error), "start over from /ops")],
+                [FieldProblem("cursor", str(error), "start over from /ops/all")],
             )
-        items = await views(self.store, list(page.items))
+        filters = {"state": state.value if state else "", "outcome": outcome, "q": q}
         html = list_html(
-            items,
-            state.value if state else None,
+            await views(self.store, list(page.items)),
+            filters,
             page.next_cursor if page.has_more else None,
-            lang,
-            mark,
+            Chrome(lang_of(request), mark, "/ops/all", filters),
+            self.people,
+            self.store.clock(),
         )
-        return self._keep_token(request, web.Response(text=html, content_type="text/html"))
+        return self._page(request, html)
 
     async def detail(self, request: web.Request) -> web.Response:
         if refusal := self._refusal(request):
@@ -142,9 +234,11 @@ class Dashboard:
         # mark past the page's, and the page's long poll reloads it (read after, the page
         # could show the old state under the new mark and never reload).
         mark = await change_mark(self.store)
-        op = await self.store.get(request.match_info["id"])
+        operation_id = request.match_info["id"]
+        op = await self.store.get(operation_id)
         if op is None:
-            return refuse(request, 404, "not_found", f"no operation {request.match_info['id']!r}")
+            message = label("not_found.operation", lang, id=operation_id)
+            return self._not_found(request, message, mark)
         [view] = await views(self.store, [op])
         records = {
             "confirmations": await self.store.confirmations(op.id),
@@ -152,8 +246,20 @@ class Dashboard:
             "card": await CardLedger(self.store).history(op.id),
             "deliveries": await DeliveryLedger(self.store).find(operation_id=op.id),
         }
-        html = detail_html(view, records, lang, mark)
-        return self._keep_token(request, web.Response(text=html, content_type="text/html"))
+        html = detail_html(view, records, lang, mark, people=self.people, now=self.store.clock())
+        return self._page(request, html)
+
+    async def no_page(self, request: web.Request) -> web.Response:
+        if refusal := self._refusal(request):
+            return refusal
+        lang = lang_of(request)
+        # the path itself is not shown: it may hold bytes no page should echo
+        return self._not_found(request, label("not_found.page", lang), "-")
+
+    def _not_found(self, request: web.Request, message: str, mark: str) -> web.Response:
+        log.info("dashboard: no page %r", request.path)
+        html = not_found_html(message, Chrome(lang_of(request), mark, "/ops"))
+        return self._page(request, html, status=404)
 
     async def changes(self, request: web.Request) -> web.Response:
         """Long poll: answers once anything changed since `since`, or after 25 s."""
@@ -165,5 +271,8 @@ class Dashboard:
         while loop.time() < deadline:
             if await change_mark(self.store) != since:
                 return web.json_response({"changed": True})
+            # a page that reloaded or closed has gone: stop reading the store for it
+            if request.transport is None or request.transport.is_closing():
+                break
             await asyncio.sleep(POLL_STEP_S)
         return web.json_response({"changed": False})

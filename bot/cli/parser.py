@@ -3,10 +3,18 @@
 from __future__ import annotations
 
 import argparse
+from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bot.cli.api_commands import cmd_cancel, cmd_health, cmd_list, cmd_propose, cmd_show
+from bot.cli.api_commands import (
+    LANG_ENV,
+    cmd_cancel,
+    cmd_health,
+    cmd_list,
+    cmd_propose,
+    cmd_show,
+)
 from bot.cli.operator_tools import (
     cmd_config_check,
     cmd_db_upgrade,
@@ -38,12 +46,33 @@ def client_options(sub: argparse.ArgumentParser) -> None:
     sub.add_argument("--config", help="take URL and token from this config")
     sub.add_argument("--proposer", help="which proposer of --config to act as")
     sub.add_argument("--json", action="store_true", help="print JSON")
+    sub.add_argument(
+        "--lang", choices=("en", "zh"), help=f"words for people (default en, env {LANG_ENV})"
+    )
+
+
+MAX_SHOW_WAIT_S = 86400  # a day; a longer watch is a loop in a script
+
+
+def wait_seconds(text: str) -> int:
+    """--wait's N: whole seconds, 0..MAX_SHOW_WAIT_S."""
+    if not (text.isascii() and text.isdigit()) or int(text) > MAX_SHOW_WAIT_S:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number 0..{MAX_SHOW_WAIT_S}")
+    return int(text)
+
+
+def installed_version() -> str:
+    try:
+        return metadata.version("countersign")
+    except metadata.PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown (not installed)"
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="countersign", description="Human-confirmed operations over Lark/Feishu cards."
     )
+    parser.add_argument("--version", action="version", version=f"countersign {installed_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     add_serving(commands)
     add_operator_tools(commands)
@@ -148,7 +177,15 @@ def add_api_commands(commands: Commands) -> None:
     health.add_argument("--json", action="store_true")
     health.set_defaults(func=cmd_health)
 
-    propose = commands.add_parser("propose", help="propose an operation from a JSON file or -")
+    propose = commands.add_parser(
+        "propose",
+        help="propose an operation from a JSON file or -",
+        description="Propose an operation from a JSON file (or - for stdin). A file without "
+        "a request_id gets one made from its content (cli-<sha256 prefix>), printed on "
+        "stderr: proposing the same file again reuses it, so a retry after a lost answer "
+        "never files the operation twice. To file the same content as a new operation, "
+        "give it a request_id of its own.",
+    )
     propose.add_argument("file", metavar="FILE|-")
     client_options(propose)
     propose.set_defaults(func=cmd_propose)
@@ -157,9 +194,16 @@ def add_api_commands(commands: Commands) -> None:
     show.add_argument("id")
     show.add_argument(
         "--wait",
-        type=int,
+        type=wait_seconds,
         metavar="N",
-        help="first wait up to N seconds (<= 60) for the operation to change",
+        help="wait up to N seconds until the operation is final (or --until decided), then "
+        f"show it; exit 3 if it is not by then (N <= {MAX_SHOW_WAIT_S})",
+    )
+    show.add_argument(
+        "--until",
+        choices=("final", "decided"),
+        help="with --wait: final (default: nothing more will happen by itself) or decided "
+        "(no operator decision pending: confirmed, rejected, or closed without one)",
     )
     client_options(show)
     show.set_defaults(func=cmd_show)

@@ -1,19 +1,22 @@
-"""The CLI's plain-text operation (`countersign show`): what the approval policy asks, who
-confirmed, and the decision with its reason, as the card and the dashboard say them."""
+"""The CLI's plain-text operation (`countersign show`, `list`): what the approval policy asks,
+who confirmed, the decision with its reason, in the catalogue's words and people's names."""
 
 from __future__ import annotations
 
-from bot.api.dashboard_html import detail_html
-from bot.render import operation_text
+from datetime import UTC, timedelta
+
+from bot.api.people import with_people
+from bot.render import operation_table, operation_text, width
 from store.authority import Store
-from store.decisions import Click, Counted, Decided
+from store.decisions import Claimed, Click, Counted, Decided
 from store.envelope import Approval, Audience
 from store.projection import operation_view
+from store.timeutil import parse_iso_utc
 from tests.support.factories import offered
 
 TRIO = Audience("ops", "oc_ops", ("ou_alice", "ou_bob", "ou_carol"))
 LARGE = Approval(required=2, rule="large", threshold="50,000 USDC", notional="60000.00 USDC")
-RECORDS = {"confirmations": [], "attempt": None, "card": [], "deliveries": []}
+NAMES = {"ou_alice": "Alice", "ou_bob": "Bob"}  # Carol has no name: shown by her id
 
 
 def click(op_id: str, digest: str, action: str, operator: str) -> Click:
@@ -26,18 +29,49 @@ async def test_show_and_the_dashboard_say_what_is_needed_who_confirmed_and_why_i
     op = await offered(store, audience=TRIO, approval=LARGE)
     counted = await store.confirm_and_claim(click(op.id, op.confirm_digest, "confirm", "ou_alice"))
     assert isinstance(counted, Counted)
-    shown = operation_text(operation_view(counted.operation))
-    assert "  approval: 2 of ou_alice, ou_bob, ou_carol (above 50,000 USDC)" in shown
+    waiting = with_people(operation_view(counted.operation), NAMES)
+    expires = waiting["expires_at"]
+    shown = operation_text(waiting, now=parse_iso_utc(expires) - timedelta(minutes=14), tz=UTC)
+    first = shown.splitlines()[0]
+    assert first == f"{op.id}  Order to confirm — 1 of 2 confirmed  SIMULATED"
+    assert "  approval: 2 of Alice, Bob, ou_carol (above 50,000 USDC)" in shown
     assert "  notional: 60000.00 USDC" in shown
-    assert "  confirmed by: ou_alice" in shown
+    assert "  confirmed by: Alice" in shown
+    assert "  state:     awaiting confirmation" in shown
+    assert f"  Expires in 14 min · {expires[:10]} {expires[11:16]} UTC" in shown
 
     vetoed = await store.reject(
         Click(op.id, "reject", op.confirm_digest, "ou_bob", "oc_ops", None, reason="Too big")
     )
     assert isinstance(vetoed, Decided)
-    view = operation_view(vetoed.operation)
-    shown = operation_text(view)
-    assert "  decision: reject by ou_bob at " in shown and "  reason:   Too big" in shown
-    page = detail_html(view, RECORDS, "en", "-")
-    assert "approval: 2 of ou_alice, ou_bob, ou_carol (above 50,000 USDC)" in page
-    assert '<span id="decision-reason">Too big</span>' in page
+    view = with_people(operation_view(vetoed.operation), NAMES)
+    decided_at = view["decision"]["at"]
+    now = parse_iso_utc(decided_at) + timedelta(minutes=3)
+    shown = operation_text(view, now=now, tz=UTC)
+    assert shown.splitlines()[0] == f"{op.id}  Rejected by Bob: Too big  SIMULATED"
+    at = f"{decided_at[:10]} {decided_at[11:16]} UTC"
+    assert f"  Rejected by Bob at {at} (3 min ago), on the Lark card" in shown
+    assert "  Reason: Too big" in shown
+    assert "Expires" not in shown, "once decided the expiry is history"
+    assert "awaiting_confirmation" not in shown and decided_at not in shown  # words, plain times
+
+
+async def test_show_and_list_speak_chinese_with_the_same_catalogue(store: Store) -> None:
+    op = await offered(store)
+    confirmed = await store.confirm_and_claim(
+        click(op.id, op.confirm_digest, "confirm", "ou_alice")
+    )
+    assert isinstance(confirmed, Claimed)
+    view = with_people(operation_view(confirmed.operation), NAMES)
+    now = parse_iso_utc(view["created_at"]) + timedelta(hours=2, minutes=5)
+    shown = operation_text(view, now=now, lang="zh", tz=UTC)
+    assert shown.splitlines()[0] == f"{op.id}  已确认 — 执行中  模拟"
+    assert "由 Alice 于" in shown and "确认" in shown and "在飞书卡片上" in shown
+    # a wide character takes two columns: the values line up with the English labels
+    assert "  状态:      已确认" in shown and "  摘要:      " in shown
+
+    header, row = operation_table([view], now=now, lang="zh")
+    assert header.split() == ["ID", "创建", "状态", "结果", "类型", "内容"]
+    assert row.startswith(f"{op.id}  2小时05分前  已确认")
+    # wide characters take two columns, so the columns line up on a terminal
+    assert width(row[: row.index("finance.order")]) == width(header[: header.index("类型")])

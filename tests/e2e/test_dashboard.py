@@ -1,23 +1,25 @@
-"""The read-only dashboard (/ops) shows the one projection, never changes state, and gates
-non-loopback clients."""
+"""The read-only dashboard (/ops) shows the one projection in the card's words, never changes
+state, and gates non-loopback clients."""
 
 from __future__ import annotations
 
-import re
-from html import escape, unescape
+import json
 from pathlib import Path
-from typing import Any
 
 from aiohttp import web
 from aiohttp.test_utils import make_mocked_request
 
 from bot.api.dashboard import allowed
-from bot.api.dashboard_html import outcome_text
+from bot.api.dashboard_view import outcome_text
 from bot.demo import RESTING_MARK, SAMPLES
+from cards.vocabulary import headline
+from tests.support.dashboard import text_of
 from tests.support.factories import order_request
-from tests.support.stack import Stack, StackFactory
+from tests.support.stack import Stack, StackFactory, settled
 from tests.support.waiting import eventually
 from workers.domains.finance.sim.venue import SimVenue
+
+PEOPLE = {"ou_alice": "Alice", "ou_bob": "Bob"}
 
 
 async def page(stack: Stack, path: str) -> str:
@@ -30,31 +32,26 @@ async def page(stack: Stack, path: str) -> str:
 async def test_the_dashboard_shows_what_the_api_shows_and_browsing_changes_nothing(
     make_stack: StackFactory,
 ) -> None:
-    stack: Stack = await make_stack("ws")
+    stack: Stack = await make_stack("ws", people=PEOPLE)
     view, message_id = await stack.offered(order_request("dashboard"))
     await stack.click(message_id, "ou_alice")
-
-    async def filled() -> bool:
-        _, fresh = await stack.api("GET", f"/api/v1/operations/{view['id']}")
-        return (fresh["outcome"] or {}).get("status") == "filled"
-
-    await eventually(filled)
-    _, api = await stack.api("GET", f"/api/v1/operations/{view['id']}")
+    api = await settled(stack, view["id"], "filled")
     before = await stack.store.get(view["id"])
 
-    listing = await page(stack, "/ops")
-    assert view["id"] in listing and escape(outcome_text(api)) in listing
+    listing = await page(stack, "/ops/all")
+    assert f'<tr data-op="{view["id"]}">' in listing and ">Filled</span>" in listing
     assert "SIMULATED" in listing
     detail = await page(stack, f"/ops/{view['id']}")
-    assert f'<span class="state" id="state">{api["state"]}</span>' in detail
-    assert f'<span id="outcome">{escape(outcome_text(api))}</span>' in detail
-    assert "Filled · SIMULATED" in outcome_text(api)
+    assert text_of(detail, "headline") == headline(api, PEOPLE).words("en") == "Filled"
+    assert text_of(detail, "outcome") == outcome_text(api) == "Filled · SIMULATED"
     assert api["confirm_digest"] in detail and f"cs-{view['id']}" in detail
-    assert "ou_alice" in detail and "accepted" in detail
+    assert "Confirmed by Alice at " in detail and "ou_alice" not in detail  # people by name
     zh = await page(stack, f"/ops/{view['id']}?lang=zh")
-    assert "结果（原始与核对）" in zh and "模拟" in zh
-    filtered = await page(stack, "/ops?state=rejected")
-    assert view["id"] not in filtered
+    assert text_of(zh, "headline") == "已成交" and "模拟" in zh and "由 Alice 于" in zh
+    assert view["id"] not in await page(stack, "/ops/all?state=rejected")
+    assert view["id"] in await page(stack, "/ops/all?outcome=filled&q=btc-perp")
+    async with stack.http.get(f"{stack.bot_url}/", allow_redirects=False) as response:
+        assert response.status == 302 and response.headers["Location"] == "/ops"
 
     async with stack.http.get(f"{stack.bot_url}/ops/changes?since=stale") as response:
         assert (await response.json()) == {"changed": True}
@@ -88,23 +85,13 @@ def test_only_loopback_or_the_token_may_browse() -> None:
     assert allowed(request("127.0.0.1", "?token=the-dashboard-token"), "the-dashboard-token")
 
 
-def card_outcomes(card: dict[str, Any]) -> list[str]:
-    """The card's outcome titles, in order ("**Filled · SIMULATED**" lines)."""
-    titles = []
-    for element in card["body"]["elements"]:
-        if element.get("tag") != "markdown" or element.get("element_id"):
-            continue  # the SIMULATED banner and the status line have element ids
-        content = element.get("content", "")
-        if content.startswith("**") and content.endswith("**"):
-            titles.append(content.strip("*"))
-    return titles
-
-
-def dashboard_outcomes(html: str) -> list[str]:
-    found = re.search(r'<span id="outcome">(.*?)</span>', html)
-    assert found is not None
-    text = unescape(found[1])
-    return [re.sub(r" \(.*\)$", "", part) for part in text.split(" → ")] if text else []
+# each sample's outcomes, in the order the card and the dashboard show them
+STATUSES = {
+    "fills": ("filled",),
+    "rests then fills in parts": ("resting", "partially_filled", "filled"),
+    "preflight refuses": ("preflight_rejected",),
+    "message draft": ("sent",),
+}
 
 
 async def test_the_dashboard_and_the_card_agree_in_every_state_the_demo_reaches(
@@ -112,32 +99,47 @@ async def test_the_dashboard_and_the_card_agree_in_every_state_the_demo_reaches(
 ) -> None:
     # the demo's venue: crossed resting orders fill 30% per (slow) tick
     stack: Stack = await make_stack(
-        "ws", sim_faults="partial_fill=0.3", execution={"venue_tick_s": 1.5}
+        "ws", sim_faults="partial_fill=0.3", execution={"venue_tick_s": 1.5}, people=PEOPLE
     )
-    seen: set[str] = set()
+    seen: list[str] = []
 
-    async def agree(operation_id: str, message_id: str, phrase: str) -> None:
+    async def agree(operation_id: str, message_id: str, status: str | None) -> None:
+        """The dashboard's header and outcome titles are on the card, as the API has it."""
+
         async def same() -> bool:
-            card = card_outcomes(stack.card(message_id))
-            shown = dashboard_outcomes(await page(stack, f"/ops/{operation_id}"))
-            if card == shown and card and phrase in card[-1]:
-                seen.add(card[-1])
+            _, api = await stack.api("GET", f"/api/v1/operations/{operation_id}")
+            if (api["outcome"] or {}).get("status") != status:
+                return False
+            shown = await page(stack, f"/ops/{operation_id}")
+            card = json.dumps(stack.card(message_id), ensure_ascii=False)
+            words = text_of(shown, "headline")
+            titles = [t for t in text_of(shown, "outcome").split(" → ") if t]
+            if words != headline(api, PEOPLE).words("en") or words not in card:
+                return False
+            if titles != [t for t in outcome_text(api).split(" → ") if t]:
+                return False
+            if all(title in card for title in titles):
+                seen.append(words)
                 return True
             return False
 
-        await eventually(same, deadline_s=20)
+        await eventually(same, deadline_s=20, what=f"{operation_id} at {status}")
 
     for sample in SAMPLES:
         name = sample.name.replace(" ", "-")
         body = {"request_id": f"agree-{name}", "kind": sample.kind, "audience": "ops"}
         body["payload"] = sample.payload
         view, message_id = await stack.offered(body)
-        assert card_outcomes(stack.card(message_id)) == []
-        assert dashboard_outcomes(await page(stack, f"/ops/{view['id']}")) == []
+        await agree(view["id"], message_id, None)
         await stack.click(message_id, "ou_alice")
-        for phrase in sample.expect:
-            if phrase.startswith("Partially filled"):
+        for status in STATUSES[sample.name]:
+            if status == "partially_filled":
                 async with await SimVenue.open(tmp_path / "venue.db", create=False) as venue:
                     await venue.set_mark("BTC-PERP", RESTING_MARK)
-            await agree(view["id"], message_id, phrase)
-    assert seen == {phrase for sample in SAMPLES for phrase in sample.expect}, seen
+            await agree(view["id"], message_id, status)
+    assert seen == [
+        *("Order to confirm", "Filled"),
+        *("Order to confirm", "Resting on the book", "Partially filled", "Filled"),
+        *("Order to confirm", "Refused by pre-check — nothing sent"),
+        *("Message to approve", "Sent"),
+    ]

@@ -3,7 +3,7 @@ Alice confirms the demo's first card in the sandbox UI, the open dashboard page 
 itself and shows the state and outcome the card shows.
 
 The demo runs as `countersign demo` (what the README's `make run` starts) in a subprocess;
-screenshots at desktop and phone width go to test-artifacts/.
+screenshots at desktop and phone width go to the `artifacts` directory.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import IO
 import pytest
 from playwright.sync_api import Browser, expect
 
-from tests.support.browser import ARTIFACTS, UI_TIMEOUT_MS, http, watch_console
+from tests.support.browser import UI_TIMEOUT_MS, http, watch_console
 from tests.support.processes import ENV, ROOT, free_port
 
 READY = "countersign demo is ready"
@@ -86,9 +86,9 @@ def running_demo(tmp_path: Path) -> Iterator[tuple[str, str, str]]:
 def test_confirm_in_the_sandbox_ui_and_the_dashboard_shows_what_the_card_shows(
     running_demo: tuple[str, str, str],
     browser: Browser,
+    artifacts: Path,
 ) -> None:
     bot, sandbox, operation_id = running_demo
-    ARTIFACTS.mkdir(exist_ok=True)
     _, offered = http("GET", f"{bot}/api/v1/operations/{operation_id}", token="dev-token")
     message_id = offered["card"]["message_id"]
 
@@ -96,7 +96,7 @@ def test_confirm_in_the_sandbox_ui_and_the_dashboard_shows_what_the_card_shows(
     dashboard = context.new_page()
     errors = watch_console(dashboard)
     dashboard.goto(f"{bot}/ops/{operation_id}")
-    expect(dashboard.locator("#state")).to_have_text("awaiting_confirmation")
+    expect(dashboard.locator("#headline")).to_have_text("Order to confirm")
 
     lark = context.new_page()
     lark.goto(f"{sandbox}/sandbox")
@@ -121,20 +121,22 @@ def test_confirm_in_the_sandbox_ui_and_the_dashboard_shows_what_the_card_shows(
         "Filled · SIMULATED", timeout=OUTCOME_TIMEOUT_MS
     )
     _, api = http("GET", f"{bot}/api/v1/operations/{operation_id}", token="dev-token")
-    expect(dashboard.locator("#state")).to_have_text(api["state"])
+    expect(dashboard.locator("#headline")).to_have_text("Filled")
     assert api["outcome"]["status"] == "filled"
-    assert "Confirmed by" in card.inner_text() and "ou_alice" in dashboard.content()
-    dashboard.screenshot(path=str(ARTIFACTS / "dashboard-desktop.png"), full_page=True)
+    assert "Confirmed by" in card.inner_text()
+    expect(dashboard.locator("#lines")).to_contain_text("Confirmed by Alice at")
+    dashboard.screenshot(path=str(artifacts / "demo-dashboard-desktop.png"), full_page=True)
 
     phone = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True)
     small = phone.new_page()
     small.goto(f"{bot}/ops?lang=zh")
-    row = small.locator(f'tr[data-op="{operation_id}"]')
-    expect(row).to_contain_text("已成交 · 模拟")
-    expect(small.locator("h1")).to_have_text("countersign 操作")
+    row = small.locator(f'#recent tr[data-op="{operation_id}"]')
+    expect(row).to_contain_text("已成交")
+    expect(row).to_contain_text("模拟")
+    expect(small.locator("h1")).to_have_text("需要处理")
     width = small.evaluate("document.documentElement.scrollWidth")
     assert width <= 390, f"the list scrolls sideways on a phone ({width} px)"
-    small.screenshot(path=str(ARTIFACTS / "dashboard-phone.png"), full_page=True)
+    small.screenshot(path=str(artifacts / "demo-dashboard-phone.png"), full_page=True)
     assert not errors, errors
     phone.close()
     context.close()

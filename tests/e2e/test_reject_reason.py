@@ -55,6 +55,7 @@ async def test_a_veto_with_a_reason_reaches_every_surface_and_the_proposer(
         "by": "ou_bob",
         "at": api_view["decision"]["at"],
         "reason": KEPT,
+        "entry": "lark",
     }
     assert KEPT in await dashboard(stack, view["id"])
 
@@ -65,7 +66,7 @@ async def test_a_veto_with_a_reason_reaches_every_surface_and_the_proposer(
     assert hook.json["detail"]["reason"] == KEPT
     await eventually(lambda: bool(replies_to(stack, thread)), deadline_s=30, woken_by=stack.state)
     (text,) = replies_to(stack, thread)
-    assert "Rejected by ou_bob" in text and f"reason: {KEPT}" in text
+    assert "Rejected by ou_bob" in text and f"Reason: {KEPT}" in text
 
 
 async def test_a_reject_with_the_reason_left_empty_has_none(

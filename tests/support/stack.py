@@ -79,6 +79,7 @@ def bot_config(
     deliveries: dict[str, Any] | None = None,
     cards: dict[str, Any] | None = None,
     approval_rules: list[dict[str, Any]] | None = None,
+    people: dict[str, str] | None = None,
     **lark: Any,
 ) -> Config:
     settings = parse(
@@ -95,6 +96,7 @@ def bot_config(
             "audiences": audiences or [OPS_AUDIENCE],
             "approval_rules": approval_rules or [],
             "cards": cards or {},
+            "people": people or {},
             "proposers": [
                 {
                     "name": "dev-agent",
@@ -247,6 +249,7 @@ async def make_stack(backend: Backend, store: Store, tmp_path: Path) -> AsyncIte
         deliveries: dict[str, Any] | None = None,
         cards: dict[str, Any] | None = None,
         approval_rules: list[dict[str, Any]] | None = None,
+        people: dict[str, str] | None = None,
         **lark: Any,
     ) -> Stack:
         state = default_state()
@@ -279,6 +282,7 @@ async def make_stack(backend: Backend, store: Store, tmp_path: Path) -> AsyncIte
             deliveries=deliveries,
             cards=cards,
             approval_rules=approval_rules,
+            people=people,
             **lark,
         )
         clock = ShiftableClock()

@@ -320,11 +320,13 @@ async def test_fuzzed_webhook_requests_never_get_a_5xx(
 
 # -- query parameters --------------------------------------------------------------------------
 
-query_keys = st.sampled_from(["state", "limit", "cursor", "wait_s", "lang", "token", "since", "x"])
+query_keys = st.sampled_from(
+    ["state", "limit", "cursor", "wait_s", "until", "lang", "token", "since", "x"]
+)
 query_values = (
     st.text(max_size=20)
     | st.sampled_from(
-        ["1", "50", "51", "0", "-1", "٣", "²", "\uff11", "awaiting_confirmation", "zh"]
+        ["1", "50", "51", "0", "-1", "٣", "²", "\uff11", "awaiting_confirmation", "zh", "final"]
     )
     | st.integers(0, 2**80).map(str)
 )

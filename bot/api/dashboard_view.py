@@ -1,0 +1,322 @@
+"""What each dashboard page shows, from the one projection and an operation's records: rows of
+the lists, the detail page's header lines and tables. Pure; `bot/api/dashboard_html.py` puts
+them into the templates.
+
+The words are the card's: the headline and its tone (`cards.vocabulary.headline`), outcome
+titles, people by name, times relative with the absolute time on hover, all from the one
+catalogue in en and zh.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from bot.api.dashboard_words import catalogue, ident, label, long_text, moment, tone_class
+from cards.approval import approval_elements
+from cards.outcomes import newest_per_stage, outcome_title, protective_result
+from cards.strings import TEXT, Lang, refusal_text
+from cards.vocabulary import (
+    OPEN_STATES,
+    headline,
+    needs_attention,
+    person,
+    term_label,
+    value_words,
+    when,
+)
+from store.reasons import Reason
+from store.timeutil import iso_utc
+
+Cell = str | dict[str, Any] | None
+# terms that are digests: cut short like an id (whole on hover), never wrapped
+DIGEST_TERMS = frozenset({"text_sha256"})
+Line = list[Cell]
+
+
+def outcome_text(view: Mapping[str, Any], lang: Lang = "en") -> str:
+    """The outcome as the card titles it: newest per stage, SIMULATED marked, stages in order."""
+    return " → ".join(
+        outcome_title(outcome, view["simulated"], lang)
+        for outcome in newest_per_stage(list(view.get("outcomes") or []))
+    )
+
+
+def outcome_details(detail: Mapping[str, Any], lang: Lang) -> str:
+    """An outcome's details in the card's words: fills, fees, message, reason, protective."""
+    parts = []
+    if detail.get("filled_qty") is not None and detail.get("avg_price") is not None:
+        parts.append(
+            catalogue(
+                "detail.filled", lang, qty=str(detail["filled_qty"]), price=str(detail["avg_price"])
+            )
+        )
+    if "fees" in detail:
+        fees = detail["fees"]
+        parts.append(
+            catalogue("detail.fee_unknown", lang)
+            if fees is None
+            else catalogue("detail.fees", lang, fees=str(fees))
+        )
+    if detail.get("message_id"):
+        parts.append(catalogue("detail.message", lang, message_id=str(detail["message_id"])))
+    if detail.get("reason"):
+        parts.append(catalogue("detail.reason", lang, reason=str(detail["reason"])))
+    parts += [protective_result(child, lang) for child in detail.get("protective") or []]
+    return "; ".join(parts)
+
+
+def chip(view: Mapping[str, Any], people: Mapping[str, str], lang: Lang) -> dict[str, Any]:
+    said = headline(view, people)
+    return {
+        "text": said.words(lang),
+        "title": said.words(lang),
+        "cls": f"chip {tone_class(said.tone)}",
+    }
+
+
+def proposer(view: Mapping[str, Any], people: Mapping[str, str]) -> str:
+    source = view.get("source") or {}
+    requester = source.get("requester_open_id")
+    name = str(source.get("proposer", "?"))
+    return f"{name} ({person(requester, people)})" if requester else name
+
+
+def row(
+    view: Mapping[str, Any],
+    people: Mapping[str, str],
+    now: datetime,
+    lang: Lang,
+    column: str,
+    *,
+    note: bool = True,
+) -> dict[str, Any]:
+    """One operation in a list: id, what, its state in words (and, with `note`, why it needs
+    a person), who proposed it, one time (`column`: expires, created or updated)."""
+    reason = needs_attention(view) if note else None
+    shown = view["expires_at"] if column == "expires" else view[f"{column}_at"]
+    return {
+        "id": view["id"],
+        "title": str(view["terms"].get("title", view["kind"])),
+        "simulated": bool(view["simulated"]),
+        "chip": chip(view, people, lang),
+        # beside the chip, why it needs a person; "to confirm" already says it awaits one
+        "attention": catalogue(reason, lang) if reason and reason != "attention.awaiting" else None,
+        "proposer": proposer(view, people),
+        "time": moment(shown, now, lang),
+    }
+
+
+def pieces(key: str, lang: Lang, slot: str, cell: Cell, **values: str) -> Line:
+    """A catalogue sentence with one of its values as a cell (a time with its hover, a span
+    a test or a reader can find): the words around it stay the catalogue's."""
+    template = (TEXT.get(key) or {}).get(lang, "")
+    before, found, after = template.partition("{" + slot + "}")
+    if not found:
+        return [catalogue(key, lang, **values)]
+    return [before.format(**values), cell, after.format(**values)]
+
+
+def _at(key: str, iso: str | None, now: datetime, lang: Lang, **values: str) -> Line:
+    """A catalogue sentence with an absolute time in it ("Confirmed by Bob at {at}"), and
+    how long ago that was after it."""
+    if not iso:
+        return [catalogue(key, lang, at="?", **values)]
+    at = {"time": iso, "text": when(iso), "title": when(iso)}
+    return [*pieces(key, lang, "at", at, **values), " · ", moment(iso, now, lang)]
+
+
+def approval_lines(view: Mapping[str, Any], people: Mapping[str, str], lang: Lang) -> list[Line]:
+    """What the approval policy asks and who has confirmed, as the card says it."""
+    lines: list[Line] = []
+    for element in approval_elements(dict(view), lang, lambda open_id: person(open_id, people)):
+        content = element.get("content") or (element.get("text") or {}).get("content")
+        if content:
+            lines.append([str(content)])
+    return lines
+
+
+def header_lines(
+    view: Mapping[str, Any], people: Mapping[str, str], now: datetime, lang: Lang
+) -> list[Line]:
+    """Who proposed it and why, when it expires (until decided), the decision."""
+    source = view.get("source") or {}
+    requester = source.get("requester_open_id")
+    name = str(source.get("proposer", "?"))
+    lines: list[Line] = [
+        [catalogue("card.proposed.for", lang, proposer=name, who=person(requester, people))]
+        if requester
+        else [catalogue("card.proposed", lang, proposer=name)]
+    ]
+    if source.get("reason"):
+        lines.append(pieces("card.why", lang, "reason", long_text(str(source["reason"]))))
+    state = view["state"]
+    if state in OPEN_STATES:
+        expires = moment(view["expires_at"], now, lang)
+        lines.append(pieces("card.expires", lang, "relative", expires, at=when(view["expires_at"])))
+    decision = view.get("decision") or {}
+    if decision.get("by"):
+        key = "state.rejected" if decision.get("action") == "reject" else "state.claimed"
+        who = person(decision["by"], people)
+        lines.append(_at(key, decision.get("at"), now, lang, who=who))
+        if decision.get("entry"):
+            entry = label(f"entry.{decision['entry']}", lang)
+            lines.append([label("fact.entry", lang) + label("colon", lang) + entry])
+        if decision.get("reason"):
+            reason = {**long_text(str(decision["reason"])), "id": "decision-reason"}
+            lines.append(pieces("detail.reason", lang, "reason", reason))
+    elif state == "expired":
+        lines.append(_at("state.expired", view["expires_at"], now, lang))
+    elif state in ("cancelled", "superseded"):
+        lines.append([catalogue(f"state.{state}", lang)])
+    return lines + approval_lines(view, people, lang)
+
+
+def facts(
+    view: Mapping[str, Any], people: Mapping[str, str], now: datetime, lang: Lang
+) -> list[tuple[str, Cell]]:
+    audience = view["audience"]
+    operators = ", ".join(person(open_id, people) for open_id in audience.get("operators", []))
+    executor = view["executor"]
+    return [
+        (label("col.operation", lang), ident(view["id"])),
+        (label("fact.kind", lang), {"text": view["kind"], "cls": "code"}),
+        (label("fact.executor", lang), f"{executor['name']} r{executor['revision']}"),
+        (label("fact.audience", lang), f"{audience['name']} · {operators}"),
+        (label("fact.digest", lang), ident(view["confirm_digest"], short=True)),
+        (label("fact.request", lang), ident(str((view.get("source") or {}).get("request_id")))),
+        (label("col.created", lang), moment(view["created_at"], now, lang)),
+        (label("col.updated", lang), moment(view["updated_at"], now, lang)),
+    ]
+
+
+def table(key: str, lang: Lang, headers: Sequence[str], rows: list[list[Cell]]) -> dict[str, Any]:
+    return {
+        "key": key,
+        "title": label(f"section.{key}", lang),
+        "headers": [label(f"col.{header}", lang) for header in headers],
+        "rows": rows,
+    }
+
+
+def _when(at: datetime | None, now: datetime, lang: Lang) -> Cell:
+    return moment(iso_utc(at), now, lang) if at else None
+
+
+def click_result(click: Any, lang: Lang) -> Cell:
+    if click.accepted:
+        return catalogue("toast.rejected" if click.action == "reject" else "toast.confirmed", lang)
+    try:
+        words = refusal_text(Reason(click.reason_code), lang)
+    except ValueError:
+        words = str(click.reason_code)
+    return {**long_text(words), "title": str(click.reason_code)}
+
+
+def record_tables(
+    view: Mapping[str, Any],
+    records: Mapping[str, Any],
+    people: Mapping[str, str],
+    now: datetime,
+    lang: Lang,
+) -> list[dict[str, Any]]:
+    """Terms, outcomes, clicks, the attempt, card and result deliveries: tables with headers."""
+    terms: list[list[Cell]] = []
+    for term in view["terms"].get("terms", []):
+        value = value_words(term["value"], lang)
+        shown = ident(value, short=True) if term["name"] in DIGEST_TERMS else long_text(value)
+        terms.append([term_label(term["name"], lang), shown])
+    # the worst case the domain computed, a term on the card as here
+    if notional := (view.get("approval") or {}).get("notional"):
+        terms.append([catalogue("approval.notional", lang), long_text(str(notional))])
+    outcomes: list[list[Cell]] = [
+        [
+            label(f"stage.{outcome['stage']}", lang),
+            outcome_title(outcome, view["simulated"], lang),
+            long_text(outcome_details(outcome.get("detail") or {}, lang)),
+            ident(outcome["outcome_digest"], short=True),
+        ]
+        for outcome in view.get("outcomes") or []
+    ]
+    clicks: list[list[Cell]] = [
+        [
+            _when(click.at, now, lang),
+            person(click.operator_open_id, people),
+            catalogue(f"button.{click.action}", lang)
+            if click.action in ("confirm", "reject")
+            else str(click.action),
+            click_result(click, lang),
+        ]
+        for click in records.get("confirmations", [])
+    ]
+    attempt = records.get("attempt")
+    # where the attempt stands is the operation's execution state (the attempt keeps no copy)
+    execution = (view.get("execution") or {}).get("state")
+    attempts: list[list[Cell]] = (
+        [
+            [
+                ident(attempt.client_id),
+                label(f"execution.{execution}", lang) if execution else None,
+                _when(attempt.dispatched_at, now, lang),
+                _when(attempt.resolved_at, now, lang),
+                long_text(attempt.last_error) if attempt.last_error else None,
+            ]
+        ]
+        if attempt
+        else []
+    )
+    cards: list[list[Cell]] = [
+        [
+            _when(card.at, now, lang),
+            label(f"card.{card.action}", lang),
+            f"v{card.version}",
+            label("ok", lang)
+            if card.ok
+            else long_text(f"{label('failed', lang)} {card.code or ''}: {card.detail or ''}"),
+        ]
+        for card in records.get("card", [])
+    ]
+    deliveries: list[list[Cell]] = [
+        [
+            ident(delivery.id, short=True),
+            label(f"channel.{delivery.channel}", lang),
+            label(f"stage.{delivery.stage}", lang),
+            label(f"delivery.{delivery.state}", lang),
+            str(delivery.attempts),
+            long_text(delivery.result or delivery.last_error or ""),
+        ]
+        for delivery in records.get("deliveries", [])
+    ]
+    return [
+        table("terms", lang, ["term", "value"], terms),
+        table("outcomes", lang, ["stage", "result", "details", "digest"], outcomes),
+        table("clicks", lang, ["when", "who", "button", "result"], clicks),
+        table("attempt", lang, ["client_id", "execution", "sent", "resolved", "error"], attempts),
+        table("cards", lang, ["when", "action", "version", "result"], cards),
+        table(
+            "deliveries",
+            lang,
+            ["delivery", "channel", "stage", "state", "attempts", "result"],
+            deliveries,
+        ),
+    ]
+
+
+def detail(
+    view: Mapping[str, Any],
+    records: Mapping[str, Any],
+    people: Mapping[str, str],
+    now: datetime,
+    lang: Lang,
+) -> dict[str, Any]:
+    return {
+        "id": view["id"],
+        "title": str(view["terms"].get("title", view["kind"])),
+        "simulated": bool(view["simulated"]),
+        "chip": chip(view, people, lang),
+        "outcome": outcome_text(view, lang),
+        "lines": header_lines(view, people, now, lang),
+        "facts": facts(view, people, now, lang),
+        "tables": record_tables(view, records, people, now, lang),
+    }

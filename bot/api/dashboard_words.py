@@ -1,0 +1,146 @@
+"""The dashboard's own labels (column headers, section names, its records' states) in en/zh,
+and the small values its pages are made of: a time (relative, absolute on hover), an id cut
+short (whole on hover), a chip's colour. Pure.
+
+Every status, outcome, protective-order word, person, number and date an operation shows
+comes from the one catalogue (`cards/strings.py`, through `cards/vocabulary.py`); only words
+no other surface says live here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from cards.strings import Lang, text
+from cards.vocabulary import relative, when
+
+LABELS: Mapping[str, Mapping[Lang, str]] = {
+    "brand": {"en": "countersign", "zh": "countersign"},
+    "nav.attention": {"en": "Needs attention", "zh": "需要处理"},
+    "nav.all": {"en": "All operations", "zh": "全部操作"},
+    "recent": {"en": "Recent activity", "zh": "最近动态"},
+    "calm": {"en": "Nothing needs attention.", "zh": "暂无需要处理的操作。"},
+    "shown": {"en": "showing {shown} of {count}", "zh": "显示 {count} 条中的 {shown} 条"},
+    "more": {"en": "All operations →", "zh": "全部操作 →"},
+    "older": {"en": "Older →", "zh": "更早 →"},
+    "none": {"en": "None", "zh": "无"},
+    "colon": {"en": ": ", "zh": "："},
+    "nothing.found": {"en": "No operation matches.", "zh": "没有符合条件的操作。"},
+    "filter.state": {"en": "State", "zh": "状态"},
+    "filter.outcome": {"en": "Outcome", "zh": "结果"},
+    "filter.any_state": {"en": "any state", "zh": "任意状态"},
+    "filter.any_outcome": {"en": "any outcome", "zh": "任意结果"},
+    "filter.search": {"en": "Search", "zh": "搜索"},
+    "filter.placeholder": {
+        "en": "id, instrument, counterparty",
+        "zh": "ID、合约、对方",
+    },
+    "filter.go": {"en": "Show", "zh": "筛选"},
+    "filter.clear": {"en": "Clear", "zh": "清除"},
+    "col.operation": {"en": "Operation", "zh": "操作"},
+    "col.what": {"en": "What", "zh": "内容"},
+    "col.state": {"en": "State", "zh": "状态"},
+    "col.proposer": {"en": "Proposer", "zh": "提交方"},
+    "col.created": {"en": "Created", "zh": "创建"},
+    "col.updated": {"en": "Updated", "zh": "更新"},
+    "col.term": {"en": "Term", "zh": "条款项"},
+    "col.value": {"en": "Value", "zh": "值"},
+    "col.stage": {"en": "Stage", "zh": "阶段"},
+    "col.result": {"en": "Result", "zh": "结果"},
+    "col.details": {"en": "Details", "zh": "详情"},
+    "col.when": {"en": "When", "zh": "时间"},
+    "col.who": {"en": "Who", "zh": "操作员"},
+    "col.button": {"en": "Button", "zh": "按钮"},
+    "col.client_id": {"en": "Client id", "zh": "客户端 ID"},
+    "col.execution": {"en": "Execution", "zh": "执行"},
+    "col.sent": {"en": "Sent", "zh": "发送时间"},
+    "col.resolved": {"en": "Resolved", "zh": "完成时间"},
+    "col.error": {"en": "Error", "zh": "错误"},
+    "col.action": {"en": "Action", "zh": "动作"},
+    "col.version": {"en": "Version", "zh": "版本"},
+    "col.delivery": {"en": "Delivery", "zh": "投递"},
+    "col.channel": {"en": "Channel", "zh": "渠道"},
+    "col.attempts": {"en": "Attempts", "zh": "尝试次数"},
+    "col.digest": {"en": "Digest", "zh": "摘要"},
+    "section.terms": {"en": "Terms", "zh": "条款"},
+    "section.outcomes": {"en": "Outcomes", "zh": "结果"},
+    "section.clicks": {"en": "Clicks", "zh": "点击记录"},
+    "section.attempt": {"en": "Attempt", "zh": "提交"},
+    "section.cards": {"en": "Card deliveries", "zh": "卡片投递"},
+    "section.deliveries": {"en": "Result deliveries", "zh": "结果回传"},
+    "section.record": {"en": "Record", "zh": "记录"},
+    "fact.kind": {"en": "Kind", "zh": "类型"},
+    "fact.executor": {"en": "Executor", "zh": "执行器"},
+    "fact.digest": {"en": "Confirm digest", "zh": "确认摘要"},
+    "fact.audience": {"en": "Audience", "zh": "审批群"},
+    "fact.request": {"en": "Request id", "zh": "请求 ID"},
+    "fact.entry": {"en": "Decided on", "zh": "决定入口"},
+    "entry.lark": {"en": "the Lark card", "zh": "飞书卡片"},
+    "ok": {"en": "ok", "zh": "成功"},
+    "failed": {"en": "failed", "zh": "失败"},
+    "not_found": {"en": "Not found", "zh": "未找到"},
+    "not_found.operation": {"en": "There is no operation {id}.", "zh": "没有操作 {id}。"},
+    "not_found.page": {"en": "This page does not exist.", "zh": "此页面不存在。"},
+    # the records' own states, which no card shows
+    "execution.queued": {"en": "queued", "zh": "排队中"},
+    "execution.preflight": {"en": "pre-checking", "zh": "预检中"},
+    "execution.reserved": {"en": "budget reserved", "zh": "已预留额度"},
+    "execution.dispatching": {"en": "sending", "zh": "发送中"},
+    "execution.submitted": {"en": "submitted", "zh": "已提交"},
+    "execution.submission_unknown": {"en": "submission unknown", "zh": "提交结果未知"},
+    "execution.completed": {"en": "completed", "zh": "已完成"},
+    "execution.reconciled": {"en": "reconciled", "zh": "已核对"},
+    "execution.preflight_rejected": {"en": "refused by pre-check", "zh": "预检未通过"},
+    "execution.reservation_refused": {"en": "over the budget", "zh": "超出预算"},
+    "card.send": {"en": "posted", "zh": "已发送"},
+    "card.patch": {"en": "updated", "zh": "已更新"},
+    "card.callback": {"en": "answered with the click", "zh": "随点击返回"},
+    "card.none": {"en": "nothing to show", "zh": "无需展示"},
+    "channel.reply": {"en": "reply", "zh": "会话回复"},
+    "channel.webhook": {"en": "webhook", "zh": "Webhook"},
+    "stage.initial": {"en": "initial", "zh": "初次"},
+    "stage.reconciled": {"en": "reconciled", "zh": "核对"},
+    "delivery.pending": {"en": "pending", "zh": "待投递"},
+    "delivery.delivered": {"en": "delivered", "zh": "已投递"},
+    "delivery.failed": {"en": "failed", "zh": "失败"},
+}
+
+# Lark's header template colours (cards/vocabulary.py's tones) as the dashboard's chip classes
+TONES = frozenset(
+    {"blue", "wathet", "turquoise", "green", "yellow", "orange", "red", "carmine", "grey"}
+)
+
+
+def label(key: str, lang: Lang, **values: str) -> str:
+    """A dashboard label; an unknown one (a record state added later) reads as itself."""
+    entry = LABELS.get(key)
+    words = entry[lang] if entry else key.split(".", 1)[-1].replace("_", " ")
+    return words.format(**values) if values else words
+
+
+def tone_class(tone: str) -> str:
+    return f"tone-{tone if tone in TONES else 'grey'}"
+
+
+def catalogue(key: str, lang: Lang, **values: str) -> str:
+    return text(key, lang, **values)
+
+
+def moment(iso: str | None, now: datetime, lang: Lang) -> dict[str, Any] | None:
+    """A time as a cell: relative words, the absolute time (to the minute, UTC) on hover."""
+    if not iso:
+        return None
+    return {"time": iso, "text": relative(iso, now, lang), "title": when(iso)}
+
+
+def ident(value: str, *, short: bool = False) -> dict[str, Any]:
+    """An id as a cell: never wrapped, cut short where space is short (`short`: always, for
+    digests), whole on hover."""
+    return {"text": value, "title": value, "cls": "id short" if short else "id"}
+
+
+def long_text(value: str) -> dict[str, Any]:
+    """Free text (a reason, an error, a message): wraps where it must."""
+    return {"text": value, "cls": "long"}
