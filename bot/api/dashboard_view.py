@@ -15,7 +15,7 @@ from typing import Any
 
 from bot.api.dashboard_words import catalogue, ident, label, long_text, moment, tone_class
 from cards.approval import approval_elements
-from cards.outcomes import newest_per_stage, outcome_title, protective_result
+from cards.outcomes import newest_per_stage, outcome_parts, outcome_title
 from cards.strings import TEXT, Lang, refusal_text
 from cards.vocabulary import (
     OPEN_STATES,
@@ -45,26 +45,7 @@ def outcome_text(view: Mapping[str, Any], lang: Lang = "en") -> str:
 
 def outcome_details(detail: Mapping[str, Any], lang: Lang) -> str:
     """An outcome's details in the card's words: fills, fees, message, reason, protective."""
-    parts = []
-    if detail.get("filled_qty") is not None and detail.get("avg_price") is not None:
-        parts.append(
-            catalogue(
-                "detail.filled", lang, qty=str(detail["filled_qty"]), price=str(detail["avg_price"])
-            )
-        )
-    if "fees" in detail:
-        fees = detail["fees"]
-        parts.append(
-            catalogue("detail.fee_unknown", lang)
-            if fees is None
-            else catalogue("detail.fees", lang, fees=str(fees))
-        )
-    if detail.get("message_id"):
-        parts.append(catalogue("detail.message", lang, message_id=str(detail["message_id"])))
-    if detail.get("reason"):
-        parts.append(catalogue("detail.reason", lang, reason=str(detail["reason"])))
-    parts += [protective_result(child, lang) for child in detail.get("protective") or []]
-    return "; ".join(parts)
+    return "; ".join(outcome_parts(dict(detail), lang))
 
 
 def chip(view: Mapping[str, Any], people: Mapping[str, str], lang: Lang) -> dict[str, Any]:

@@ -1,7 +1,8 @@
 """Headless Chromium (Debian's, through Playwright's sync API) and plain HTTP next to it.
 
 The `browser` fixture is exposed by the conftest.py of each test directory that uses it.
-Screenshots go to ARTIFACTS (test-artifacts/ at the top of the repository).
+Screenshots go to ARTIFACTS ($COUNTERSIGN_ARTIFACTS, else test-artifacts/ at the top of the
+repository).
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from playwright.sync_api import Browser, Page, sync_playwright
 
 from tests.support.processes import ROOT
 
-ARTIFACTS = ROOT / "test-artifacts"
+# CI gives each of its passes a directory of its own
+ARTIFACTS = Path(os.environ.get("COUNTERSIGN_ARTIFACTS") or ROOT / "test-artifacts")
 CHROMIUM = os.environ.get("COUNTERSIGN_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--no-sandbox",

@@ -3,13 +3,12 @@ rows of a section; and in Chromium (Playwright's async API, on the test's own lo
 in-process stack): a phone and a desktop page, the check that nothing is wider than the
 screen, and screenshots kept as artifacts.
 
-Screenshots go to $COUNTERSIGN_ARTIFACTS when set (CI keeps that directory), else to a pytest
-temporary directory (the `artifacts` fixture, exposed by tests/e2e/conftest.py).
+Screenshots go to ARTIFACTS/dashboard (tests/support/browser.py: $COUNTERSIGN_ARTIFACTS, else
+test-artifacts/; the `artifacts` fixture, exposed by tests/e2e/conftest.py).
 """
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -21,7 +20,7 @@ from typing import Any
 import pytest
 from playwright.async_api import Page, async_playwright
 
-from tests.support.browser import CHROMIUM, CHROMIUM_ARGS
+from tests.support.browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS
 
 HAVE_CHROMIUM = Path(CHROMIUM).exists()
 PHONE = {"width": 390, "height": 844}
@@ -50,9 +49,8 @@ def rows(html: str, section: str) -> list[str]:
 
 
 @pytest.fixture
-def artifacts(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    chosen = os.environ.get("COUNTERSIGN_ARTIFACTS")
-    where = Path(chosen) if chosen else tmp_path_factory.mktemp("artifacts")
+def artifacts() -> Path:
+    where = ARTIFACTS / "dashboard"
     where.mkdir(parents=True, exist_ok=True)
     return where
 
