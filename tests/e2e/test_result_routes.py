@@ -124,7 +124,8 @@ async def test_a_transient_error_of_the_message_check_is_retried_then_replied_on
     attempts = await DeliveryLedger(stack.store).attempts(reply.id)
     assert [a.ok for a in attempts] == [False, False, True]
     replies = [m for m in app_messages(stack, "oc_ops") if m.parent_id == thread]
-    assert len(replies) == 1 and "declined" in json.loads(replies[0].content)["text"]
+    assert len(replies) == 1
+    assert "Rejected — nothing executed" in json.loads(replies[0].content)["text"]
 
 
 # -- item 3: webhooks reach only what may be reached ---------------------------------------------

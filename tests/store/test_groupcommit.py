@@ -413,6 +413,12 @@ async def test_sigkill_mid_stream_loses_no_acknowledged_claim_and_acks_nothing_u
 
     acked = parse_acks(output)
     async with store.engine.connect() as conn:
+        if backend.name == "postgresql":
+            # One snapshot for the three reads: the server may still commit the killed
+            # process's last transaction a moment after the kill (its backend finishes a
+            # COMMIT it had received), and it must not land between two of them.
+            conn = await conn.execution_options(isolation_level="REPEATABLE READ")
+            await conn.begin()
         stored = dict((await conn.execute(text("SELECT operation_id, id FROM claims"))).all())
         claimed_ops = set(
             (await conn.execute(text("SELECT id FROM operations WHERE state = 'claimed'")))
