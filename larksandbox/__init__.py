@@ -14,6 +14,8 @@ The surface tests and tools use:
   `larksandbox/control.py` and `larksandbox/control_cards.py`; the README lists them), as
   the web UI uses it.
 * sealing a webhook delivery as Lark does: `sealed_body`, `signed_headers`.
+* web sign-in (Lark's OAuth authorize page, token endpoint, user info): larksandbox/oauth.py;
+  an app's `redirect_urls` are set with `PATCH /sandbox/api/apps/{app_id}`.
 """
 
 from larksandbox.app import SandboxOptions, build_sandbox

@@ -1,4 +1,5 @@
-"""Assemble the sandbox: OpenAPI subset, long connection, webhook push, control API, web UI."""
+"""Assemble the sandbox: OpenAPI subset, web sign-in, long connection, webhook push, control API,
+web UI."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from pathlib import Path
 
 from aiohttp import web
 
-from larksandbox import control, control_requests, openapi
+from larksandbox import control, control_requests, oauth, openapi
 from larksandbox.hub import LARK_RETRY_SCHEDULE_S, Hub
 from larksandbox.longconn import LongConnHub
 from larksandbox.longconn_wire import ClientConfig
@@ -90,6 +91,7 @@ def build_sandbox(state: SandboxState, options: SandboxOptions | None = None) ->
     app[openapi.STATE_KEY] = state
     app[control_requests.HUB_KEY] = hub
     openapi.add_routes(app)
+    oauth.add_routes(app)
     longconn.add_routes(app)
     control.add_routes(app)
     app.router.add_get("/sandbox/api/stream", stream)

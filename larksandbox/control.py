@@ -1,8 +1,8 @@
 """Control API under /sandbox/api: the people and tests side of the sandbox (JSON).
 
-This module owns the routes for apps (transport, raw pushes, dispatch), users, chats,
-messages (list, read, a user writing text), the clock, faults, deliveries and clicks, and
-`add_routes`, which mounts them all. The card routes (click, lock, forward) are in
+This module owns the routes for apps (transport, sign-in redirect URLs, raw pushes, dispatch),
+users, chats, messages (list, read, a user writing text), the clock, faults, deliveries, clicks
+and the web sign-in's tokens, and `add_routes`, which mounts them all. The card routes (click, lock, forward) are in
 larksandbox/control_cards.py; what the routes share is in larksandbox/control_requests.py.
 """
 
@@ -12,6 +12,8 @@ import json
 import re
 from dataclasses import asdict
 from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import urlsplit
 
 from aiohttp import web
 
@@ -60,6 +62,8 @@ async def update_app(request: web.Request) -> web.Response:
     if app is None:
         raise fail(404, "unknown_app", f"no app {request.match_info['app_id']!r}")
     body = await request_json(request)
+    # checked first: a refused list leaves the app as it was
+    urls = redirect_urls(body["redirect_urls"]) if "redirect_urls" in body else None
     for field in ("event_url", "card_url"):
         if field in body:
             url = str(body[field] or "")
@@ -71,7 +75,23 @@ async def update_app(request: web.Request) -> web.Response:
                     f"{field}: {url} did not answer the challenge ({failure})",
                 )
             setattr(app, field, url)
+    if urls is not None:
+        app.redirect_urls = urls
+        state.publish({"type": "apps"})  # saved with the state file
     return web.json_response(asdict(app))
+
+
+def redirect_urls(value: Any) -> list[str]:
+    """The app's registered sign-in redirect URLs: absolute http(s) URLs, matched exactly."""
+    if not isinstance(value, list) or not all(isinstance(url, str) for url in value):
+        raise fail(422, "invalid_redirect_urls", "redirect_urls: a list of URLs")
+    for url in value:
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise fail(
+                422, "invalid_redirect_urls", f"redirect_urls: {url!r} is not an http(s) URL"
+            )
+    return list(dict.fromkeys(value))
 
 
 async def disconnect_app(request: web.Request) -> web.Response:
@@ -287,6 +307,23 @@ async def list_clicks(request: web.Request) -> web.Response:
     return web.json_response({"items": [asdict(c) for c in request_state(request).clicks]})
 
 
+async def list_oauth_tokens(request: web.Request) -> web.Response:
+    """User access and refresh tokens issued by the web sign-in, newest last."""
+    state = request_state(request)
+    now = state.now_s()
+
+    def view(grant: Any) -> dict[str, Any]:
+        return {**asdict(grant), "expired": grant.expires_at <= now}
+
+    grants = state.oauth
+    return web.json_response(
+        {
+            "items": [view(t) for t in grants.tokens.values()],
+            "refresh_tokens": [view(r) for r in grants.refresh_tokens.values()],
+        }
+    )
+
+
 def add_routes(app: web.Application) -> None:
     base = "/sandbox/api"
     r = app.router
@@ -311,3 +348,4 @@ def add_routes(app: web.Application) -> None:
     r.add_post(f"{base}/faults", faults)
     r.add_get(f"{base}/deliveries", deliveries)
     r.add_get(f"{base}/clicks", list_clicks)
+    r.add_get(f"{base}/oauth/tokens", list_oauth_tokens)

@@ -36,6 +36,9 @@ class App:
     # Webhook push targets; empty means the long connection (when a client is connected).
     event_url: str = ""
     card_url: str = ""
+    # The web sign-in's allowed redirect_uri values (Lark: Security Settings > Redirect URLs);
+    # authorize sends a browser nowhere else.
+    redirect_urls: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if not self.bot_open_id:

@@ -1,7 +1,8 @@
 """The sandbox's world: `SandboxState` holds the apps, users, chats, messages, clicks and tokens
-(the entities are in larksandbox/entities.py) with the bookkeeping Lark's limits need: the
-clock, tokens, rate limits, uuid dedupe, card locks, live-update pub/sub, and saving and
-loading a state file; also the documented defaults (`default_state`).
+(the entities are in larksandbox/entities.py, the web sign-in's grants in
+larksandbox/oauth_grants.py) with the bookkeeping Lark's limits need: the clock, tokens, rate
+limits, uuid dedupe, card locks, live-update pub/sub, and saving and loading a state file; also
+the documented defaults (`default_state`).
 
 The clock is injectable (`clock_offset`) so tests can age a message past 14 days or a token
 past its expiry.
@@ -33,6 +34,7 @@ from larksandbox.entities import (
     User,
     new_id,
 )
+from larksandbox.oauth_grants import OAuthGrants
 
 TOKEN_TTL_S = 7200
 TOKEN_REFRESH_WINDOW_S = 1800  # Lark issues a new token when < 30 min remain
@@ -68,6 +70,8 @@ class SandboxState:
     send_times: dict[str, deque[float]] = field(default_factory=dict)
     app_call_times: dict[str, deque[float]] = field(default_factory=dict)
     card_locks: dict[str, CardLock] = field(default_factory=dict)
+    # web sign-in: authorization codes, user access and refresh tokens (saved, unlike app tokens)
+    oauth: OAuthGrants = field(default_factory=OAuthGrants)
     # refused patches per message, newest last (not persisted): what the bot was told
     patch_refusals: dict[str, deque[dict[str, Any]]] = field(default_factory=dict)
     _listeners: set[asyncio.Queue[dict[str, Any]]] = field(default_factory=set)
@@ -234,6 +238,7 @@ class SandboxState:
             "messages": [asdict(m) for m in self.messages.values()],
             "clicks": [asdict(c) for c in self.clicks],
             "clock_offset_s": self.clock_offset_s,
+            "oauth": self.oauth.snapshot(),
         }
 
     def save(self, path: Path) -> None:
@@ -256,6 +261,7 @@ class SandboxState:
             state.messages[item["message_id"]] = Message(**item, history=history)
         for item in data.get("clicks", []):
             state.clicks.append(Click(**item))
+        state.oauth = OAuthGrants.load(data.get("oauth", {}))
         return state
 
 
