@@ -27,8 +27,15 @@ _FIXES = {
 }
 
 
+# a display name ([people]): one line that cannot format or mention in a card's markdown
+DISPLAY_NAME_PATTERN = r"^[^\x00-\x1f\x7f<>*_~`\[\]|\\#]+$"
+
 # The formats people meet most, said in words (reason, fix) instead of as a regex.
 PATTERN_WORDS = {
+    DISPLAY_NAME_PATTERN: (
+        "is not a plain display name",
+        "use 1 to 64 characters, no control characters and none of < > * _ ~ ` [ ] | \\ #",
+    ),
     r"^ou_[A-Za-z0-9_-]{1,120}$": (
         "is not a Lark user open_id",
         "use the user's open_id, which starts with ou_",

@@ -23,7 +23,7 @@ from pydantic import (
     model_validator,
 )
 
-from bot.validation import problems_from
+from bot.validation import DISPLAY_NAME_PATTERN, problems_from
 from store.problems import ProblemsFound
 from workers.domains.finance.settings import FinanceSettings
 from workers.domains.message.settings import MessageSettings
@@ -33,11 +33,12 @@ EnvName = Annotated[str, StringConstraints(pattern=r"^[A-Z_][A-Z0-9_]{0,127}$")]
 ChatId = Annotated[str, StringConstraints(pattern=r"^oc_[A-Za-z0-9_-]{1,120}$")]
 OpenId = Annotated[str, StringConstraints(pattern=r"^ou_[A-Za-z0-9_-]{1,120}$")]
 Name = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$")]
-# a person's display name on cards, the dashboard and the CLI: one line of plain text
+# a person's display name on cards, the dashboard and the CLI: one line of plain text, without
+# what could format or mention in a card's markdown line (quorum progress names people there)
 DisplayName = Annotated[
     str,
     StringConstraints(
-        strip_whitespace=True, min_length=1, max_length=64, pattern=r"^[^\x00-\x1f\x7f<>]+$"
+        strip_whitespace=True, min_length=1, max_length=64, pattern=DISPLAY_NAME_PATTERN
     ),
 ]
 HostName = Annotated[str, StringConstraints(pattern=r"^(\*|[A-Za-z0-9]([A-Za-z0-9.-]{0,252}))$")]

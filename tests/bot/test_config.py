@@ -460,3 +460,22 @@ def test_config_check_reaches_the_backends_store(backend: Backend, tmp_path: Pat
     result = _run(tmp_path, "--config", str(config), env={TOKEN_ENV: "t" * 32})
     assert result.returncode == 0, result.stderr
     assert result.stderr.strip() == f"config ok: {config}, store reachable"
+
+
+@pytest.mark.parametrize(
+    "name", ["*Alice*", "a_b", "x<at id=all></at>", "[link](x)", "line\nbreak", "", "x" * 65]
+)
+def test_a_display_name_that_could_format_a_card_is_a_problem_naming_it(name: str) -> None:
+    data = {"people": {"ou_alice": "Alice", "ou_bob": name}}
+    settings, found = check_data(data, {})
+    assert settings is None
+    [problem] = [p for p in found if p.field.startswith("people")]
+    assert problem.field == "people.ou_bob" and problem.fix
+    assert name not in problem.reason or not name  # the value itself is not echoed
+
+
+def test_plain_display_names_in_any_script_are_fine() -> None:
+    names = {"ou_alice": "Alice", "ou_bob": "Anne-Marie O'Brien", "ou_carol": "李雷 (ops)"}
+    settings, found = check_data({"people": names}, {})
+    assert not [p for p in found if p.field.startswith("people")]
+    assert settings is not None and settings.people == names
