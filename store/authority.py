@@ -179,6 +179,7 @@ class Store:
             chat_id=click.chat_id,
             message_id=click.message_id,
             event_id=click.event_id,
+            entry=click.entry,
         )
         statements, layout = confirm_statements(params, sqlite=self.sqlite, at=0)
         results = await self.submit(Intent(statements, current_lane()))
@@ -209,6 +210,7 @@ class Store:
             chat_id=click.chat_id,
             message_id=click.message_id,
             event_id=click.event_id,
+            entry=click.entry,
             reason=click.reason,
         )
         try:
@@ -245,6 +247,7 @@ class Store:
             chat_id=click.chat_id,
             message_id=click.message_id,
             event_id=click.event_id,
+            entry=click.entry,
         )
 
     # -- proposer and system transitions ----------------------------------------------------

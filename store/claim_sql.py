@@ -16,6 +16,7 @@ from typing import Any
 
 from store.groupcommit import Intent, Lane, Statement
 from store.lifecycle import Event, State, next_state
+from store.vocabulary import Entry
 
 FROM_STATE = State.AWAITING_CONFIRMATION.value
 TO_STATE = next_state(State.AWAITING_CONFIRMATION, Event.CONFIRMED).value
@@ -28,22 +29,25 @@ GRACE = timedelta(seconds=DECISION_CARD_GRACE_S)
 
 # A decision made by a click on the operation's card is also conditional on where the click
 # came from, as bot.ingress.provenance checks it (which names the reason when this refuses):
-# the card's own message in the audience's chat (or its copy in the escalation chat), one of
-# its operators, not its requester unless the audience allows that. So the click needs no read before its one write.
+# the card's own message in the audience's chat (or its copy in the escalation chat) -- for a
+# decision made on the web (entry 'web'), the dashboard's signed-in session stands in for the
+# card, checked before this runs -- one of its operators, not its requester unless the audience allows that. So the click needs no read before its one write.
 # A confirmation, besides: one of the approvers (a rule may name fewer than the audience's
 # operators), the requester never counting toward a quorum, and the audience's policy still
 # the one the operation was filed under (`:policies`: audience name -> policy digest now,
 # NULL where the caller holds no config; an operation filed with no policy digest predates
 # policies and is not compared).
 SQLITE_FROM_CARD = """
-   AND ((card_message_id = :message_id AND audience_chat_id = :chat_id)
+   AND (:entry = 'web'
+        OR (card_message_id = :message_id AND audience_chat_id = :chat_id)
         OR (escalation_message_id = :message_id AND escalation_chat_id = :chat_id))
    AND EXISTS (SELECT 1 FROM json_each(operations.audience_operators) AS listed
                 WHERE listed.value = :operator)
    AND (allow_self_approval OR coalesce(source_requester_open_id, '') = ''
         OR source_requester_open_id <> :operator)"""
 PG_FROM_CARD = """
-   AND ((card_message_id = CAST(:message_id AS text)
+   AND (CAST(:entry AS text) = 'web'
+        OR (card_message_id = CAST(:message_id AS text)
          AND audience_chat_id = CAST(:chat_id AS text))
         OR (escalation_message_id = CAST(:message_id AS text)
             AND escalation_chat_id = CAST(:chat_id AS text)))
@@ -51,7 +55,8 @@ PG_FROM_CARD = """
    AND (allow_self_approval OR coalesce(source_requester_open_id, '') = ''
         OR source_requester_open_id <> CAST(:operator AS text))"""
 SQLITE_CONFIRM_FROM_CARD = """
-   AND ((card_message_id = :message_id AND audience_chat_id = :chat_id)
+   AND (:entry = 'web'
+        OR (card_message_id = :message_id AND audience_chat_id = :chat_id)
         OR (escalation_message_id = :message_id AND escalation_chat_id = :chat_id))
    AND EXISTS (SELECT 1 FROM json_each(coalesce(operations.approvers,
                                                 operations.audience_operators)) AS listed
@@ -61,7 +66,8 @@ SQLITE_CONFIRM_FROM_CARD = """
    AND (policy_digest = '' OR :policies IS NULL
         OR policy_digest = coalesce(json_extract(:policies, '$."' || audience_name || '"'), '-'))"""
 PG_CONFIRM_FROM_CARD = """
-   AND ((card_message_id = CAST(:message_id AS text)
+   AND (CAST(:entry AS text) = 'web'
+        OR (card_message_id = CAST(:message_id AS text)
          AND audience_chat_id = CAST(:chat_id AS text))
         OR (escalation_message_id = CAST(:message_id AS text)
             AND escalation_chat_id = CAST(:chat_id AS text)))
@@ -88,7 +94,7 @@ SQLITE_UPDATE_FOR = """
 UPDATE operations
    SET state = :to_state, version = version + 1, updated_at = :at, execution_state = 'queued',
        exec_due_at = :at, decided_by = :operator, decided_at = :at, card_due_at = :due,
-       confirmed_by = json_array(:operator)
+       confirmed_by = json_array(:operator), decision_entry = :entry
  WHERE id = :operation_id AND state = :from_state AND confirm_digest = :digest
    AND expires_at > :at AND required_confirmations = 1{from_card}
 RETURNING *
@@ -97,8 +103,9 @@ SQLITE_UPDATE = SQLITE_UPDATE_FOR.format(from_card="")
 SQLITE_CARD_UPDATE = SQLITE_UPDATE_FOR.format(from_card=SQLITE_CONFIRM_FROM_CARD)
 SQLITE_CONFIRMATION = """
 INSERT INTO confirmations (operation_id, at, action, operator_open_id, digest, chat_id,
-                           message_id, event_id, accepted)
-VALUES (:operation_id, :at, 'confirm', :operator, :digest, :chat_id, :message_id, :event_id, 1)
+                           message_id, event_id, accepted, entry)
+VALUES (:operation_id, :at, 'confirm', :operator, :digest, :chat_id, :message_id, :event_id, 1,
+        :entry)
 """
 SQLITE_CLAIM = """
 INSERT INTO claims (id, operation_id, confirmation_id, operator_open_id, claimed_at)
@@ -116,16 +123,17 @@ WITH claimed AS (
            execution_state = 'queued', exec_due_at = :at::timestamptz,
            decided_by = :operator::text, decided_at = :at::timestamptz,
            card_due_at = :due::timestamptz,
-           confirmed_by = CAST(jsonb_build_array(:operator::text) AS text)
+           confirmed_by = CAST(jsonb_build_array(:operator::text) AS text),
+           decision_entry = :entry::text
      WHERE id = :operation_id::text AND state = :from_state::text
        AND confirm_digest = :digest::text AND expires_at > :at::timestamptz
        AND required_confirmations = 1{from_card}
     RETURNING *
 ), confirmation AS (
     INSERT INTO confirmations (operation_id, at, action, operator_open_id, digest, chat_id,
-                               message_id, event_id, accepted)
+                               message_id, event_id, accepted, entry)
     SELECT id, :at::timestamptz, 'confirm', :operator::text, :digest::text, :chat_id::text,
-           :message_id::text, :event_id::text, true
+           :message_id::text, :event_id::text, true, :entry::text
       FROM claimed
     RETURNING id, operation_id
 ), claim AS (
@@ -161,9 +169,11 @@ def claim_params(
     message_id: str | None = None,
     event_id: str | None = None,
     policies: str | None = None,
+    entry: str = Entry.LARK.value,
 ) -> dict[str, Any]:
     """The parameters of the claim's statements; times as each backend compares them.
-    `policies`: JSON {audience name: policy digest now}, for a card click."""
+    `policies`: JSON {audience name: policy digest now}, for a card click; `entry`: where the
+    decision is made (store.vocabulary.Entry)."""
     due = now + GRACE
     return {
         "operation_id": operation_id,
@@ -179,6 +189,7 @@ def claim_params(
         "message_id": message_id,
         "event_id": event_id,
         "policies": policies,
+        "entry": entry,
     }
 
 

@@ -83,9 +83,9 @@ VALUES (:operation_id, :version, :action, :at, :ok)
 
 REFUSAL_CONFIRMATION = """
 INSERT INTO confirmations (operation_id, at, action, operator_open_id, digest, chat_id,
-                           message_id, event_id, accepted, reason_code)
+                           message_id, event_id, accepted, reason_code, entry)
 VALUES (:operation_id, :at, :action, :operator, :digest, :chat_id, :message_id, :event_id,
-        :accepted, :reason)
+        :accepted, :reason, :entry)
 """
 # the operation's state on both sides of the audit row (none for an unknown operation)
 SQLITE_REFUSAL_AUDIT = """
@@ -196,6 +196,7 @@ def refusal_statements(
     chat_id: str | None = None,
     message_id: str | None = None,
     event_id: str | None = None,
+    entry: str = "lark",
 ) -> tuple[Statement, ...]:
     """A refused click on record: its confirmation row (not accepted, with the reason) and
     its audit row. Values are cut to their columns: a refused click may carry anything."""
@@ -214,6 +215,7 @@ def refusal_statements(
                 "event_id": event_id[:128] if event_id else event_id,
                 "accepted": 0 if sqlite else False,
                 "reason": reason,
+                "entry": entry,
             },
         ),
         Statement(

@@ -114,6 +114,7 @@ class ClickWrites:
                 now=now,
                 sqlite=sqlite,
                 policies=self.policies,
+                entry=click.entry,
                 **common,
             )
             return confirm_statements(
@@ -130,6 +131,7 @@ class ClickWrites:
                 after=0,
                 card_click=True,
                 reason=click.reason,
+                entry=click.entry,
                 **common,
             )
             return rejected, None

@@ -25,6 +25,9 @@ class Click:
     message_id: str | None = None
     event_id: str | None = None
     reason: str | None = None  # a reject's reason, bounded and cleaned (bot/ingress/reasons.py)
+    # where it was made (store.vocabulary.Entry): a web decision has no chat or message; the
+    # dashboard's signed-in session stands in for the card's provenance
+    entry: str = "lark"
 
 
 @dataclass(frozen=True)

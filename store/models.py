@@ -112,6 +112,8 @@ class OperationRow(Base):
     decided_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     # why, in the operator's words, where they gave a reason (a reject's, bounded and cleaned)
     decision_reason: Mapped[str | None] = mapped_column(Text)
+    # where the decision was made (store.vocabulary.Entry): the card in Lark, or the web
+    decision_entry: Mapped[str | None] = mapped_column(String(16))
     # card delivery, derived from versions: the card shows `card_version`; anything newer is due
     card_version: Mapped[int | None] = mapped_column(Integer)
     card_due_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
@@ -165,6 +167,8 @@ class ConfirmationRow(Base):
     event_id: Mapped[str | None] = mapped_column(String(128))
     accepted: Mapped[bool] = mapped_column(Boolean, nullable=False)
     reason_code: Mapped[str | None] = mapped_column(String(64))
+    # where the click was made (store.vocabulary.Entry)
+    entry: Mapped[str] = mapped_column(String(16), nullable=False, server_default="lark")
 
     __table_args__ = (
         # one counted confirmation per operator and operation: a quorum counts people, and
@@ -177,6 +181,7 @@ class ConfirmationRow(Base):
             sqlite_where=text("action = 'confirm' AND accepted"),
             postgresql_where=text("action = 'confirm' AND accepted"),
         ),
+        *vocabulary_checks("confirmations"),
     )
 
 

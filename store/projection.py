@@ -12,7 +12,7 @@ from store.execution_records import Outcome
 from store.lifecycle import State
 from store.records import Operation
 from store.timeutil import iso_utc
-from store.vocabulary import ClickAction
+from store.vocabulary import ClickAction, Entry
 
 PROJECTION_VERSION = 1
 
@@ -68,9 +68,9 @@ def operation_view(op: Operation, outcomes: Sequence[Outcome] = ()) -> dict[str,
                 "by": op.decided_by,
                 "at": iso_utc(op.decided_at) if op.decided_at else None,
                 "reason": op.decision_reason,
-                # where the decision was made: a click on the Lark card is the only entry so
-                # far, so nothing records it (a web entry comes with issue 15, and a column)
-                "entry": "lark",
+                # where the decision was made (store.vocabulary.Entry): the Lark card, or the
+                # web; a decision recorded before entries were is the card's
+                "entry": op.decision_entry or Entry.LARK.value,
             }
             if op.decided_by
             else None

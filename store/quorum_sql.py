@@ -62,9 +62,9 @@ RETURNING id
 """
 COUNT_FOR = """
 INSERT INTO confirmations (operation_id, at, action, operator_open_id, digest, chat_id,
-                           message_id, event_id, accepted)
+                           message_id, event_id, accepted, entry)
 VALUES ({op}, {at}, 'confirm', {operator}, {digest}, {chat_id}, {message_id}, {event_id},
-        {accepted})
+        {accepted}, {entry})
 ON CONFLICT (operation_id, operator_open_id) WHERE action = 'confirm' AND accepted DO NOTHING
 RETURNING id
 """
@@ -72,7 +72,7 @@ CLAIM_FOR = """
 UPDATE operations
    SET state = {to_state}, version = version + 1, updated_at = {at}, execution_state = 'queued',
        exec_due_at = {at}, decided_by = {operator}, decided_at = {at}, card_due_at = {due},
-       confirmed_by = {confirmed_by}
+       confirmed_by = {confirmed_by}, decision_entry = {entry}
  WHERE id = {op} AND state = {from_state}
    AND required_confirmations <= ({count})
 RETURNING *
@@ -118,6 +118,7 @@ SQLITE_TYPES = {
     "at": ":at",
     "due": ":due",
     "operator": ":operator",
+    "entry": ":entry",
 }
 PG_TYPES = {
     "claim_id": "CAST(:claim_id AS text)",
@@ -135,6 +136,7 @@ PG_TYPES = {
     "at": "CAST(:at AS timestamptz)",
     "due": "CAST(:due AS timestamptz)",
     "operator": "CAST(:operator AS text)",
+    "entry": "CAST(:entry AS text)",
 }
 
 

@@ -38,6 +38,7 @@ class Operation:
     decided_by: str | None = None
     decided_at: datetime | None = None
     decision_reason: str | None = None  # a reject's reason, in the operator's words
+    decision_entry: str | None = None  # where it was decided (store.vocabulary.Entry)
     card_version: int | None = None
     card_error: str | None = None
     card_attempts: int = 0
@@ -125,6 +126,7 @@ class Operation:
             decided_by=row.decided_by,
             decided_at=row.decided_at,
             decision_reason=row.decision_reason,
+            decision_entry=row.decision_entry,
             card_version=row.card_version,
             card_error=row.card_error,
             card_attempts=row.card_attempts,
@@ -163,6 +165,7 @@ class Confirmation:
     event_id: str | None
     accepted: bool
     reason_code: str | None
+    entry: str = "lark"  # where the click was made (store.vocabulary.Entry)
 
     @classmethod
     def from_row(cls, row: Any) -> Confirmation:
@@ -178,6 +181,7 @@ class Confirmation:
             event_id=row.event_id,
             accepted=row.accepted,
             reason_code=row.reason_code,
+            entry=row.entry,
         )
 
 

@@ -15,7 +15,7 @@ from store.claim_sql import GRACE, from_card, sqlite_time
 from store.conclusions import conclusion_statements, declined_outcome
 from store.groupcommit import Statement
 from store.lifecycle import Event, next_state, sources_for
-from store.vocabulary import Stage
+from store.vocabulary import Entry, Stage
 
 (FROM_STATE,) = sources_for(Event.REJECTED)  # one source: a card still awaiting its decision
 TO_STATE = next_state(FROM_STATE, Event.REJECTED)
@@ -24,7 +24,7 @@ TO_STATE = next_state(FROM_STATE, Event.REJECTED)
 UPDATE_FOR = """
 UPDATE operations
    SET state = :to_state, version = version + 1, updated_at = :at, decided_by = :operator,
-       decided_at = :at, card_due_at = :due, decision_reason = :reason
+       decided_at = :at, card_due_at = :due, decision_reason = :reason, decision_entry = :entry
  WHERE id = :operation_id AND state = :from_state AND confirm_digest = :digest
    AND expires_at > :at{from_card}
 RETURNING *
@@ -36,9 +36,9 @@ UPDATES = {
 }
 CONFIRMATION = """
 INSERT INTO confirmations (operation_id, at, action, operator_open_id, digest, chat_id,
-                           message_id, event_id, accepted)
+                           message_id, event_id, accepted, entry)
 VALUES (:operation_id, :at, 'reject', :operator, :digest, :chat_id, :message_id, :event_id,
-        :accepted)
+        :accepted, :entry)
 """
 AUDIT = """
 INSERT INTO audit (operation_id, at, actor, event, from_state, to_state)
@@ -60,6 +60,7 @@ def reject_statements(
     message_id: str | None = None,
     event_id: str | None = None,
     reason: str | None = None,
+    entry: str = Entry.LARK.value,
 ) -> tuple[Statement, ...]:
     """The reject, for an intent in which the first statement has index `at`; the first
     one's rows are the operation's row as rejected if it was, and the rest run only then.
@@ -77,6 +78,7 @@ def reject_statements(
         "chat_id": chat_id,
         "message_id": message_id,
         "reason": reason,
+        "entry": entry,
     }
     done = (at, True)
     declined = declined_outcome(operation_id, operator, now, reason)
@@ -97,6 +99,7 @@ def reject_statements(
                 "message_id": message_id,
                 "event_id": event_id,
                 "accepted": 1 if sqlite else True,
+                "entry": entry,
             },
             only_if=done,
         ),

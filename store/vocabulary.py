@@ -95,6 +95,13 @@ class CardAction(StrEnum):
     NONE = "none"  # closed before any card went out: nothing to show
 
 
+class Entry(StrEnum):
+    """confirmations.entry and operations.decision_entry: where a decision was made."""
+
+    LARK = "lark"  # a button on the operation's card (or its escalation copy) in Lark
+    WEB = "web"  # the dashboard's detail page, signed in with Lark
+
+
 class ClickAction(StrEnum):
     """A card button. Not checked in confirmations.action: a refused click is recorded with
     whatever action it carried (truncated), that is the record of it."""
@@ -114,6 +121,8 @@ CHECKED: dict[tuple[str, str], type[StrEnum]] = {
     ("deliveries", "channel"): Channel,
     ("inbox", "status"): InboxStatus,
     ("card_deliveries", "action"): CardAction,
+    ("confirmations", "entry"): Entry,
+    ("operations", "decision_entry"): Entry,
 }
 
 

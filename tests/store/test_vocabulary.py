@@ -85,6 +85,15 @@ def _child_row(table: str, operation_id: str) -> dict[str, Any]:
             "at": NOW,
             "ok": True,
         },
+        "confirmations": {
+            "operation_id": operation_id,
+            "at": NOW,
+            "action": "reject",  # never the counted kind: no unique index in the way
+            "operator_open_id": f"ou_{_new_id().lower()}",
+            "digest": digest,
+            "accepted": False,
+            "entry": "lark",
+        },
     }
     return rows[table]
 
