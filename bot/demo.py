@@ -21,7 +21,7 @@ from typing import Any
 
 import aiohttp
 
-from bot.devstack import SandboxApp, embedded_sandbox, sandbox_config
+from bot.devstack import SandboxApp, embedded_sandbox, register_sign_in, sandbox_config
 from bot.profiles import DEFAULT_DEV_DIR, DEV_TOKEN, DEV_TOKEN_ENV
 from bot.server import serve
 from workers.domains.finance.sim.venue import SimVenue
@@ -266,6 +266,7 @@ async def run_demo(
         domains = config.settings.domains.model_copy(update={"finance": finance})
         settings = config.settings.model_copy(update={"domains": domains})
         config = type(config)(settings, config.proposers, config.lark, config.dashboard_token)
+        await register_sign_in(sandbox, config)
         stop = asyncio.Event()
         result: list[int] = []
         background: list[asyncio.Task[None]] = []

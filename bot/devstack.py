@@ -97,6 +97,16 @@ def sandbox_config(
     host: str = "127.0.0.1",
 ) -> Config:
     settings = dev_settings(data_dir, port, host)
+    # Sign in with Lark against the sandbox: its authorize page, token endpoint and user info;
+    # http is fine on this machine only, so a wildcard bind is reached on 127.0.0.1
+    local = host if host in ("127.0.0.1", "localhost") else "127.0.0.1"
+    web_settings = settings.web.model_copy(
+        update={
+            "sign_in": True,
+            "public_url": f"http://{local}:{port}",
+            "lark_authorize_url": f"{sandbox.base_url}/open-apis/authen/v1/authorize",
+        }
+    )
     lark = settings.lark.model_copy(
         update={
             "mode": mode,
@@ -108,7 +118,7 @@ def sandbox_config(
             "verification_token_env": VERIFICATION_TOKEN_ENV,
         }
     )
-    settings = settings.model_copy(update={"lark": lark})
+    settings = settings.model_copy(update={"lark": lark, "web": web_settings})
     return resolve(
         settings,
         {
@@ -138,6 +148,18 @@ async def point_webhooks(sandbox: SandboxApp, bot_url: str, attempts: int = 3) -
                 if response.status != 422 or "url_verification_failed" not in refusal:
                     break
     raise RuntimeError(f"the sandbox refused the webhook URLs: {refusal}")
+
+
+async def register_sign_in(sandbox: SandboxApp, config: Config) -> None:
+    """Register the bot's sign-in redirect URL with the sandbox app (Lark: Security Settings >
+    Redirect URLs), so its authorize page sends the browser back to this bot."""
+    body = {"redirect_urls": [config.settings.web.redirect_uri]}
+    async with (
+        aiohttp.ClientSession() as http,
+        http.patch(f"{sandbox.base_url}/sandbox/api/apps/{sandbox.app_id}", json=body) as response,
+    ):
+        if response.status != 200:
+            raise RuntimeError(f"the sandbox refused the redirect URL: {await response.text()}")
 
 
 class SandboxStateUnreadable(ValueError):

@@ -25,6 +25,9 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from ulid import ULID
 
+# the dashboard's session tables on the one Base, for every holder of a store (and the
+# migrations' comparison with the models)
+import store.session_rows  # noqa: F401
 from store import operation_reads, transitions
 from store.canonical import canonical_json
 from store.claim_sql import claim_params

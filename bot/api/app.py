@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any, cast
 
 from aiohttp import web
+from yarl import URL
 
 from bot.api.auth import ProposerAuth, RateLimiter
 from bot.api.dashboard import OPERATION_ID, Dashboard
@@ -35,6 +36,7 @@ from bot.api.keys import (
 from bot.api.metrics import metrics_text
 from bot.api.middlewares import MIDDLEWARES
 from bot.api.people import with_people
+from bot.api.signin import SignIn
 from bot.config import Config, Proposer
 from bot.progress import MAX_WAIT_S, UNTIL, Until, reached
 from store.authority import Store
@@ -307,7 +309,10 @@ def create_app(
     app[AUTH_KEY] = ProposerAuth(config.proposers)
     app[LIMITER_KEY] = RateLimiter(http.proposer_rate_per_s, http.proposer_burst)
     app[PEER_LIMITER_KEY] = RateLimiter(http.unauthenticated_rate_per_s, http.unauthenticated_burst)
-    app[HOSTS_KEY] = allowed_names(http.allowed_hosts, http.host)
+    web_settings = config.settings.web
+    # the name browsers are sent back to after sign-in is one the dashboard answers to
+    public = [URL(web_settings.public_url).host or ""] if web_settings.public_url else []
+    app[HOSTS_KEY] = allowed_names([*http.allowed_hosts, *public], http.host)
     app[HEALTH_KEY] = health or Health(config, store, None, None)
     app[ON_PROPOSED_KEY] = on_proposed
     app[CAPABILITIES_KEY] = capabilities or {}
@@ -320,10 +325,14 @@ def create_app(
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/readyz", readyz)
     app.router.add_get("/metrics", metrics)
+    signin = SignIn(config, store) if web_settings.sign_in else None
+    if signin is not None:
+        signin.routes(app)  # before the dashboard's, whose catch-all would take /ops/auth/...
     Dashboard(
         store,
         config.dashboard_token.get_secret_value() or None,
         trust_loopback_proxy=http.trust_loopback_proxy,
         people=config.settings.people,
+        signin=signin,
     ).routes(app)
     return app

@@ -7,9 +7,11 @@ activity; `store/attention.py` reads them), `/ops/all` the list with state and o
 and a search, `/ops/{id}` one operation; `/` redirects to `/ops`, and any other path under
 `/ops` is an HTML 404 page. Live refresh is one long poll per open page (`/ops/changes`,
 answered when anything changes or after 25 s), not a polling storm.
-Only GET routes exist: browsing can never change state. Access: loopback clients, or the
-configured dashboard token (`?token=` once; it is then kept in an HttpOnly, SameSite=Strict
-cookie for /ops, Secure when the page is served over https). A request that came through a
+Only GET routes exist here: browsing can never change state (sign-in and sign-out, under
+/ops/auth, are bot/api/signin.py's). Access: a person signed in with Lark whose tenant is one
+of [lark] tenant_keys; else, as before, loopback clients, or the configured dashboard token
+(`?token=` once; it is then kept in an HttpOnly, SameSite=Strict cookie for /ops, Secure when
+the page is served over https). A request that came through a
 proxy (X-Forwarded-For, Forwarded, ...) is not a loopback client, even from 127.0.0.1, unless
 `[http] trust_loopback_proxy` says the proxy on this host may be trusted: behind a same-host
 reverse proxy every internet client would otherwise look local.
@@ -30,14 +32,17 @@ from yarl import URL
 from bot.api.dashboard_html import (
     OUTCOMES,
     Chrome,
+    Who,
     attention_html,
     detail_html,
     list_html,
     not_found_html,
+    refused_html,
 )
 from bot.api.dashboard_words import label
 from bot.api.errors import refuse
 from bot.api.hosts import forwarded_https, proxied
+from bot.api.signin import SignIn
 from cards.strings import Lang
 from store.attention import AWAITING, SEARCH_MAX_CHARS, attention, recent, search
 from store.authority import Store
@@ -121,8 +126,10 @@ class Dashboard:
         *,
         trust_loopback_proxy: bool = False,
         people: Mapping[str, str] | None = None,
+        signin: SignIn | None = None,
     ):
         self.store = store
+        self.signin = signin
         self.token = token
         self.trust_loopback_proxy = trust_loopback_proxy
         # open id -> display name ([people]); anyone not listed is shown by their id
@@ -137,12 +144,29 @@ class Dashboard:
         # any other page under /ops: the dashboard's own 404 page, not the API's JSON
         app.router.add_get("/ops/{tail:.+}", self.no_page)
 
-    def _refusal(self, request: web.Request) -> web.Response | None:
-        if not allowed(request, self.token, self.trust_loopback_proxy):
+    async def _access(
+        self, request: web.Request, *, touch: bool = True
+    ) -> tuple[web.Response | None, Who]:
+        """A refusal, or who the page is for. A signed-in session decides by its tenant (one of
+        another tenant is refused whatever else the request shows: it asked as that person);
+        without one, loopback or the dashboard token, as before sign-in existed."""
+        sign_in = self.signin is not None
+        viewer = await self.signin.viewer(request, touch=touch) if self.signin else None
+        who = Who(viewer, sign_in)
+        if viewer is not None and not viewer.allowed:
+            log.info("refused %s %r: 403 tenant not allowed", request.method, request.path)
+            return self._refused_page(request, who), who
+        if viewer is None and not allowed(request, self.token, self.trust_loopback_proxy):
+            if sign_in:
+                return self._refused_page(request, who), who
             return refuse(
                 request, 403, "forbidden", "the dashboard answers loopback clients, or ?token="
-            )
-        return None
+            ), who
+        return None, who
+
+    def _refused_page(self, request: web.Request, who: Who) -> web.Response:
+        html = refused_html(Chrome(lang_of(request), "-", "/ops", who=who))
+        return web.Response(text=html, content_type="text/html", status=403)
 
     def _keep_token(self, request: web.Request, response: web.Response) -> web.Response:
         if request.query.get("token"):
@@ -165,7 +189,8 @@ class Dashboard:
 
     async def attention(self, request: web.Request) -> web.Response:
         """Needs attention: counts per group, each group, then recent activity."""
-        if refusal := self._refusal(request):
+        refusal, who = await self._access(request)
+        if refusal:
             return refusal
         if any(name in request.query for name in LIST_PARAMS):
             # the list's filters on /ops (links from before /ops/all): the list itself
@@ -180,7 +205,7 @@ class Dashboard:
         html = attention_html(
             [(g.key, g.count, [by_id[op.id] for op in g.operations]) for g in groups],
             [by_id[op.id] for op in latest],
-            Chrome(lang_of(request), mark, "/ops", ticking=ticking),
+            Chrome(lang_of(request), mark, "/ops", ticking=ticking, who=who),
             self.people,
             self.store.clock(),
         )
@@ -188,7 +213,8 @@ class Dashboard:
 
     async def list(self, request: web.Request) -> web.Response:
         """Every operation, newest first, by state, newest outcome and a search text."""
-        if refusal := self._refusal(request):
+        refusal, who = await self._access(request)
+        if refusal:
             return refusal
         mark = await change_mark(self.store)
         state_text = request.query.get("state", "")
@@ -220,14 +246,15 @@ class Dashboard:
             await views(self.store, list(page.items)),
             filters,
             page.next_cursor if page.has_more else None,
-            Chrome(lang_of(request), mark, "/ops/all", filters),
+            Chrome(lang_of(request), mark, "/ops/all", filters, who=who),
             self.people,
             self.store.clock(),
         )
         return self._page(request, html)
 
     async def detail(self, request: web.Request) -> web.Response:
-        if refusal := self._refusal(request):
+        refusal, who = await self._access(request)
+        if refusal:
             return refusal
         lang = lang_of(request)
         # Read before the operation: a change made while this page is built then moves the
@@ -238,7 +265,7 @@ class Dashboard:
         op = await self.store.get(operation_id)
         if op is None:
             message = label("not_found.operation", lang, id=operation_id)
-            return self._not_found(request, message, mark)
+            return self._not_found(request, message, mark, who)
         [view] = await views(self.store, [op])
         records = {
             "confirmations": await self.store.confirmations(op.id),
@@ -246,24 +273,29 @@ class Dashboard:
             "card": await CardLedger(self.store).history(op.id),
             "deliveries": await DeliveryLedger(self.store).find(operation_id=op.id),
         }
-        html = detail_html(view, records, lang, mark, people=self.people, now=self.store.clock())
+        html = detail_html(
+            view, records, lang, mark, people=self.people, now=self.store.clock(), who=who
+        )
         return self._page(request, html)
 
     async def no_page(self, request: web.Request) -> web.Response:
-        if refusal := self._refusal(request):
+        refusal, who = await self._access(request)
+        if refusal:
             return refusal
         lang = lang_of(request)
         # the path itself is not shown: it may hold bytes no page should echo
-        return self._not_found(request, label("not_found.page", lang), "-")
+        return self._not_found(request, label("not_found.page", lang), "-", who)
 
-    def _not_found(self, request: web.Request, message: str, mark: str) -> web.Response:
+    def _not_found(self, request: web.Request, message: str, mark: str, who: Who) -> web.Response:
         log.info("dashboard: no page %r", request.path)
-        html = not_found_html(message, Chrome(lang_of(request), mark, "/ops"))
+        html = not_found_html(message, Chrome(lang_of(request), mark, "/ops", who=who))
         return self._page(request, html, status=404)
 
     async def changes(self, request: web.Request) -> web.Response:
-        """Long poll: answers once anything changed since `since`, or after 25 s."""
-        if refusal := self._refusal(request):
+        """Long poll: answers once anything changed since `since`, or after 25 s. It does not
+        count as use of a session: a tab left open must still idle out."""
+        refusal, _who = await self._access(request, touch=False)
+        if refusal:
             return refusal
         since = request.query.get("since", "")
         loop = asyncio.get_running_loop()

@@ -20,6 +20,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from bot.api.dashboard_view import detail, row
 from bot.api.dashboard_words import label, tone_class
+from bot.api.signin import SIGN_IN_PATH, SIGN_OUT_PATH, Viewer
 from cards.strings import Lang, text
 from cards.vocabulary import BAD, DONE, OUTCOME_TONE, WAITING, WARN, state_words
 from store.attention import AWAITING, SEARCH_MAX_CHARS, UNKNOWN
@@ -40,6 +41,14 @@ OUTCOMES = tuple(OUTCOME_TONE)
 
 
 @dataclass(frozen=True)
+class Who:
+    """The signed-in person a page is for (None: nobody), and whether sign-in is offered."""
+
+    viewer: Viewer | None = None
+    sign_in: bool = False
+
+
+@dataclass(frozen=True)
 class Chrome:
     """What every page needs besides its content: language, the long poll's mark, where the
     page is (to switch language in place) and whether it counts down to an expiry."""
@@ -49,6 +58,7 @@ class Chrome:
     path: str = "/ops"
     query: Mapping[str, str] = field(default_factory=dict)
     ticking: bool = False
+    who: Who = field(default_factory=Who)
 
 
 def href(lang: Lang, path: str, **params: str | None) -> str:
@@ -65,6 +75,9 @@ def _render(template: str, chrome: Chrome, title: str, nav: str, **context: Any)
         ticking=chrome.ticking,
         title=title,
         nav=nav,
+        viewer=chrome.who.viewer,
+        sign_in=SIGN_IN_PATH if chrome.who.sign_in else None,
+        sign_out=SIGN_OUT_PATH,
         switch=href(other, chrome.path, **chrome.query),
         href=partial(href, lang),
         label=partial(label, lang=lang),
@@ -148,6 +161,7 @@ def detail_html(
     *,
     people: Mapping[str, str] | None = None,
     now: datetime | None = None,
+    who: Who | None = None,
 ) -> str:
     """One operation: its state in words, who proposed it and why, the expiry until decided,
     the decision; then terms, outcomes, clicks, the attempt and deliveries as tables."""
@@ -158,9 +172,16 @@ def detail_html(
         since,
         f"/ops/{view['id']}",
         ticking=view["state"] in ("prepared", "awaiting_confirmation"),
+        who=who or Who(),
     )
     return _render("detail.html", chrome, page["title"], "detail", d=page)
 
 
 def not_found_html(message: str, chrome: Chrome) -> str:
     return _render("not_found.html", chrome, label("not_found", chrome.lang), "", message=message)
+
+
+def refused_html(chrome: Chrome) -> str:
+    """403 for someone the dashboard does not answer: signed in from a tenant not allowed
+    (with the sign-out button), or not signed in (with the sign-in link when offered)."""
+    return _render("refused.html", chrome, label("refused", chrome.lang), "")

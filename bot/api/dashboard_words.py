@@ -83,6 +83,19 @@ LABELS: Mapping[str, Mapping[Lang, str]] = {
     "not_found": {"en": "Not found", "zh": "未找到"},
     "not_found.operation": {"en": "There is no operation {id}.", "zh": "没有操作 {id}。"},
     "not_found.page": {"en": "This page does not exist.", "zh": "此页面不存在。"},
+    # Sign in with Lark (bot/api/signin.py)
+    "auth.sign_in": {"en": "Sign in with Lark", "zh": "使用飞书登录"},
+    "auth.sign_out": {"en": "Sign out", "zh": "退出登录"},
+    "auth.signed_in": {"en": "Signed in as", "zh": "当前登录"},
+    "refused": {"en": "Not allowed", "zh": "无权访问"},
+    "refused.tenant": {
+        "en": "{name} is signed in from an organisation this dashboard does not serve.",
+        "zh": "{name} 所在的组织无权查看此控制台。",
+    },
+    "refused.anonymous": {
+        "en": "This dashboard answers people signed in with Lark, loopback clients, or its token.",
+        "zh": "此控制台仅对已用飞书登录的成员、本机访问或持有令牌者开放。",
+    },
     # the records' own states, which no card shows
     "execution.queued": {"en": "queued", "zh": "排队中"},
     "execution.preflight": {"en": "pre-checking", "zh": "预检中"},

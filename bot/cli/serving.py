@@ -84,7 +84,13 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 async def run_with_sandbox(args: argparse.Namespace) -> int:
-    from bot.devstack import embedded_sandbox, point_webhooks, running_sandbox, sandbox_config
+    from bot.devstack import (
+        embedded_sandbox,
+        point_webhooks,
+        register_sign_in,
+        running_sandbox,
+        sandbox_config,
+    )
     from bot.server import serve
 
     args.data_dir.mkdir(parents=True, exist_ok=True)
@@ -98,6 +104,7 @@ async def run_with_sandbox(args: argparse.Namespace) -> int:
                 embedded_sandbox(host, args.sandbox_port, args.data_dir / "sandbox.json")
             )
         config = sandbox_config(args.data_dir, port, sandbox, args.lark_mode, host)
+        await register_sign_in(sandbox, config)
 
         async def ready(url: str) -> None:
             if args.lark_mode == "webhook":

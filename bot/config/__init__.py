@@ -25,6 +25,7 @@ from bot.config.settings import (
     ProposerSettings,
     Settings,
     StoreSettings,
+    WebSettings,
     parse,
     zone,
 )
@@ -48,6 +49,7 @@ __all__ = [
     "ProposerSettings",
     "Settings",
     "StoreSettings",
+    "WebSettings",
     "check",
     "check_data",
     "load",

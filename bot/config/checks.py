@@ -206,6 +206,29 @@ def store_url(settings: Settings, environ: Environ) -> Iterator[FieldProblem]:
 STORE_DRIVERS = ("sqlite+aiosqlite:///", "postgresql+asyncpg://")
 
 
+def web_sign_in(settings: Settings, environ: Environ) -> Iterator[FieldProblem]:
+    """Sign-in needs where browsers come back to, and the Lark app it signs in with."""
+    web, lark = settings.web, settings.lark
+    if not web.sign_in:
+        return
+    if not web.public_url:
+        yield FieldProblem(
+            "web.public_url", "required when web.sign_in = true", "set the URL browsers open"
+        )
+    if not lark.app_id or not environ.get(lark.app_secret_env):
+        yield FieldProblem(
+            "web.sign_in",
+            "needs lark.app_id and the app secret in " + lark.app_secret_env,
+            "set both (the app's Credentials page), or set sign_in = false",
+        )
+    if not lark.tenant_keys:
+        yield FieldProblem(
+            "web.sign_in",
+            "no tenant may sign in: lark.tenant_keys is empty",
+            "add the tenant_key of your organisation",
+        )
+
+
 CHECKS: tuple[Check, ...] = (
     unique_names,
     some_proposer,
@@ -218,6 +241,7 @@ CHECKS: tuple[Check, ...] = (
     card_time_zone,
     store_url,
     approval_policy,
+    web_sign_in,
 )
 
 

@@ -98,6 +98,35 @@ class LarkSettings(Section):
     answer_budget_s: float = Field(default=2.0, gt=0, le=2.2)
 
 
+LARK_AUTHORIZE_URL = "https://accounts.feishu.cn/open-apis/authen/v1/authorize"
+# https anywhere; plain http only on this machine (dev), where nothing crosses a network
+PUBLIC_URL = r"^(https://[A-Za-z0-9.-]+|http://(127\.0\.0\.1|localhost|\[::1\]))(:[0-9]{1,5})?$"
+
+
+class WebSettings(Section):
+    """Sign in with Lark on the dashboard (bot/api/signin.py)."""
+
+    # where browsers reach the bot; the redirect URI is public_url + "/ops/auth/callback"
+    public_url: Annotated[str, StringConstraints(pattern=PUBLIC_URL)] | None = None
+    sign_in: bool = False
+    # a session unused this long, or older than session_max_s, must sign in again
+    session_idle_s: int = Field(default=1800, ge=60, le=86400)
+    session_max_s: int = Field(default=43200, ge=300, le=2592000)
+    lark_authorize_url: Annotated[str, StringConstraints(pattern=r"^https?://[^\s?#]+$")] = (
+        LARK_AUTHORIZE_URL
+    )
+
+    @model_validator(mode="after")
+    def _lifetimes_nest(self) -> Self:
+        if self.session_idle_s > self.session_max_s:
+            raise ValueError("session_idle_s must not be greater than session_max_s")
+        return self
+
+    @property
+    def redirect_uri(self) -> str:
+        return f"{self.public_url}/ops/auth/callback"
+
+
 class CardSettings(Section):
     lang: Literal["en", "zh"] = "en"
     timezone: str = "UTC"
@@ -237,6 +266,7 @@ class Settings(Section):
     execution: ExecutionSettings = Field(default_factory=ExecutionSettings)
     deliveries: DeliverySettings = Field(default_factory=DeliverySettings)
     cards: CardSettings = Field(default_factory=CardSettings)
+    web: WebSettings = Field(default_factory=WebSettings)
     # open id -> the name people know them by; anyone not listed is shown by their id
     people: dict[OpenId, DisplayName] = Field(default_factory=dict)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from alembic import context
 
+import store.session_rows  # noqa: F401  (its tables on Base)
 from store.models import Base
 
 connection = context.config.attributes.get("connection")

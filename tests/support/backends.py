@@ -19,6 +19,8 @@ TABLES = (
     "audit",
     "inbox",
     "operations",
+    "web_sessions",
+    "web_sign_ins",
 )
 
 

@@ -1,4 +1,5 @@
-"""The real aiohttp app on a loopback port, backed by the test store."""
+"""The real aiohttp app on a loopback port, backed by the test store; a real sandbox
+(`sandbox`) as Lark for the sign-in tests."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from bot.api.keys import CapabilityReaders
 from bot.config import Config
 from store.authority import Store
 from tests.support.api import ClientFactory, make_config
+from tests.support.sandbox import sandbox  # noqa: F401  (fixture: sign-in tests)
 from workers.domains.finance.sim.venue import SimVenue
 
 

@@ -1,0 +1,249 @@
+"""Sign in with Lark on the dashboard: Lark's OAuth 2 authorization-code flow for web apps.
+
+GET /ops/auth/sign-in sends the browser to Lark's authorize page with a fresh `state` and a
+PKCE S256 challenge; the state is kept in the store (hashed, with its verifier, taken once,
+10 minutes) and in a cookie of this browser, so a callback link made in someone else's
+browser signs nobody in here (login CSRF). GET /ops/auth/callback checks both, exchanges the
+code at Lark's v2 token endpoint (Authlib builds the authorize URL, the PKCE challenge and the
+token request's body; the POST goes over the bot's own Lark HTTP client, see `_exchange`), reads
+who signed in with the SDK's `authen.v1.user_info.get` request (sent by
+bot/lark/transport.py with the user's token), and opens a server-side session
+(store/web_sessions.py) in an HttpOnly, SameSite=Lax cookie on /ops. The user token is used
+once and dropped: the session is ours, Lark's token is not kept.
+
+POST /ops/auth/sign-out ends the session; it needs the session's CSRF token. Whether a session
+may read is the dashboard's question (`Dashboard._access`): its tenant must be one of
+[lark] tenant_keys. Tokens, codes and the cookie never reach a log line or a page.
+"""
+
+from __future__ import annotations
+
+import hmac
+import logging
+import secrets
+from dataclasses import dataclass
+
+from aiohttp import web
+from authlib.oauth2.rfc6749.parameters import (  # type: ignore[import-untyped]
+    prepare_grant_uri,
+    prepare_token_request,
+)
+from authlib.oauth2.rfc7636 import create_s256_code_challenge  # type: ignore[import-untyped]
+from httpx import HTTPError
+from lark_oapi.api.authen.v1 import (  # type: ignore[import-untyped]
+    GetUserInfoRequest,
+    GetUserInfoResponse,
+)
+from lark_oapi.core.model import RequestOption  # type: ignore[import-untyped]
+
+from bot.api.errors import html_error
+from bot.api.hosts import forwarded_https
+from bot.config import Config
+from bot.lark.transport import LarkTransport
+from store.authority import Store
+from store.web_sessions import SIGN_IN_TTL_S, WebSession, WebSessions
+
+log = logging.getLogger("countersign.api")
+
+SESSION_COOKIE = "countersign_session"
+STATE_COOKIE = "countersign_sign_in"
+SIGN_IN_PATH = "/ops/auth/sign-in"
+CALLBACK_PATH = "/ops/auth/callback"
+SIGN_OUT_PATH = "/ops/auth/sign-out"
+TOKEN_PATH = "/open-apis/authen/v2/oauth/token"
+TIMEOUT_S = 10.0
+NAME_MAX = 200
+
+
+@dataclass(frozen=True)
+class Viewer:
+    """Who the page is for: a signed-in person (and whether their tenant may read)."""
+
+    name: str
+    open_id: str
+    tenant_key: str
+    csrf_token: str
+    allowed: bool
+
+
+class SignInFailed(Exception):
+    """Lark refused a step, or answered what we cannot read; the message is safe to show."""
+
+
+class SignIn:
+    def __init__(self, config: Config, store: Store) -> None:
+        settings = config.settings
+        self.web = settings.web
+        self.app_id = settings.lark.app_id
+        self.app_secret = config.lark.app_secret
+        self.tenant_keys = frozenset(settings.lark.tenant_keys)
+        self.token_url = settings.lark.base_url.rstrip("/") + TOKEN_PATH
+        self.sessions = WebSessions(
+            store, idle_s=self.web.session_idle_s, max_s=self.web.session_max_s
+        )
+        # user_info through the project's one Lark transport: the SDK's request and parsing
+        self.lark = LarkTransport(settings.lark.base_url, timeout_s=TIMEOUT_S)
+
+    def routes(self, app: web.Application) -> None:
+        app.router.add_get(SIGN_IN_PATH, self.sign_in)
+        app.router.add_get(CALLBACK_PATH, self.callback)
+        app.router.add_post(SIGN_OUT_PATH, self.sign_out)
+        app.on_cleanup.append(self._close)
+
+    async def _close(self, _app: web.Application) -> None:
+        await self.lark.close()
+
+    async def viewer(self, request: web.Request, *, touch: bool = True) -> Viewer | None:
+        """The signed-in person of this request, or None (no cookie, or its session ended)."""
+        token = request.cookies.get(SESSION_COOKIE, "")
+        session = await self.sessions.find(token, touch=touch) if token else None
+        if session is None:
+            return None
+        allowed = session.tenant_key in self.tenant_keys
+        return Viewer(
+            session.name, session.open_id, session.tenant_key, session.csrf_token, allowed
+        )
+
+    def _secure(self, request: web.Request) -> bool:
+        public = (self.web.public_url or "").startswith("https://")
+        return public or request.secure or forwarded_https(request.headers)
+
+    # -- the flow ---------------------------------------------------------------------------
+
+    async def sign_in(self, request: web.Request) -> web.Response:
+        state = secrets.token_urlsafe(32)
+        verifier = secrets.token_urlsafe(48)  # 64 characters of [A-Za-z0-9_-] (RFC 7636)
+        await self.sessions.begin_sign_in(state, verifier)
+        url = prepare_grant_uri(
+            self.web.lark_authorize_url,
+            client_id=self.app_id,
+            response_type="code",
+            redirect_uri=self.web.redirect_uri,
+            state=state,
+            code_challenge=create_s256_code_challenge(verifier),
+            code_challenge_method="S256",
+        )
+        response = web.HTTPFound(url)
+        response.set_cookie(
+            STATE_COOKIE,
+            state,
+            path="/ops/auth",
+            max_age=int(SIGN_IN_TTL_S),
+            secure=self._secure(request),
+            httponly=True,
+            samesite="Lax",  # it must come back on Lark's redirect, a cross-site navigation
+        )
+        raise response
+
+    async def callback(self, request: web.Request) -> web.Response:
+        state = request.query.get("state", "")
+        kept = request.cookies.get(STATE_COOKIE, "")
+        if not state or not hmac.compare_digest(state.encode(), kept.encode()):
+            return self._refused(request, 400, "this sign-in was not started in this browser")
+        # taken first, whatever happens next: a state is never used twice
+        verifier = await self.sessions.take_sign_in(state)
+        if verifier is None:
+            return self._refused(request, 400, "this sign-in has expired or was used already")
+        if request.query.get("error"):
+            return self._refused(request, 403, "the sign-in was cancelled on Lark's page")
+        code = request.query.get("code", "")
+        if not code:
+            return self._refused(request, 400, "Lark sent no authorization code")
+        try:
+            user = await self._user(await self._exchange(code, verifier))
+        except SignInFailed as error:
+            return self._refused(request, 502, str(error))
+        token, session = await self.sessions.open(
+            user["open_id"], user["tenant_key"], user["name"][:NAME_MAX]
+        )
+        log.info("signed in: %s of tenant %s", session.open_id, session.tenant_key)
+        response = web.HTTPFound("/ops")
+        response.del_cookie(STATE_COOKIE, path="/ops/auth")
+        self._keep(request, response, token)
+        raise response
+
+    def _keep(self, request: web.Request, response: web.StreamResponse, token: str) -> None:
+        response.set_cookie(
+            SESSION_COOKIE,
+            token,
+            path="/ops",
+            max_age=self.web.session_max_s,
+            secure=self._secure(request),
+            httponly=True,
+            samesite="Lax",
+        )
+
+    async def _exchange(self, code: str, verifier: str) -> str:
+        """The user access token for `code`, from Lark's v2 token endpoint.
+
+        Not Authlib's AsyncOAuth2Client: from Authlib 1.9 its httpx integration is deprecated
+        (it wants `httpx2`), and it would open an HTTP client of its own per sign-in. The body
+        is Authlib's (form-encoded, client_secret_post: Lark reads client_id and client_secret
+        from the body); what is ours is the POST and reading Lark's answer, whose refusals are
+        `{code, error, error_description}` with HTTP 400 and whose success says `code: 0`."""
+        body = prepare_token_request(
+            "authorization_code",
+            code=code,
+            client_id=self.app_id,
+            client_secret=self.app_secret.get_secret_value(),
+            redirect_uri=self.web.redirect_uri,
+            code_verifier=verifier,
+        )
+        try:
+            response = await self.lark.client.post(
+                self.token_url,
+                content=body,
+                headers={
+                    "Content-Type": "application/x-www-form-urlencoded",
+                    "Accept": "application/json",
+                },
+            )
+            answer = response.json()
+        except (HTTPError, ValueError) as error:
+            log.info("sign-in: token endpoint unreadable: %s", type(error).__name__)
+            raise SignInFailed("Lark's token endpoint did not answer") from None
+        if not isinstance(answer, dict):
+            raise SignInFailed("Lark's token endpoint did not answer")
+        access = answer.get("access_token")
+        if answer.get("code", 0) != 0 or "error" in answer or not isinstance(access, str):
+            # the error type and Lark's code only: the description may quote what was sent
+            error_type = str(answer.get("error") or "refused")[:40]
+            log.info("sign-in: Lark refused the code: %s (%s)", error_type, answer.get("code"))
+            raise SignInFailed(f"Lark refused the sign-in ({error_type})")
+        return access
+
+    async def _user(self, access_token: str) -> dict[str, str]:
+        option = RequestOption.builder().user_access_token(access_token).build()
+        request = GetUserInfoRequest.builder().build()
+        try:
+            answer = await self.lark.call(request, option, GetUserInfoResponse)
+        except (HTTPError, ValueError) as error:
+            log.info("sign-in: user_info unreachable: %s", type(error).__name__)
+            raise SignInFailed("Lark's user info did not answer") from None
+        data = answer.data
+        if not answer.success() or data is None or not data.open_id or not data.tenant_key:
+            log.info("sign-in: user_info refused (code %s)", answer.code)
+            raise SignInFailed("Lark did not say who signed in")
+        return {"open_id": data.open_id, "tenant_key": data.tenant_key, "name": data.name or ""}
+
+    async def sign_out(self, request: web.Request) -> web.Response:
+        token = request.cookies.get(SESSION_COOKIE, "")
+        session = await self.sessions.find(token, touch=False) if token else None
+        form = await request.post()
+        given = form.get("csrf")
+        if session is not None:
+            if not isinstance(given, str) or not _same(given, session):
+                return self._refused(request, 403, "this sign-out form is not from this session")
+            await self.sessions.revoke(token)
+            log.info("signed out: %s", session.open_id)
+        response = web.HTTPSeeOther("/ops")
+        response.del_cookie(SESSION_COOKIE, path="/ops")
+        raise response
+
+    def _refused(self, request: web.Request, status: int, message: str) -> web.Response:
+        log.info("refused %s %r: %d sign-in", request.method, request.path, status)
+        return html_error(status, f"Sign-in failed: {message}. Try again from /ops.")
+
+
+def _same(given: str, session: WebSession) -> bool:
+    return hmac.compare_digest(given.encode(), session.csrf_token.encode())

@@ -1,0 +1,104 @@
+"""Sign in with Lark in headless Chromium: `countersign run --sandbox` (sign-in on, the
+sandbox as Lark, its redirect URL registered at start) in a subprocess; Alice presses "Sign in
+with Lark" on /ops, picks herself on the sandbox's authorize page, approves, and lands back on
+/ops signed in by name."""
+
+from __future__ import annotations
+
+import queue
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO
+
+import pytest
+from playwright.sync_api import Browser, expect
+
+from tests.support.browser import UI_TIMEOUT_MS, watch_console
+from tests.support.processes import ENV, ROOT, free_port
+
+LISTENING = "countersign API listening on "
+START_TIMEOUT_S = 40.0
+
+
+def _pump(stream: IO[str], lines: queue.Queue[str | None]) -> None:
+    for line in stream:
+        lines.put(line.rstrip())
+    lines.put(None)
+
+
+@pytest.fixture
+def running_bot(tmp_path: Path) -> Iterator[str]:
+    """`countersign run --sandbox` on free ports; the bot's URL once it listens."""
+    port, sandbox_port = free_port(), free_port()
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "bot.cli",
+            "run",
+            "--sandbox",
+            "--data-dir",
+            str(tmp_path / "data"),
+            "--port",
+            str(port),
+            "--sandbox-port",
+            str(sandbox_port),
+        ],
+        cwd=ROOT,
+        env=ENV,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    assert process.stdout is not None
+    lines: queue.Queue[str | None] = queue.Queue()
+    threading.Thread(target=_pump, args=(process.stdout, lines), daemon=True).start()
+    seen: list[str] = []
+    deadline = time.monotonic() + START_TIMEOUT_S
+    try:
+        while True:
+            line = lines.get(timeout=max(0.1, deadline - time.monotonic()))
+            if line is None:
+                raise AssertionError("the bot exited:\n" + "\n".join(seen[-30:]))
+            seen.append(line)
+            if line.startswith(LISTENING):
+                break
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def test_alice_signs_in_through_the_sandbox_and_lands_on_ops_by_name(
+    running_bot: str, browser: Browser
+) -> None:
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    errors = watch_console(page)
+    page.goto(f"{running_bot}/ops")
+    expect(page.locator("#sign-in")).to_have_text("Sign in with Lark")
+    page.locator("#sign-in").click()
+
+    page.locator("#user").select_option("ou_alice", timeout=UI_TIMEOUT_MS)
+    page.locator("#approve").click()
+
+    page.wait_for_url(f"{running_bot}/ops", timeout=UI_TIMEOUT_MS)
+    expect(page.locator("#who")).to_have_text("Alice")
+    expect(page.locator("#sign-out")).to_be_visible()
+    expect(page.locator("#sign-in")).to_have_count(0)
+    cookies = {c["name"]: c for c in context.cookies(f"{running_bot}/ops")}
+    session = cookies["countersign_session"]
+    assert session["httpOnly"] and session["sameSite"] == "Lax" and session["path"] == "/ops"
+
+    page.locator("#sign-out").click()
+    expect(page.locator("#sign-in")).to_be_visible()  # loopback still reads, signed out
+    assert not errors, errors
+    context.close()
