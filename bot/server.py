@@ -178,6 +178,7 @@ async def serve(
         store,
         health=health,
         on_proposed=kick_cards,
+        on_claimed=kick_executor,
         capabilities=force.capability_readers(),
     )
     if lark.mode == "webhook":

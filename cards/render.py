@@ -106,10 +106,14 @@ def _decision(view: dict[str, Any], people: People, tz: tzinfo, lang: Lang) -> l
     if state == "expired":
         at = when(view["expires_at"], tz)
     who = ", ".join(people.name(each) for each in deciders)
+    # where the (last) decision was made: the card says so when it was not on a card
+    key = f"state.{state}" + (
+        ".web" if decision.get("entry") == "web" and decision.get("by") else ""
+    )
     elements = [
         _said(
             "status",
-            lambda each: text(f"state.{state}", each, who=who, at=at),
+            lambda each: text(key, each, who=who, at=at),
             lang,
             people.mentioned(deciders),
         )

@@ -175,6 +175,19 @@ TEXT: Mapping[str, Mapping[Lang, str]] = {
     "state.claimed": {"en": "Confirmed by {who} at {at}", "zh": "由 {who} 于 {at} 确认"},
     "state.outcome_observed": {"en": "Confirmed by {who} at {at}", "zh": "由 {who} 于 {at} 确认"},
     "state.rejected": {"en": "Rejected by {who} at {at}", "zh": "由 {who} 于 {at} 拒绝"},
+    # the same, decided on the web (the dashboard, signed in with Lark) rather than the card
+    "state.claimed.web": {
+        "en": "Confirmed by {who} on the web at {at}",
+        "zh": "由 {who} 于 {at} 在网页上确认",
+    },
+    "state.outcome_observed.web": {
+        "en": "Confirmed by {who} on the web at {at}",
+        "zh": "由 {who} 于 {at} 在网页上确认",
+    },
+    "state.rejected.web": {
+        "en": "Rejected by {who} on the web at {at}",
+        "zh": "由 {who} 于 {at} 在网页上拒绝",
+    },
     "state.cancelled": {"en": "Cancelled by the proposer", "zh": "发起方已取消"},
     "state.expired": {
         "en": "Expired at {at}: propose again if still needed",

@@ -37,6 +37,7 @@ from bot.api.metrics import metrics_text
 from bot.api.middlewares import MIDDLEWARES
 from bot.api.people import with_people
 from bot.api.signin import SignIn
+from bot.api.web_decide import WebDecisions
 from bot.config import Config, Proposer
 from bot.progress import MAX_WAIT_S, UNTIL, Until, reached
 from store.authority import Store
@@ -297,6 +298,7 @@ def create_app(
     *,
     health: Health | None = None,
     on_proposed: Callable[[], None] = lambda: None,
+    on_claimed: Callable[[], None] = lambda: None,
     capabilities: CapabilityReaders | None = None,
 ) -> web.Application:
     http = config.settings.http
@@ -328,11 +330,21 @@ def create_app(
     signin = SignIn(config, store) if web_settings.sign_in else None
     if signin is not None:
         signin.routes(app)  # before the dashboard's, whose catch-all would take /ops/auth/...
+    # Confirm and Reject on /ops/{id}: the card worker patches the card (on_proposed is its
+    # kick), the executor runs a claim
+    decisions = (
+        WebDecisions(config, store, signin, on_card_due=on_proposed, on_claimed=on_claimed)
+        if signin is not None
+        else None
+    )
+    if decisions is not None:
+        decisions.routes(app)
     Dashboard(
         store,
         config.dashboard_token.get_secret_value() or None,
         trust_loopback_proxy=http.trust_loopback_proxy,
         people=config.settings.people,
         signin=signin,
+        decisions=decisions,
     ).routes(app)
     return app

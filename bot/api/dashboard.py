@@ -8,7 +8,8 @@ and a search, `/ops/{id}` one operation; `/` redirects to `/ops`, and any other 
 `/ops` is an HTML 404 page. Live refresh is one long poll per open page (`/ops/changes`,
 answered when anything changes or after 25 s), not a polling storm.
 Only GET routes exist here: browsing can never change state (sign-in and sign-out, under
-/ops/auth, are bot/api/signin.py's). Access: a person signed in with Lark whose tenant is one
+/ops/auth, are bot/api/signin.py's; a decision, POST /ops/{id}/decide, bot/api/web_decide.py's,
+whose form this page renders for a signed-in operator). Access: a person signed in with Lark whose tenant is one
 of [lark] tenant_keys; else, as before, loopback clients, or the configured dashboard token
 (`?token=` once; it is then kept in an HttpOnly, SameSite=Strict cookie for /ops, Secure when
 the page is served over https). A request that came through a
@@ -43,6 +44,7 @@ from bot.api.dashboard_words import label
 from bot.api.errors import refuse
 from bot.api.hosts import forwarded_https, proxied
 from bot.api.signin import SignIn
+from bot.api.web_decide import WebDecisions
 from cards.strings import Lang
 from store.attention import AWAITING, SEARCH_MAX_CHARS, attention, recent, search
 from store.authority import Store
@@ -127,9 +129,11 @@ class Dashboard:
         trust_loopback_proxy: bool = False,
         people: Mapping[str, str] | None = None,
         signin: SignIn | None = None,
+        decisions: WebDecisions | None = None,
     ):
         self.store = store
         self.signin = signin
+        self.decisions = decisions  # Confirm and Reject on /ops/{id} (bot/api/web_decide.py)
         self.token = token
         self.trust_loopback_proxy = trust_loopback_proxy
         # open id -> display name ([people]); anyone not listed is shown by their id
@@ -273,8 +277,22 @@ class Dashboard:
             "card": await CardLedger(self.store).history(op.id),
             "deliveries": await DeliveryLedger(self.store).find(operation_id=op.id),
         }
+        viewer = who.viewer
+        decide = flash = None
+        if self.decisions is not None:
+            decide = self.decisions.form(op, viewer)
+            form_key = request.query.get("form", "")
+            flash = await self.decisions.flash(op.id, form_key, viewer, lang)
         html = detail_html(
-            view, records, lang, mark, people=self.people, now=self.store.clock(), who=who
+            view,
+            records,
+            lang,
+            mark,
+            people=self.people,
+            now=self.store.clock(),
+            who=who,
+            decide=decide,
+            flash=flash,
         )
         return self._page(request, html)
 

@@ -21,6 +21,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from bot.api.dashboard_view import detail, row
 from bot.api.dashboard_words import label, tone_class
 from bot.api.signin import SIGN_IN_PATH, SIGN_OUT_PATH, Viewer
+from bot.api.web_decide import DecideForm, Flash
 from cards.strings import Lang, text
 from cards.vocabulary import BAD, DONE, OUTCOME_TONE, WAITING, WARN, state_words
 from store.attention import AWAITING, SEARCH_MAX_CHARS, UNKNOWN
@@ -162,9 +163,12 @@ def detail_html(
     people: Mapping[str, str] | None = None,
     now: datetime | None = None,
     who: Who | None = None,
+    decide: DecideForm | None = None,
+    flash: Flash | None = None,
 ) -> str:
     """One operation: its state in words, who proposed it and why, the expiry until decided,
-    the decision; then terms, outcomes, clicks, the attempt and deliveries as tables."""
+    the decision; then terms, outcomes, clicks, the attempt and deliveries as tables. For a
+    signed-in operator, Confirm and Reject (`decide`) and what their last post did (`flash`)."""
     chosen: Lang = "zh" if lang == "zh" else "en"
     page = detail(view, records, people or {}, now or utc_now(), chosen)
     chrome = Chrome(
@@ -174,7 +178,9 @@ def detail_html(
         ticking=view["state"] in ("prepared", "awaiting_confirmation"),
         who=who or Who(),
     )
-    return _render("detail.html", chrome, page["title"], "detail", d=page)
+    return _render(
+        "detail.html", chrome, page["title"], "detail", d=page, decide=decide, flash=flash
+    )
 
 
 def not_found_html(message: str, chrome: Chrome) -> str:

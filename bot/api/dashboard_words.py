@@ -78,6 +78,18 @@ LABELS: Mapping[str, Mapping[Lang, str]] = {
     "fact.request": {"en": "Request id", "zh": "请求 ID"},
     "fact.entry": {"en": "Decided on", "zh": "决定入口"},
     "entry.lark": {"en": "the Lark card", "zh": "飞书卡片"},
+    "entry.web": {"en": "the web", "zh": "网页"},
+    # Confirm and Reject on the page (bot/api/web_decide.py)
+    "decide.title": {"en": "Your decision", "zh": "您的决定"},
+    "decide.digest": {
+        "en": "Digest {digest}: the card shows the same",
+        "zh": "摘要 {digest}：与卡片所示一致",
+    },
+    "decide.reauth": {
+        "en": "Confirming this needs a sign-in from the last {minutes} min.",
+        "zh": "确认此操作需要在最近 {minutes} 分钟内登录。",
+    },
+    "decide.sign_in_again": {"en": "Sign in again", "zh": "重新登录"},
     "ok": {"en": "ok", "zh": "成功"},
     "failed": {"en": "failed", "zh": "失败"},
     "not_found": {"en": "Not found", "zh": "未找到"},

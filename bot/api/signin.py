@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import hmac
 import logging
+import re
 import secrets
 from dataclasses import dataclass
+from datetime import datetime
 
 from aiohttp import web
 from authlib.oauth2.rfc6749.parameters import (  # type: ignore[import-untyped]
@@ -47,6 +49,9 @@ log = logging.getLogger("countersign.api")
 
 SESSION_COOKIE = "countersign_session"
 STATE_COOKIE = "countersign_sign_in"
+RETURN_COOKIE = "countersign_return"  # the page a sign-in returns to (re-authentication)
+# the only pages a sign-in returns to: an operation's (anything else lands on /ops)
+RETURN_PATH = re.compile(r"^/ops/[0-9A-Za-z_-]{1,64}$")
 SIGN_IN_PATH = "/ops/auth/sign-in"
 CALLBACK_PATH = "/ops/auth/callback"
 SIGN_OUT_PATH = "/ops/auth/sign-out"
@@ -64,6 +69,7 @@ class Viewer:
     tenant_key: str
     csrf_token: str
     allowed: bool
+    signed_in_at: datetime  # the store's clock: re-authentication asks how long ago
 
 
 class SignInFailed(Exception):
@@ -101,7 +107,12 @@ class SignIn:
             return None
         allowed = session.tenant_key in self.tenant_keys
         return Viewer(
-            session.name, session.open_id, session.tenant_key, session.csrf_token, allowed
+            session.name,
+            session.open_id,
+            session.tenant_key,
+            session.csrf_token,
+            allowed,
+            session.signed_in_at,
         )
 
     def _secure(self, request: web.Request) -> bool:
@@ -124,6 +135,17 @@ class SignIn:
             code_challenge_method="S256",
         )
         response = web.HTTPFound(url)
+        back = request.query.get("next", "")
+        if RETURN_PATH.fullmatch(back):  # "sign in again" from an operation's page
+            response.set_cookie(
+                RETURN_COOKIE,
+                back,
+                path="/ops/auth",
+                max_age=int(SIGN_IN_TTL_S),
+                secure=self._secure(request),
+                httponly=True,
+                samesite="Lax",
+            )
         response.set_cookie(
             STATE_COOKIE,
             state,
@@ -157,8 +179,13 @@ class SignIn:
             user["open_id"], user["tenant_key"], user["name"][:NAME_MAX]
         )
         log.info("signed in: %s of tenant %s", session.open_id, session.tenant_key)
-        response = web.HTTPFound("/ops")
+        # signing in again (re-authentication) ends this browser's older session
+        if older := request.cookies.get(SESSION_COOKIE, ""):
+            await self.sessions.revoke(older)
+        back = request.cookies.get(RETURN_COOKIE, "")
+        response = web.HTTPFound(back if RETURN_PATH.fullmatch(back) else "/ops")
         response.del_cookie(STATE_COOKIE, path="/ops/auth")
+        response.del_cookie(RETURN_COOKIE, path="/ops/auth")
         self._keep(request, response, token)
         raise response
 

@@ -115,6 +115,14 @@ class WebSettings(Section):
     lark_authorize_url: Annotated[str, StringConstraints(pattern=r"^https?://[^\s?#]+$")] = (
         LARK_AUTHORIZE_URL
     )
+    # a web Confirm of an operation whose worst-case notional is above this amount (in
+    # reauth_currency; a notional unknown or in another currency counts as above) needs a
+    # sign-in younger than reauth_within_s (bot/api/web_decide.py); None: never asked
+    reauth_above: (
+        Annotated[str, StringConstraints(pattern=r"^[0-9]{1,15}(\.[0-9]{1,8})?$")] | None
+    ) = None
+    reauth_currency: Annotated[str, StringConstraints(pattern=r"^[A-Z0-9]{2,12}$")] = "USDC"
+    reauth_within_s: int = Field(default=300, ge=30, le=86400)
 
     @model_validator(mode="after")
     def _lifetimes_nest(self) -> Self:

@@ -1,7 +1,7 @@
 """Sign in with Lark in headless Chromium: `countersign run --sandbox` (sign-in on, the
 sandbox as Lark, its redirect URL registered at start) in a subprocess; Alice presses "Sign in
 with Lark" on /ops, picks herself on the sandbox's authorize page, approves, and lands back on
-/ops signed in by name."""
+/ops signed in by name; then she confirms an operation on its page (issue 15, item 3)."""
 
 from __future__ import annotations
 
@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import IO
 
 import pytest
-from playwright.sync_api import Browser, expect
+from playwright.sync_api import Browser, Page, expect
 
-from tests.support.browser import UI_TIMEOUT_MS, watch_console
+from tests.support.browser import UI_TIMEOUT_MS, http, watch_console
+from tests.support.factories import order_request
 from tests.support.processes import ENV, ROOT, free_port
 
 LISTENING = "countersign API listening on "
@@ -100,5 +101,38 @@ def test_alice_signs_in_through_the_sandbox_and_lands_on_ops_by_name(
 
     page.locator("#sign-out").click()
     expect(page.locator("#sign-in")).to_be_visible()  # loopback still reads, signed out
+    assert not errors, errors
+    context.close()
+
+
+def sign_in_as_alice(page: Page, bot: str) -> None:
+    page.goto(f"{bot}/ops")
+    page.locator("#sign-in").click()
+    page.locator("#user").select_option("ou_alice", timeout=UI_TIMEOUT_MS)
+    page.locator("#approve").click()
+    page.wait_for_url(f"{bot}/ops", timeout=UI_TIMEOUT_MS)
+
+
+def test_alice_confirms_on_the_operation_page_and_the_page_shows_the_decision(
+    running_bot: str, browser: Browser, artifacts: Path
+) -> None:
+    status, view = http(
+        "POST", f"{running_bot}/api/v1/operations", order_request("ui-web-confirm"), "dev-token"
+    )
+    assert status == 201, view
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    errors = watch_console(page)
+    sign_in_as_alice(page, running_bot)
+    page.goto(f"{running_bot}/ops/{view['id']}")
+    # the card is posted, then the page (its long poll) reloads with the buttons
+    expect(page.locator("#confirm")).to_be_visible(timeout=UI_TIMEOUT_MS)
+    expect(page.locator("#decide-digest")).to_contain_text(view["confirm_digest"][:12])
+    page.screenshot(path=str(artifacts / "web-decide-before.png"), full_page=True)
+    page.locator("#confirm").click()
+    expect(page.locator("#flash")).to_have_text("Confirmed", timeout=UI_TIMEOUT_MS)
+    expect(page.locator("#lines")).to_contain_text("the web")
+    expect(page.locator("#confirm")).to_have_count(0)
+    page.screenshot(path=str(artifacts / "web-decide-after.png"), full_page=True)
     assert not errors, errors
     context.close()

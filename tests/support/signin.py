@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from http.cookies import SimpleCookie
 from pathlib import Path
+from typing import Protocol
 
 import aiohttp
 from aiohttp.test_utils import TestServer
@@ -99,10 +100,20 @@ class Answer:
     set_cookies: SimpleCookie
 
 
+class Site(Protocol):
+    """Where a browser signs in: the bot's URL and the sandbox that plays Lark."""
+
+    @property
+    def url(self) -> str: ...
+
+    @property
+    def sandbox(self) -> Sandbox: ...
+
+
 class Browser:
     """One browser: its own cookies (loopback addresses allowed, as browsers do)."""
 
-    def __init__(self, bot: SignInBot) -> None:
+    def __init__(self, bot: Site) -> None:
         self.bot = bot
         self.http = aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True))
 
@@ -151,8 +162,8 @@ class Browser:
 
 
 @asynccontextmanager
-async def browsing(bot: SignInBot) -> AsyncIterator[Browser]:
-    browser = bot.browser()
+async def browsing(bot: Site) -> AsyncIterator[Browser]:
+    browser = Browser(bot)
     try:
         yield browser
     finally:

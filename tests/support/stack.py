@@ -21,7 +21,7 @@ import pytest
 from aiohttp.test_utils import TestServer
 
 from bot.config import Config, parse, resolve
-from bot.devstack import SandboxApp, point_webhooks
+from bot.devstack import SandboxApp, point_webhooks, register_sign_in
 from bot.server import serve
 from larksandbox import answers, events
 from larksandbox.app import SandboxOptions, build_sandbox
@@ -80,8 +80,15 @@ def bot_config(
     cards: dict[str, Any] | None = None,
     approval_rules: list[dict[str, Any]] | None = None,
     people: dict[str, str] | None = None,
+    web: dict[str, Any] | None = None,
     **lark: Any,
 ) -> Config:
+    # `web`: sign in with Lark on, the sandbox as Lark, plus these [web] settings
+    signing_in = {
+        "sign_in": True,
+        "public_url": f"http://127.0.0.1:{port}",
+        "lark_authorize_url": f"{sandbox.base_url}/open-apis/authen/v1/authorize",
+    }
     settings = parse(
         {
             "store": {"url": backend.url, **({"schema": backend.schema} if backend.schema else {})},
@@ -97,6 +104,7 @@ def bot_config(
             "approval_rules": approval_rules or [],
             "cards": cards or {},
             "people": people or {},
+            "web": {**signing_in, **web} if web is not None else {},
             "proposers": [
                 {
                     "name": "dev-agent",
@@ -250,6 +258,7 @@ async def make_stack(backend: Backend, store: Store, tmp_path: Path) -> AsyncIte
         cards: dict[str, Any] | None = None,
         approval_rules: list[dict[str, Any]] | None = None,
         people: dict[str, str] | None = None,
+        web: dict[str, Any] | None = None,
         **lark: Any,
     ) -> Stack:
         state = default_state()
@@ -283,8 +292,11 @@ async def make_stack(backend: Backend, store: Store, tmp_path: Path) -> AsyncIte
             cards=cards,
             approval_rules=approval_rules,
             people=people,
+            web=web,
             **lark,
         )
+        if web is not None:  # its redirect URL, registered as a real app's is
+            await register_sign_in(sandbox, config)
         clock = ShiftableClock()
         stop = asyncio.Event()
         ready = asyncio.Event()
