@@ -15,6 +15,7 @@ from typing import Any
 
 from cards.outcomes import plain_text
 from cards.strings import LANGS, LARK_LOCALE, Lang, text
+from cards.vocabulary import OPEN_STATES
 
 OPEN_ID_MENTION = "<at id={open_id}></at>"
 
@@ -75,7 +76,7 @@ def approval_elements(
         {"tag": "div", "element_id": "approval_needs", "text": _each_lang(needs, lang)}
     ]
     confirmed = approval.get("confirmed_by") or []
-    if confirmed and view["state"] in ("prepared", "awaiting_confirmation"):
+    if confirmed and view["state"] in OPEN_STATES:
         who = _people(confirmed, mention)
         values = {
             "count": str(len(confirmed)),

@@ -13,11 +13,11 @@ from typing import Any
 from cards.outcomes import outcome_parts, outcome_title
 from cards.strings import Lang, text
 from cards.vocabulary import person, when
+from store.conclusions import EXPIRED
 
 __all__ = ["ENGLISH_UTC", "REPLY_MAX_CHARS", "Voice", "outcome_parts", "reply_text", "webhook_body"]
 
 REPLY_MAX_CHARS = 1500
-EXPIRED = "expired"  # store/conclusions.py: nobody decided before the expiry
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from bot.api.dashboard_words import label, tone_class
 from bot.api.signin import SIGN_IN_PATH, SIGN_OUT_PATH, Viewer
 from bot.api.web_decide import DecideForm, Flash
 from cards.strings import Lang, text
-from cards.vocabulary import BAD, DONE, OUTCOME_TONE, WAITING, WARN, state_words
+from cards.vocabulary import BAD, DONE, OPEN_STATES, OUTCOME_TONE, WAITING, WARN, state_words
 from store.attention import AWAITING, SEARCH_MAX_CHARS, UNKNOWN
 from store.lifecycle import State
 from store.timeutil import utc_now
@@ -175,7 +175,7 @@ def detail_html(
         chosen,
         since,
         f"/ops/{view['id']}",
-        ticking=view["state"] in ("prepared", "awaiting_confirmation"),
+        ticking=view["state"] in OPEN_STATES,
         who=who or Who(),
     )
     return _render(

@@ -13,10 +13,10 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from bot.api.dashboard_words import catalogue, ident, label, long_text, moment, tone_class
+from bot.api.dashboard_words import ident, label, long_text, moment, tone_class
 from cards.approval import approval_elements
 from cards.outcomes import newest_per_stage, outcome_parts, outcome_title
-from cards.strings import TEXT, Lang, refusal_text
+from cards.strings import TEXT, Lang, refusal_text, text
 from cards.vocabulary import (
     OPEN_STATES,
     headline,
@@ -83,7 +83,7 @@ def row(
         "simulated": bool(view["simulated"]),
         "chip": chip(view, people, lang),
         # beside the chip, why it needs a person; "to confirm" already says it awaits one
-        "attention": catalogue(reason, lang) if reason and reason != "attention.awaiting" else None,
+        "attention": text(reason, lang) if reason and reason != "attention.awaiting" else None,
         "proposer": proposer(view, people),
         "time": moment(shown, now, lang),
     }
@@ -95,7 +95,7 @@ def pieces(key: str, lang: Lang, slot: str, cell: Cell, **values: str) -> Line:
     template = (TEXT.get(key) or {}).get(lang, "")
     before, found, after = template.partition("{" + slot + "}")
     if not found:
-        return [catalogue(key, lang, **values)]
+        return [text(key, lang, **values)]
     return [before.format(**values), cell, after.format(**values)]
 
 
@@ -103,7 +103,7 @@ def _at(key: str, iso: str | None, now: datetime, lang: Lang, **values: str) -> 
     """A catalogue sentence with an absolute time in it ("Confirmed by Bob at {at}"), and
     how long ago that was after it."""
     if not iso:
-        return [catalogue(key, lang, at="?", **values)]
+        return [text(key, lang, at="?", **values)]
     at = {"time": iso, "text": when(iso), "title": when(iso)}
     return [*pieces(key, lang, "at", at, **values), " · ", moment(iso, now, lang)]
 
@@ -126,9 +126,9 @@ def header_lines(
     requester = source.get("requester_open_id")
     name = str(source.get("proposer", "?"))
     lines: list[Line] = [
-        [catalogue("card.proposed.for", lang, proposer=name, who=person(requester, people))]
+        [text("card.proposed.for", lang, proposer=name, who=person(requester, people))]
         if requester
-        else [catalogue("card.proposed", lang, proposer=name)]
+        else [text("card.proposed", lang, proposer=name)]
     ]
     if source.get("reason"):
         lines.append(pieces("card.why", lang, "reason", long_text(str(source["reason"]))))
@@ -150,7 +150,7 @@ def header_lines(
     elif state == "expired":
         lines.append(_at("state.expired", view["expires_at"], now, lang))
     elif state in ("cancelled", "superseded"):
-        lines.append([catalogue(f"state.{state}", lang)])
+        lines.append([text(f"state.{state}", lang)])
     return lines + approval_lines(view, people, lang)
 
 
@@ -187,7 +187,7 @@ def _when(at: datetime | None, now: datetime, lang: Lang) -> Cell:
 
 def click_result(click: Any, lang: Lang) -> Cell:
     if click.accepted:
-        return catalogue("toast.rejected" if click.action == "reject" else "toast.confirmed", lang)
+        return text("toast.rejected" if click.action == "reject" else "toast.confirmed", lang)
     try:
         words = refusal_text(Reason(click.reason_code), lang)
     except ValueError:
@@ -210,7 +210,7 @@ def record_tables(
         terms.append([term_label(term["name"], lang), shown])
     # the worst case the domain computed, a term on the card as here
     if notional := (view.get("approval") or {}).get("notional"):
-        terms.append([catalogue("approval.notional", lang), long_text(str(notional))])
+        terms.append([text("approval.notional", lang), long_text(str(notional))])
     outcomes: list[list[Cell]] = [
         [
             label(f"stage.{outcome['stage']}", lang),
@@ -224,7 +224,7 @@ def record_tables(
         [
             _when(click.at, now, lang),
             person(click.operator_open_id, people),
-            catalogue(f"button.{click.action}", lang)
+            text(f"button.{click.action}", lang)
             if click.action in ("confirm", "reject")
             else str(click.action),
             click_result(click, lang),

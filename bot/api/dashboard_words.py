@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from cards.strings import Lang, text
+from cards.strings import Lang
 from cards.vocabulary import relative, when
 
 LABELS: Mapping[str, Mapping[Lang, str]] = {
@@ -147,10 +147,6 @@ def label(key: str, lang: Lang, **values: str) -> str:
 
 def tone_class(tone: str) -> str:
     return f"tone-{tone if tone in TONES else 'grey'}"
-
-
-def catalogue(key: str, lang: Lang, **values: str) -> str:
-    return text(key, lang, **values)
 
 
 def moment(iso: str | None, now: datetime, lang: Lang) -> dict[str, Any] | None:

@@ -8,79 +8,32 @@ screenshots at desktop and phone width go to the `artifacts` directory.
 
 from __future__ import annotations
 
-import queue
-import subprocess
-import sys
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
 
 import pytest
 from playwright.sync_api import Browser, expect
 
 from tests.support.browser import UI_TIMEOUT_MS, http, watch_console
-from tests.support.processes import ENV, ROOT, free_port
+from tests.support.cli_process import running_cli
+from tests.support.processes import free_port
 
 READY = "countersign demo is ready"
 FILLS = "    fills "  # the row of the sample that fills, in the demo's list of operations
-START_TIMEOUT_S = 40.0
 OUTCOME_TIMEOUT_MS = 20_000
-
-
-def _pump(stream: IO[str], lines: queue.Queue[str | None]) -> None:
-    for line in stream:
-        lines.put(line.rstrip())
-    lines.put(None)
 
 
 @pytest.fixture
 def running_demo(tmp_path: Path) -> Iterator[tuple[str, str, str]]:
     """`countersign demo` on free ports: (bot URL, sandbox URL, the "fills" operation's id)."""
     port, sandbox_port = free_port(), free_port()
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "bot.cli",
-            "demo",
-            "--data-dir",
-            str(tmp_path / "data"),
-            "--port",
-            str(port),
-            "--sandbox-port",
-            str(sandbox_port),
-        ],
-        cwd=ROOT,
-        env=ENV,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    assert process.stdout is not None
-    lines: queue.Queue[str | None] = queue.Queue()
-    threading.Thread(target=_pump, args=(process.stdout, lines), daemon=True).start()
-    seen: list[str] = []
-    deadline = time.monotonic() + START_TIMEOUT_S
-    try:
-        while True:
-            line = lines.get(timeout=max(0.1, deadline - time.monotonic()))
-            if line is None:
-                raise AssertionError("the bot exited:\n" + "\n".join(seen[-30:]))
-            seen.append(line)
-            if line.startswith(FILLS):
-                break
+    args = ("demo", "--data-dir", str(tmp_path / "data"), "--port", str(port))
+    with running_cli(
+        *args, "--sandbox-port", str(sandbox_port), ready=lambda line: line.startswith(FILLS)
+    ) as seen:
         assert any(line.startswith(READY) for line in seen), seen
         operation_id = seen[-1].split()[-1]
         yield f"http://127.0.0.1:{port}", f"http://127.0.0.1:{sandbox_port}", operation_id
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 def test_confirm_in_the_sandbox_ui_and_the_dashboard_shows_what_the_card_shows(

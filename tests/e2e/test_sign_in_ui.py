@@ -5,77 +5,29 @@ with Lark" on /ops, picks herself on the sandbox's authorize page, approves, and
 
 from __future__ import annotations
 
-import queue
-import subprocess
-import sys
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
 
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from tests.support.browser import UI_TIMEOUT_MS, http, watch_console
+from tests.support.cli_process import running_cli
 from tests.support.factories import order_request
-from tests.support.processes import ENV, ROOT, free_port
+from tests.support.processes import free_port
 
 LISTENING = "countersign API listening on "
-START_TIMEOUT_S = 40.0
-
-
-def _pump(stream: IO[str], lines: queue.Queue[str | None]) -> None:
-    for line in stream:
-        lines.put(line.rstrip())
-    lines.put(None)
 
 
 @pytest.fixture
 def running_bot(tmp_path: Path) -> Iterator[str]:
     """`countersign run --sandbox` on free ports; the bot's URL once it listens."""
     port, sandbox_port = free_port(), free_port()
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "bot.cli",
-            "run",
-            "--sandbox",
-            "--data-dir",
-            str(tmp_path / "data"),
-            "--port",
-            str(port),
-            "--sandbox-port",
-            str(sandbox_port),
-        ],
-        cwd=ROOT,
-        env=ENV,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    assert process.stdout is not None
-    lines: queue.Queue[str | None] = queue.Queue()
-    threading.Thread(target=_pump, args=(process.stdout, lines), daemon=True).start()
-    seen: list[str] = []
-    deadline = time.monotonic() + START_TIMEOUT_S
-    try:
-        while True:
-            line = lines.get(timeout=max(0.1, deadline - time.monotonic()))
-            if line is None:
-                raise AssertionError("the bot exited:\n" + "\n".join(seen[-30:]))
-            seen.append(line)
-            if line.startswith(LISTENING):
-                break
+    args = ("run", "--sandbox", "--data-dir", str(tmp_path / "data"), "--port", str(port))
+    with running_cli(
+        *args, "--sandbox-port", str(sandbox_port), ready=lambda line: line.startswith(LISTENING)
+    ):
         yield f"http://127.0.0.1:{port}"
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 def test_alice_signs_in_through_the_sandbox_and_lands_on_ops_by_name(

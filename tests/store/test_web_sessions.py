@@ -3,27 +3,14 @@ idleness and by age on the store's clock; a sign-in's state is taken once, befor
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
-
 from sqlalchemy import select
 
 from store.authority import Store
 from store.session_rows import WebSessionRow, WebSignInRow
-from store.timeutil import utc_now
 from store.web_sessions import SIGN_IN_TTL_S, TOUCH_S, WebSessions, digest
+from tests.support.signin import Clock
 
 IDLE_S, MAX_S = 1800, 43200
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = utc_now()
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += timedelta(seconds=seconds)
 
 
 def sessions_on(store: Store) -> tuple[WebSessions, Clock]:
