@@ -72,6 +72,8 @@ class UserToken:
     scope: str
     issued_at: float
     expires_at: float
+    # how the token request's body came: "json" (as Lark documents it) or "form"
+    body_type: str = "json"
 
 
 @dataclass
@@ -118,13 +120,19 @@ class OAuthGrants:
         return code
 
     def issue_tokens(
-        self, app_id: str, open_id: str, granted: str, scope: str, now: float
+        self, app_id: str, open_id: str, granted: str, scope: str, now: float, body_type: str
     ) -> tuple[UserToken, RefreshToken | None]:
         """An access token for `scope` (the granted scope, or a narrowing of it); a refresh
         token, keeping all of `granted`, only when `scope` holds offline_access."""
         self.prune(now)
         token = UserToken(
-            secrets.token_urlsafe(64), app_id, open_id, scope, now, now + USER_TOKEN_TTL_S
+            secrets.token_urlsafe(64),
+            app_id,
+            open_id,
+            scope,
+            now,
+            now + USER_TOKEN_TTL_S,
+            body_type,
         )
         self.tokens[token.token] = token
         refresh = None

@@ -30,6 +30,7 @@ from larksandbox.openapi import STATE_KEY
 from larksandbox.state import SandboxState
 
 TOKEN_PATH = "/open-apis/authen/v2/oauth/token"
+FORM_TYPE = "application/x-www-form-urlencoded"
 
 # The token endpoint's error table (docs: get-user-access-token, refresh-user-access-token):
 # code -> (HTTP status, description as documented, RFC 6749 `error` type). The descriptions and
@@ -105,7 +106,7 @@ class TokenRefused(Exception):
 async def _token_body(request: web.Request) -> dict[str, str]:
     """Lark documents a JSON body; RFC 6749's form encoding is read too (the document's own
     example uses golang.org/x/oauth2, which sends that)."""
-    if request.content_type == "application/x-www-form-urlencoded":
+    if request.content_type == FORM_TYPE:
         form = await request.post()
         return {k: v for k, v in form.items() if isinstance(v, str)}
     try:
@@ -237,7 +238,10 @@ async def token(request: web.Request) -> web.Response:
         status, description, error = TOKEN_ERRORS[refused.code]
         answer = {"code": refused.code, "error": error, "error_description": description}
         return web.json_response(answer, status=status, headers=NO_STORE)
-    access, refresh = state.oauth.issue_tokens(app.app_id, open_id, granted, scope, now)
+    form = request.content_type == FORM_TYPE
+    access, refresh = state.oauth.issue_tokens(
+        app.app_id, open_id, granted, scope, now, "form" if form else "json"
+    )
     state.publish({"type": "oauth"})  # saved with the state file
     body: dict[str, Any] = {"code": 0, "access_token": access.token, "expires_in": USER_TOKEN_TTL_S}
     if refresh is not None:  # only with offline_access, as on Lark

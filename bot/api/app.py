@@ -6,8 +6,9 @@ Handlers parse, authorize, call the store, render the one projection.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any, cast
 
 from aiohttp import web
@@ -30,14 +31,17 @@ from bot.api.keys import (
     ON_PROPOSED_KEY,
     PEER_LIMITER_KEY,
     PROPOSER_KEY,
+    STOPPING_KEY,
     STORE_KEY,
     CapabilityReaders,
+    pause,
 )
 from bot.api.metrics import metrics_text
 from bot.api.middlewares import MIDDLEWARES
 from bot.api.people import with_people
 from bot.api.signin import SignIn
 from bot.api.web_decide import WebDecisions
+from bot.api.web_recovery import WebRecovery
 from bot.config import Config, Proposer
 from bot.progress import MAX_WAIT_S, UNTIL, Until, reached
 from store.authority import Store
@@ -183,17 +187,27 @@ async def get_operation(request: web.Request) -> web.Response:
     if op is None:
         return _not_found(request)
     until = cast(Until, until_text)  # one of UNTIL, checked above
-    return _answer(request, await waited(request.app[STORE_KEY], op, wait_s, until))
+    return _answer(
+        request, await waited(request.app[STORE_KEY], op, wait_s, until, request.app[STOPPING_KEY])
+    )
 
 
-async def waited(store: Store, op: Operation, wait_s: int, until: Until) -> dict[str, Any]:
-    """The view once it is what `until` asks, or as it stands after `wait_s` seconds."""
+async def waited(
+    store: Store,
+    op: Operation,
+    wait_s: int,
+    until: Until,
+    stopping: asyncio.Event | None = None,
+) -> dict[str, Any]:
+    """The view once it is what `until` asks, or as it stands after `wait_s` seconds (or as
+    the server begins to stop)."""
     view = await op_view(store, op)
     loop = asyncio.get_running_loop()
     deadline = loop.time() + wait_s
     stale = False  # read since the view was made (the card's delivery moves on its own)
     while not reached(view, until) and loop.time() < deadline:
-        await asyncio.sleep(min(WAIT_POLL_S, max(0.0, deadline - loop.time())))
+        if await pause(stopping, min(WAIT_POLL_S, max(0.0, deadline - loop.time()))):
+            break
         fresh = await store.get(op.id)
         if fresh is None:
             continue
@@ -292,6 +306,20 @@ async def metrics(request: web.Request) -> web.Response:
 RUNNER_OPTIONS: dict[str, Any] = {"access_log": None, "logger": wire_log}
 
 
+async def _stopping(app: web.Application) -> None:
+    app[STOPPING_KEY].set()  # before the server waits for the handlers still running
+
+
+async def _recovering_web_decisions(app: web.Application) -> AsyncIterator[None]:
+    """While the API serves: answer the web posts a previous run left unanswered."""
+    store = app[STORE_KEY]
+    task = asyncio.create_task(WebRecovery(store).run(store.clock()))
+    yield
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+
+
 def create_app(
     config: Config,
     store: Store,
@@ -318,6 +346,8 @@ def create_app(
     app[HEALTH_KEY] = health or Health(config, store, None, None)
     app[ON_PROPOSED_KEY] = on_proposed
     app[CAPABILITIES_KEY] = capabilities or {}
+    app[STOPPING_KEY] = asyncio.Event()
+    app.on_shutdown.append(_stopping)
     app.router.add_post("/api/v1/operations", propose)
     app.router.add_get("/api/v1/operations", list_operations)
     app.router.add_get(f"/api/v1/operations/{{id:{OPERATION_ID}}}", get_operation)
@@ -339,6 +369,7 @@ def create_app(
     )
     if decisions is not None:
         decisions.routes(app)
+        app.cleanup_ctx.append(_recovering_web_decisions)
     Dashboard(
         store,
         config.dashboard_token.get_secret_value() or None,

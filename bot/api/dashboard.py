@@ -43,6 +43,7 @@ from bot.api.dashboard_html import (
 from bot.api.dashboard_words import label
 from bot.api.errors import refuse
 from bot.api.hosts import forwarded_https, proxied
+from bot.api.keys import STOPPING_KEY, pause
 from bot.api.signin import SignIn
 from bot.api.web_decide import WebDecisions
 from cards.strings import Lang
@@ -324,5 +325,6 @@ class Dashboard:
             # a page that reloaded or closed has gone: stop reading the store for it
             if request.transport is None or request.transport.is_closing():
                 break
-            await asyncio.sleep(POLL_STEP_S)
+            if await pause(request.app[STOPPING_KEY], POLL_STEP_S):
+                break  # the server is stopping: the page asks again, of the next run
         return web.json_response({"changed": False})

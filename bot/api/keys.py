@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -26,3 +28,16 @@ PROPOSER_KEY = web.RequestKey("proposer", Proposer)
 HOSTS_KEY = web.AppKey("hosts", frozenset)
 # The cancel route's name: a cancel draws on its own rate bucket (bot/api/middlewares.py).
 CANCEL_ROUTE = "cancel_operation"
+# Set as the server begins to stop: a long wait (the dashboard's long poll, the API's wait_s)
+# answers at once instead of holding a restart up to its full length.
+STOPPING_KEY = web.AppKey("stopping", asyncio.Event)
+
+
+async def pause(stopping: asyncio.Event | None, seconds: float) -> bool:
+    """Sleep `seconds`, or less if the server begins to stop; True: it is stopping."""
+    if stopping is None:  # a wait outside a server (a direct call)
+        await asyncio.sleep(seconds)
+        return False
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(stopping.wait(), seconds)
+    return stopping.is_set()

@@ -4,8 +4,8 @@ GET /ops/auth/sign-in sends the browser to Lark's authorize page with a fresh `s
 PKCE S256 challenge; the state is kept in the store (hashed, with its verifier, taken once,
 10 minutes) and in a cookie of this browser, so a callback link made in someone else's
 browser signs nobody in here (login CSRF). GET /ops/auth/callback checks both, exchanges the
-code at Lark's v2 token endpoint (Authlib builds the authorize URL, the PKCE challenge and the
-token request's body; the POST goes over the bot's own Lark HTTP client, see `_exchange`), reads
+code at Lark's v2 token endpoint (Authlib builds the authorize URL and the PKCE challenge; the
+token request is JSON as Lark documents it, over the bot's own Lark HTTP client, see `_exchange`), reads
 who signed in with the SDK's `authen.v1.user_info.get` request (sent by
 bot/lark/transport.py with the user's token), and opens a server-side session
 (store/web_sessions.py) in an HttpOnly, SameSite=Lax cookie on /ops. The user token is used
@@ -19,6 +19,7 @@ may read is the dashboard's question (`Dashboard._access`): its tenant must be o
 from __future__ import annotations
 
 import hmac
+import json
 import logging
 import re
 import secrets
@@ -28,7 +29,6 @@ from datetime import datetime
 from aiohttp import web
 from authlib.oauth2.rfc6749.parameters import (  # type: ignore[import-untyped]
     prepare_grant_uri,
-    prepare_token_request,
 )
 from authlib.oauth2.rfc7636 import create_s256_code_challenge  # type: ignore[import-untyped]
 from httpx import HTTPError
@@ -204,24 +204,26 @@ class SignIn:
         """The user access token for `code`, from Lark's v2 token endpoint.
 
         Not Authlib's AsyncOAuth2Client: from Authlib 1.9 its httpx integration is deprecated
-        (it wants `httpx2`), and it would open an HTTP client of its own per sign-in. The body
-        is Authlib's (form-encoded, client_secret_post: Lark reads client_id and client_secret
-        from the body); what is ours is the POST and reading Lark's answer, whose refusals are
-        `{code, error, error_description}` with HTTP 400 and whose success says `code: 0`."""
-        body = prepare_token_request(
-            "authorization_code",
-            code=code,
-            client_id=self.app_id,
-            client_secret=self.app_secret.get_secret_value(),
-            redirect_uri=self.web.redirect_uri,
-            code_verifier=verifier,
-        )
+        (it wants `httpx2`), and it would open an HTTP client of its own per sign-in; and Lark
+        documents this endpoint's body as JSON (`Content-Type: application/json;
+        charset=utf-8`), not RFC 6749's form encoding, with client_id and client_secret in it.
+        What is ours is that body, the POST over the bot's one Lark HTTP client, and reading
+        Lark's answer, whose refusals are `{code, error, error_description}` with HTTP 400
+        and whose success says `code: 0`."""
+        body = {
+            "grant_type": "authorization_code",
+            "client_id": self.app_id,
+            "client_secret": self.app_secret.get_secret_value(),
+            "code": code,
+            "redirect_uri": self.web.redirect_uri,
+            "code_verifier": verifier,
+        }
         try:
             response = await self.lark.client.post(
                 self.token_url,
-                content=body,
+                content=json.dumps(body).encode(),
                 headers={
-                    "Content-Type": "application/x-www-form-urlencoded",
+                    "Content-Type": "application/json; charset=utf-8",
                     "Accept": "application/json",
                 },
             )

@@ -220,6 +220,7 @@ class WebDecisions:
         asked = {
             "operation_id": click.operation_id,
             "action": click.action,
+            "digest": click.digest,  # a crash before the answer is recorded with it
             "operator": click.operator_open_id,
             "tenant_key": card.tenant_key,
             "entry": click.entry,

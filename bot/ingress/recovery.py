@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +39,30 @@ log = logging.getLogger("countersign.callbacks")
 RECOVERY_BATCH = 100
 
 
+async def settle_leftovers(
+    inbox: Inbox,
+    kind: str,
+    started_at: datetime,
+    recover_after_s: float,
+    settle: Callable[[InboxEntry], Awaitable[None]],
+) -> None:
+    """`settle` each entry of `kind` received before `started_at` and still unanswered, once
+    it is `recover_after_s` old (on a shared PostgreSQL another replica may still be
+    answering one it received just before this run started). A failure is logged: the next
+    start tries again."""
+    clock = inbox.store.clock
+    try:
+        while entries := await inbox.unanswered(kind, RECOVERY_BATCH, received_before=started_at):
+            for entry in entries:
+                due = entry.received_at + timedelta(seconds=recover_after_s)
+                await asyncio.sleep(max(0.0, (due - clock()).total_seconds()))
+                await settle(entry)
+    except asyncio.CancelledError:
+        raise
+    except Exception:
+        log.exception("recovering unanswered %s entries failed", kind)
+
+
 class Recovery:
     def __init__(
         self, store: Store, settings: CallbackSettings, stats: ConsumerStats, decisions: Decisions
@@ -51,18 +76,9 @@ class Recovery:
     async def run(self, started_at: datetime) -> None:
         """Put on record each click a previous run received but never settled (it crashed
         between the inbox entry and the record). Nothing here claims or rejects."""
-        try:
-            while entries := await self.inbox.unanswered(
-                INBOX_KIND, RECOVERY_BATCH, received_before=started_at
-            ):
-                for entry in entries:
-                    due = entry.received_at + timedelta(seconds=self.settings.recover_after_s)
-                    await asyncio.sleep(max(0.0, (due - self.store.clock()).total_seconds()))
-                    await self._settle_leftover(entry)
-        except asyncio.CancelledError:
-            raise
-        except Exception:  # the next start tries again
-            log.exception("recovering unanswered clicks failed")
+        await settle_leftovers(
+            self.inbox, INBOX_KIND, started_at, self.settings.recover_after_s, self._settle_leftover
+        )
 
     async def _settle_leftover(self, entry: InboxEntry) -> None:
         click = parse_click(entry.payload)

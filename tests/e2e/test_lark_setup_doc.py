@@ -14,10 +14,13 @@ import secrets
 import shlex
 import signal
 import sys
+import textwrap
+import tomllib
 from pathlib import Path
 
 import aiohttp
 
+from bot.config.settings import WebSettings
 from tests.support.processes import ENV, ROOT, cli, free_port, start_sandbox
 
 GUIDE = ROOT / "docs" / "lark-setup.md"
@@ -128,3 +131,16 @@ async def card_of(http: aiohttp.ClientSession, base: str, chat_id: str) -> str:
 async def message_of(http: aiohttp.ClientSession, base: str, message_id: str) -> object:
     async with http.get(f"{base}/sandbox/api/messages/{message_id}") as response:
         return await response.json()
+
+
+def test_the_sign_in_sections_web_tables_are_valid_settings() -> None:
+    """Section 7's [web] examples, as written (indented list blocks too), pass the settings
+    model: a reader who copies them gets no error."""
+    text = GUIDE.read_text(encoding="utf-8")
+    start = text.index("## 7. Sign in with Lark")
+    found = re.findall(r"```toml\n(.*?)```", text[start:], re.DOTALL)
+    assert len(found) >= 2
+    for block in found:
+        table = tomllib.loads(textwrap.dedent(block))["web"]
+        web = WebSettings.model_validate({"public_url": "https://countersign.example.com", **table})
+        assert web.sign_in or "session_idle_s" in table

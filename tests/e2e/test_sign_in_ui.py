@@ -5,6 +5,8 @@ with Lark" on /ops, picks herself on the sandbox's authorize page, approves, and
 
 from __future__ import annotations
 
+import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,6 +19,7 @@ from tests.support.factories import order_request
 from tests.support.processes import free_port
 
 LISTENING = "countersign API listening on "
+DEV = "dev-token"  # the embedded defaults' proposer token
 
 
 @pytest.fixture
@@ -87,4 +90,55 @@ def test_alice_confirms_on_the_operation_page_and_the_page_shows_the_decision(
     expect(page.locator("#confirm")).to_have_count(0)
     page.screenshot(path=str(artifacts / "web-decide-after.png"), full_page=True)
     assert not errors, errors
+    context.close()
+
+
+def card_content(sandbox: str, message_id: str) -> str:
+    status, message = http("GET", f"{sandbox}/sandbox/api/messages/{message_id}")
+    assert status == 200, message
+    return json.dumps(message, ensure_ascii=False)
+
+
+def test_a_restart_between_sign_in_and_the_decision_keeps_alice_signed_in_and_decides_once(
+    tmp_path: Path, browser: Browser
+) -> None:
+    """Sessions live in the store: the bot (and its sandbox) stop and start again on the same
+    data directory between Alice's sign-in and her click; the page she opened before the
+    restart posts to the new run, which decides once, entry web, and patches the card."""
+    port, sandbox_port = free_port(), free_port()
+    bot, sandbox = f"http://127.0.0.1:{port}", f"http://127.0.0.1:{sandbox_port}"
+    args = ("run", "--sandbox", "--data-dir", str(tmp_path / "data"), "--port", str(port))
+    args += ("--sandbox-port", str(sandbox_port))
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    with running_cli(*args, ready=lambda line: line.startswith(LISTENING)):
+        status, view = http("POST", f"{bot}/api/v1/operations", order_request("ui-restart"), DEV)
+        assert status == 201, view
+        sign_in_as_alice(page, bot)
+        page.goto(f"{bot}/ops/{view['id']}")
+        expect(page.locator("#confirm")).to_be_visible(timeout=UI_TIMEOUT_MS)
+    # the bot is gone: nothing answers the page's long poll until the next run listens
+    with running_cli(*args, ready=lambda line: line.startswith(LISTENING)):
+        errors = watch_console(page)
+        page.locator("#confirm").click()  # the form rendered by the run before
+        expect(page.locator("#flash")).to_have_text("Confirmed", timeout=UI_TIMEOUT_MS)
+        expect(page.locator("#who")).to_have_text("Alice")
+        status, done = http(
+            "GET", f"{bot}/api/v1/operations/{view['id']}?wait_s=30&until=final", token=DEV
+        )
+        assert status == 200 and done["state"] == "outcome_observed", done
+        decision = done["decision"]
+        assert (decision["by"], decision["entry"], decision["action"]) == (
+            "ou_alice",
+            "web",
+            "confirm",
+        )
+        assert done["outcome"]["status"] == "filled", done["outcome"]
+        message_id = done["card"]["message_id"]
+        deadline = time.monotonic() + 30
+        while "Filled" not in (shown := card_content(sandbox, message_id)):
+            assert time.monotonic() < deadline, shown
+            time.sleep(0.2)
+        assert "the web" in shown and "Alice" in shown
+        assert not errors, errors
     context.close()

@@ -67,6 +67,9 @@ async def test_alice_signs_in_and_reads_every_page_as_herself(bot: SignInBot) ->
         token = browser.cookie(SESSION_COOKIE)
         assert token and token not in page.html and DASHBOARD_TOKEN not in page.html
         assert bot.sandbox.app.app_secret not in page.html
+    # the code was exchanged with the JSON body Lark documents (the sandbox reads forms too)
+    [issued] = bot.sandbox.state.oauth.tokens.values()
+    assert (issued.open_id, issued.body_type) == ("ou_alice", "json")
 
 
 async def test_the_session_cookie_is_httponly_lax_on_ops_and_the_state_cookie_goes(
