@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.async_api import Page, async_playwright
+from playwright.async_api import Browser, Page, async_playwright
 
 from tests.support.browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS
 
@@ -112,9 +112,8 @@ class Screens:
 
 
 @asynccontextmanager
-async def screens(base_url: str, artifacts: Path) -> AsyncIterator[Screens]:
-    """Chromium with a phone page (390 px, touch) and a desktop page (1400 px). Their long
-    polls are refused: a page reloading itself mid-check would measure a page being built."""
+async def chromium() -> AsyncIterator[Browser]:
+    """Headless Chromium through Playwright's async API (skips where there is none)."""
     if not HAVE_CHROMIUM:
         pytest.skip(f"no Chromium at {CHROMIUM}: apt-get install -y chromium")
     async with async_playwright() as playwright:
@@ -122,11 +121,19 @@ async def screens(base_url: str, artifacts: Path) -> AsyncIterator[Screens]:
             executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True
         )
         try:
-            phone = await browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True)
-            desktop = await browser.new_context(viewport=DESKTOP)
-            pages = {"phone": await phone.new_page(), "desktop": await desktop.new_page()}
-            for page in pages.values():
-                await page.route("**/ops/changes*", lambda route: route.abort())
-            yield Screens(base_url, pages, artifacts)
+            yield browser
         finally:
             await browser.close()
+
+
+@asynccontextmanager
+async def screens(base_url: str, artifacts: Path) -> AsyncIterator[Screens]:
+    """Chromium with a phone page (390 px, touch) and a desktop page (1400 px). Their long
+    polls are refused: a page reloading itself mid-check would measure a page being built."""
+    async with chromium() as browser:
+        phone = await browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True)
+        desktop = await browser.new_context(viewport=DESKTOP)
+        pages = {"phone": await phone.new_page(), "desktop": await desktop.new_page()}
+        for page in pages.values():
+            await page.route("**/ops/changes*", lambda route: route.abort())
+        yield Screens(base_url, pages, artifacts)
