@@ -180,6 +180,7 @@ async def serve(
         on_proposed=kick_cards,
         on_claimed=kick_executor,
         capabilities=force.capability_readers(),
+        prechecks=force.precheck_readers(),
     )
     if lark.mode == "webhook":
         assert callbacks is not None and text is not None

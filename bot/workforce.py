@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import logging
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import tzinfo
 from pathlib import Path
@@ -29,7 +29,7 @@ from workers.cards import CardWorker
 from workers.crash import crash_point
 from workers.deliveries import DeliveryWorker
 from workers.domains.execution import Runner, operation_of
-from workers.domains.finance.runner import FinanceRunner
+from workers.domains.finance.runner import FinanceRunner, precheck_reader
 from workers.domains.finance.sim.faults import Faults
 from workers.domains.finance.sim.venue import SimVenue
 from workers.domains.message.runner import MessageRunner
@@ -93,6 +93,12 @@ class Workforce:
         if self.venue is None:
             return {}
         return {FinanceRunner.kind: self.venue.capabilities}
+
+    def precheck_readers(self) -> dict[str, Callable[[Mapping[str, Any]], Awaitable[Any]]]:
+        """Per kind, the pre-check a payload would meet if confirmed now (the API's dry run)."""
+        if self.venue is None:
+            return {}
+        return {FinanceRunner.kind: precheck_reader(self.venue)}
 
     def kick_cards(self) -> None:
         if self.cards is not None:

@@ -148,6 +148,15 @@ class Store:
                 raise
             return replay(existing, content)
 
+    async def filed_before(self, draft: Draft) -> Operation | None:
+        """The operation this draft's (proposer, request_id) already filed, or None; raises
+        RequestConflict as `propose` would if that filing's content differs. Writes nothing."""
+        async with self.read() as conn:
+            existing = await conn.run_sync(by_request, draft.source)
+        if existing is None:
+            return None
+        return replay(existing, canonical_json(draft.request_content)).operation
+
     # -- card and clicks --------------------------------------------------------------------
 
     async def mark_card_sent(self, operation_id: str, message_id: str) -> Operation:

@@ -19,7 +19,6 @@ from bot.api.dashboard import OPERATION_ID, Dashboard
 from bot.api.errors import refuse, wire_log
 from bot.api.health import Health
 from bot.api.hosts import allowed_names
-from bot.api.intake import CapabilitiesUnavailable, Forbidden, build_draft
 from bot.api.keys import (
     AUTH_KEY,
     CANCEL_ROUTE,
@@ -30,28 +29,29 @@ from bot.api.keys import (
     LIMITER_KEY,
     ON_PROPOSED_KEY,
     PEER_LIMITER_KEY,
+    PRECHECKS_KEY,
     PROPOSER_KEY,
     STOPPING_KEY,
     STORE_KEY,
     CapabilityReaders,
+    PrecheckReaders,
     pause,
 )
 from bot.api.metrics import metrics_text
 from bot.api.middlewares import MIDDLEWARES
 from bot.api.people import with_people
+from bot.api.proposals import answer, check, propose
 from bot.api.signin import SignIn
 from bot.api.web_decide import WebDecisions
 from bot.api.web_recovery import WebRecovery
 from bot.config import Config, Proposer
 from bot.progress import MAX_WAIT_S, UNTIL, Until, reached
 from store.authority import Store
-from store.canonical import loads_strict
 from store.execution_reads import view as op_view
 from store.execution_reads import views as op_views
 from store.lifecycle import IllegalTransition, State
 from store.paging import MAX_PAGE_SIZE, InvalidCursor
-from store.problems import FieldProblem, ProblemsFound
-from store.proposals import RequestConflict
+from store.problems import FieldProblem
 from store.records import Operation
 
 log = logging.getLogger("countersign.api")
@@ -59,77 +59,6 @@ log = logging.getLogger("countersign.api")
 
 def _proposer(request: web.Request) -> Proposer:
     return request[PROPOSER_KEY]
-
-
-def _answer(request: web.Request, view: dict[str, Any], status: int = 200) -> web.Response:
-    """An operation's view as the API answers it: with the names of the people it mentions."""
-    names = request.app[CONFIG_KEY].settings.people
-    return web.json_response(with_people(view, names), status=status)
-
-
-def _problems(request: web.Request, error: ProblemsFound) -> web.Response:
-    return refuse(
-        request, 422, error.code, "the request is invalid; nothing was stored", error.problems
-    )
-
-
-async def propose(request: web.Request) -> web.Response:
-    proposer = _proposer(request)
-    raw = await request.read()
-    try:
-        body = loads_strict(raw)
-    except ProblemsFound as error:  # too deep, a key twice, a lone surrogate
-        return _problems(request, error)
-    except ValueError as error:
-        return refuse(
-            request,
-            422,
-            "invalid_json",
-            f"the body is not valid JSON ({error})",
-            [FieldProblem("$", "not valid JSON", "send a UTF-8 JSON object")],
-        )
-    settings = request.app[CONFIG_KEY].settings
-    try:
-        capabilities = await _capabilities(request, body)
-        draft = build_draft(body, proposer.settings, settings, capabilities)
-    except ProblemsFound as error:
-        return _problems(request, error)
-    except Forbidden as error:
-        return refuse(request, 403, error.code, str(error))
-    except CapabilitiesUnavailable as error:
-        return refuse(request, 503, "capabilities_unavailable", f"{error}; nothing was stored")
-    try:
-        proposed = await request.app[STORE_KEY].propose(draft)
-    except RequestConflict as error:
-        return refuse(
-            request,
-            409,
-            "request_id_conflict",
-            f"request_id {draft.source.request_id!r} was already used for operation "
-            f"{error.operation_id} with different content; use a new request_id",
-            [
-                FieldProblem(field, "differs from the first request", "use a new request_id")
-                for field in error.fields
-            ],
-        )
-    if proposed.created:
-        request.app[ON_PROPOSED_KEY]()  # the card worker need not wait for its next poll
-    view = await op_view(request.app[STORE_KEY], proposed.operation)
-    return _answer(request, view, status=201 if proposed.created else 200)
-
-
-async def _capabilities(request: web.Request, body: Any) -> Any:
-    """The capabilities of the adapter for the body's kind, read fresh (None if it has none)."""
-    kind = body.get("kind") if isinstance(body, dict) else None
-    if not isinstance(kind, str) or (read := request.app[CAPABILITIES_KEY].get(kind)) is None:
-        return None
-    if not _proposer(request).settings.may_propose(kind):
-        return None  # build_draft answers 403 first; no venue read for a kind it may not use
-    try:
-        return await read()
-    except Exception as error:
-        log.warning("reading the %s adapter's capabilities failed: %s", kind, error)
-        raise CapabilitiesUnavailable(kind) from None
 
 
 async def _own_operation(request: web.Request) -> Operation | None:
@@ -187,7 +116,7 @@ async def get_operation(request: web.Request) -> web.Response:
     if op is None:
         return _not_found(request)
     until = cast(Until, until_text)  # one of UNTIL, checked above
-    return _answer(
+    return answer(
         request, await waited(request.app[STORE_KEY], op, wait_s, until, request.app[STOPPING_KEY])
     )
 
@@ -284,7 +213,7 @@ async def cancel_operation(request: web.Request) -> web.Response:
             "not_cancellable",
             f"the operation is {error.current.value}; only unclaimed operations can be cancelled",
         )
-    return _answer(request, await op_view(request.app[STORE_KEY], op))
+    return answer(request, await op_view(request.app[STORE_KEY], op))
 
 
 async def healthz(_request: web.Request) -> web.Response:
@@ -328,6 +257,7 @@ def create_app(
     on_proposed: Callable[[], None] = lambda: None,
     on_claimed: Callable[[], None] = lambda: None,
     capabilities: CapabilityReaders | None = None,
+    prechecks: PrecheckReaders | None = None,
 ) -> web.Application:
     http = config.settings.http
     app = web.Application(
@@ -346,9 +276,11 @@ def create_app(
     app[HEALTH_KEY] = health or Health(config, store, None, None)
     app[ON_PROPOSED_KEY] = on_proposed
     app[CAPABILITIES_KEY] = capabilities or {}
+    app[PRECHECKS_KEY] = prechecks or {}
     app[STOPPING_KEY] = asyncio.Event()
     app.on_shutdown.append(_stopping)
     app.router.add_post("/api/v1/operations", propose)
+    app.router.add_post("/api/v1/operations/check", check)
     app.router.add_get("/api/v1/operations", list_operations)
     app.router.add_get(f"/api/v1/operations/{{id:{OPERATION_ID}}}", get_operation)
     app.router.add_post(

@@ -24,6 +24,10 @@ ON_PROPOSED_KEY: web.AppKey[Callable[[], None]] = web.AppKey("on_proposed")
 # kind -> a read of its adapter's capabilities (what it could ever execute)
 CapabilityReaders = Mapping[str, Callable[[], Awaitable[Any]]]
 CAPABILITIES_KEY: web.AppKey[CapabilityReaders] = web.AppKey("capabilities")
+# kind -> the pre-check a payload would meet if confirmed now: its field problems (the check
+# endpoint's dry run; filing never runs it, the executor does after the claim)
+PrecheckReaders = Mapping[str, Callable[[Mapping[str, Any]], Awaitable[Any]]]
+PRECHECKS_KEY: web.AppKey[PrecheckReaders] = web.AppKey("prechecks")
 PROPOSER_KEY = web.RequestKey("proposer", Proposer)
 HOSTS_KEY = web.AppKey("hosts", frozenset)
 # The cancel route's name: a cancel draws on its own rate bucket (bot/api/middlewares.py).

@@ -16,6 +16,7 @@ from bot.config import Config
 from store.authority import Store
 from tests.support.api import ClientFactory, make_config
 from tests.support.sandbox import sandbox  # noqa: F401  (fixture: sign-in tests)
+from workers.domains.finance.runner import precheck_reader
 from workers.domains.finance.sim.venue import SimVenue
 
 
@@ -37,7 +38,14 @@ async def client_for(store: Store, venue: SimVenue) -> AsyncIterator[ClientFacto
     ) -> TestClient[Any, Any]:
         readers = attached if capabilities is None else capabilities
         client: TestClient[Any, Any] = TestClient(
-            TestServer(create_app(config or make_config(), store, capabilities=readers))
+            TestServer(
+                create_app(
+                    config or make_config(),
+                    store,
+                    capabilities=readers,
+                    prechecks={"finance.order": precheck_reader(venue)},
+                )
+            )
         )
         await client.start_server()
         clients.append(client)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
 
+from store.problems import FieldProblem
 from workers.domains.finance.schema import FinanceOrderV1
 from workers.domains.finance.sim.model import Instrument, Observation
 
@@ -149,3 +150,24 @@ def observed_exposure(observation: Observation) -> Decimal:
         )
         total += order.remaining_qty * price
     return total
+
+
+# The payload field each refusal is about: what a proposer changes to pass it. Refusals of
+# the venue's own state (an observation incomplete or stale, an unsupported mode) have none.
+REFUSAL_FIELDS = {
+    "unknown_instrument": "payload.instrument",
+    "quantity_off_lot": "payload.quantity",
+    "below_minimum": "payload.quantity",
+    "price_off_tick": "payload.limit_price",
+    "protective_off_tick": "payload.protective",
+    "leverage_above_max": "payload.leverage",
+    "fee_currency_mismatch": "payload.fee_currency",
+    "fee_cap_too_low": "payload.max_fee",
+    "reduce_only_would_increase": "payload.reduce_only",
+}
+
+
+def refusal_problem(rejection: PreflightRejection) -> FieldProblem:
+    """A pre-check refusal as the API names a field problem (`$` when no field is at fault)."""
+    field = REFUSAL_FIELDS.get(rejection.code, "$")
+    return FieldProblem(field, f"{rejection.code}: {rejection.reason}", rejection.hint)

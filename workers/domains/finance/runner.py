@@ -7,14 +7,20 @@ of the protective stop-loss / take-profit orders, each on its own.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Mapping
 from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
+from store.problems import FieldProblem
 from store.records import Operation
 from workers.domains.execution import Hold, Observed, Refusal, SubmissionUnknown
-from workers.domains.finance.preflight import observed_exposure, order_exposure, preflight
+from workers.domains.finance.preflight import (
+    observed_exposure,
+    order_exposure,
+    preflight,
+    refusal_problem,
+)
 from workers.domains.finance.schema import FinanceDomain, FinanceOrderV1
 from workers.domains.finance.settings import FinanceSettings
 from workers.domains.finance.sim.decimals import text
@@ -136,3 +142,18 @@ class FinanceRunner:
     ) -> Observed | None:
         state = await self.venue.lookup(client_id)
         return None if state is None else observed(state)
+
+
+def precheck_reader(
+    venue: SimVenue,
+) -> Callable[[Mapping[str, Any]], Awaitable[list[FieldProblem]]]:
+    """The pre-check an order would meet if it were confirmed now, for the API's dry run
+    (POST /api/v1/operations/check): its problems, [] if it would pass. Reads, never sends."""
+
+    async def precheck(payload: Mapping[str, Any]) -> list[FieldProblem]:
+        order = FinanceOrderV1.model_validate(payload)
+        observation = await venue.observe(order.account)
+        rejection = preflight(order, observation, now=observation.observed_at)
+        return [] if rejection is None else [refusal_problem(rejection)]
+
+    return precheck

@@ -1,0 +1,170 @@
+"""Filing a proposal, and asking whether one would be filed.
+
+POST /api/v1/operations files it (201; 200 with the same operation for a replayed
+request_id). POST /api/v1/operations/check takes the same body and runs every intake and
+capability check and the request_id replay check, and files nothing: 200 with what the card
+would show and what the policy would ask, or the very refusal (status, code, fields) the
+filing would get. An agent that plans before it acts (bot/mcp/) checks first.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from aiohttp import web
+
+from bot.api.errors import refuse
+from bot.api.intake import CapabilitiesUnavailable, Forbidden, build_draft
+from bot.api.keys import (
+    CAPABILITIES_KEY,
+    CONFIG_KEY,
+    ON_PROPOSED_KEY,
+    PRECHECKS_KEY,
+    PROPOSER_KEY,
+    STORE_KEY,
+)
+from bot.api.people import with_people
+from store.canonical import loads_strict
+from store.execution_reads import view as op_view
+from store.problems import FieldProblem, ProblemsFound
+from store.proposals import Draft, RequestConflict
+
+log = logging.getLogger("countersign.api")
+
+
+def answer(request: web.Request, view: dict[str, Any], status: int = 200) -> web.Response:
+    """An operation's view as the API answers it: with the names of the people it mentions."""
+    names = request.app[CONFIG_KEY].settings.people
+    return web.json_response(with_people(view, names), status=status)
+
+
+def _problems(request: web.Request, error: ProblemsFound) -> web.Response:
+    return refuse(
+        request, 422, error.code, "the request is invalid; nothing was stored", error.problems
+    )
+
+
+def _conflict(request: web.Request, draft: Draft, error: RequestConflict) -> web.Response:
+    return refuse(
+        request,
+        409,
+        "request_id_conflict",
+        f"request_id {draft.source.request_id!r} was already used for operation "
+        f"{error.operation_id} with different content; use a new request_id",
+        [
+            FieldProblem(field, "differs from the first request", "use a new request_id")
+            for field in error.fields
+        ],
+    )
+
+
+async def _draft(request: web.Request) -> Draft | web.Response:
+    """The body as a draft, or the refusal the API answers it with (nothing stored)."""
+    raw = await request.read()
+    try:
+        body = loads_strict(raw)
+    except ProblemsFound as error:  # too deep, a key twice, a lone surrogate
+        return _problems(request, error)
+    except ValueError as error:
+        return refuse(
+            request,
+            422,
+            "invalid_json",
+            f"the body is not valid JSON ({error})",
+            [FieldProblem("$", "not valid JSON", "send a UTF-8 JSON object")],
+        )
+    proposer = request[PROPOSER_KEY]
+    settings = request.app[CONFIG_KEY].settings
+    try:
+        capabilities = await _capabilities(request, body)
+        return build_draft(body, proposer.settings, settings, capabilities)
+    except ProblemsFound as error:
+        return _problems(request, error)
+    except Forbidden as error:
+        return refuse(request, 403, error.code, str(error))
+    except CapabilitiesUnavailable as error:
+        return refuse(request, 503, "capabilities_unavailable", f"{error}; nothing was stored")
+
+
+async def propose(request: web.Request) -> web.Response:
+    draft = await _draft(request)
+    if isinstance(draft, web.Response):
+        return draft
+    try:
+        proposed = await request.app[STORE_KEY].propose(draft)
+    except RequestConflict as error:
+        return _conflict(request, draft, error)
+    if proposed.created:
+        request.app[ON_PROPOSED_KEY]()  # the card worker need not wait for its next poll
+    view = await op_view(request.app[STORE_KEY], proposed.operation)
+    return answer(request, view, status=201 if proposed.created else 200)
+
+
+async def check(request: web.Request) -> web.Response:
+    """Whether `propose` would take this body: its answer without filing anything."""
+    draft = await _draft(request)
+    if isinstance(draft, web.Response):
+        return draft
+    try:
+        before = await request.app[STORE_KEY].filed_before(draft)
+    except RequestConflict as error:
+        return _conflict(request, draft, error)
+    try:
+        problems = await _precheck(request, draft)
+    except CapabilitiesUnavailable as error:
+        return refuse(request, 503, "capabilities_unavailable", f"{error}; nothing was stored")
+    if problems:
+        return refuse(
+            request,
+            422,
+            "precheck_would_refuse",
+            "the filing would be accepted, but the venue's pre-check would refuse this "
+            "operation if it were confirmed now; nothing was stored",
+            problems,
+        )
+    approval = draft.approval
+    return web.json_response(
+        {
+            "admissible": True,
+            "kind": draft.kind,
+            "audience": draft.audience.name,
+            "request_id": draft.source.request_id,
+            "title": draft.projection.get("title"),
+            "terms": dict(draft.projection),
+            "simulated": draft.simulated,
+            "expires_in_s": draft.expires_in_s,
+            "approval": {
+                "required": approval.required,
+                "approvers": list(approval.approvers_of(draft.audience)),
+                "rule": approval.rule,
+                "why": approval.why,
+            },
+            "replays": before.id if before is not None else None,
+        }
+    )
+
+
+async def _precheck(request: web.Request, draft: Draft) -> list[FieldProblem]:
+    """The problems the pre-check would refuse `draft` with now ([] if its kind has none)."""
+    if (run := request.app[PRECHECKS_KEY].get(draft.kind)) is None:
+        return []
+    try:
+        return list(await run(draft.payload))
+    except Exception as error:
+        log.warning("the %s pre-check could not run: %s", draft.kind, error)
+        raise CapabilitiesUnavailable(draft.kind) from None
+
+
+async def _capabilities(request: web.Request, body: Any) -> Any:
+    """The capabilities of the adapter for the body's kind, read fresh (None if it has none)."""
+    kind = body.get("kind") if isinstance(body, dict) else None
+    if not isinstance(kind, str) or (read := request.app[CAPABILITIES_KEY].get(kind)) is None:
+        return None
+    if not request[PROPOSER_KEY].settings.may_propose(kind):
+        return None  # build_draft answers 403 first; no venue read for a kind it may not use
+    try:
+        return await read()
+    except Exception as error:
+        log.warning("reading the %s adapter's capabilities failed: %s", kind, error)
+        raise CapabilitiesUnavailable(kind) from None
