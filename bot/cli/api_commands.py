@@ -6,30 +6,31 @@ import argparse
 import asyncio
 import hashlib
 import json
-import math
 import os
 import sys
 from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+
 from bot import config as config_mod
 from bot.cli.common import EXIT_API, EXIT_USAGE, CommandError, config_path
-from bot.client import ApiClient, ApiError, ApiReply
+from bot.client import DEFAULT_URL, ApiError, Client, Filed
 from bot.profiles import DEV_TOKEN_ENV
-from bot.progress import MAX_WAIT_S, Until, reached
+from bot.progress import Until, reached
 from bot.render import operation_table, operation_text
 from cards.strings import Lang
 from cards.vocabulary import state_words
 from store.canonical import loads_strict
 from store.problems import ProblemsFound
 
-DEFAULT_URL = "http://127.0.0.1:8080"
 LANG_ENV = "COUNTERSIGN_LANG"
 EXIT_NOT_YET = 3  # show --wait: the time ran out before the operation was what was asked
 
 
-def client_of(args: argparse.Namespace) -> ApiClient:
+def client_of(args: argparse.Namespace) -> Client:
     url = args.url or os.environ.get("COUNTERSIGN_URL")
     token = args.token or os.environ.get(DEV_TOKEN_ENV)
     path = config_path(args)
@@ -45,7 +46,7 @@ def client_of(args: argparse.Namespace) -> ApiClient:
             "with the proposer's token_env exported",
             EXIT_USAGE,
         )
-    return ApiClient(url or DEFAULT_URL, token)
+    return Client(url or DEFAULT_URL, token)
 
 
 def lang_of(args: argparse.Namespace) -> Lang:
@@ -54,16 +55,36 @@ def lang_of(args: argparse.Namespace) -> Lang:
     return "zh" if chosen == "zh" else "en"
 
 
+@dataclass(frozen=True)
+class Reply:
+    """What a command got: the API's JSON (as it sent it) and, for a proposal, whether this
+    call filed it."""
+
+    body: Any
+    created: bool = False
+
+
+def reply_of(answer: BaseModel | Filed) -> Reply:
+    if isinstance(answer, Filed):
+        return Reply(answer.operation.model_dump(mode="json", exclude_unset=True), answer.created)
+    return Reply(answer.model_dump(mode="json", exclude_unset=True))
+
+
 def call(
     args: argparse.Namespace,
-    action: Callable[[ApiClient], Coroutine[Any, Any, ApiReply]],
-    human: Callable[[ApiReply], str],
-    code: Callable[[ApiReply], int] = lambda _reply: 0,
+    action: Callable[[Client], Coroutine[Any, Any, Reply]],
+    human: Callable[[Reply], str],
+    code: Callable[[Reply], int] = lambda _reply: 0,
 ) -> int:
     """Run `action`, print its answer (JSON with --json, else `human`), and exit with
     `code(reply)`; an API error is its message on stderr and EXIT_API."""
+
+    async def run() -> Reply:
+        async with client_of(args) as client:
+            return await action(client)
+
     try:
-        reply = asyncio.run(action(client_of(args)))
+        reply = asyncio.run(run())
     except ApiError as error:
         if args.json:
             fields = list(error.fields)
@@ -92,11 +113,14 @@ def cmd_propose(args: argparse.Namespace) -> int:
         )
     lang = lang_of(args)
 
-    def human(reply: ApiReply) -> str:
-        verb = "proposed" if reply.status == 201 else "already proposed (same request_id)"
+    def human(reply: Reply) -> str:
+        verb = "proposed" if reply.created else "already proposed (same request_id)"
         return f"{verb}:\n{operation_text(reply.body, lang=lang)}"
 
-    return call(args, lambda client: client.propose(data), human)
+    async def propose(client: Client) -> Reply:
+        return reply_of(await client.propose_json(data))
+
+    return call(args, propose, human)
 
 
 def with_request_id(data: bytes) -> tuple[bytes, str | None]:
@@ -123,72 +147,64 @@ def cmd_show(args: argparse.Namespace) -> int:
     if args.wait is None:
         if args.until is not None:
             raise CommandError("--until needs --wait N (how long to wait at most)", EXIT_USAGE)
-        return call(args, lambda c: c.show(args.id), lambda r: operation_text(r.body, lang=lang))
+
+        async def show(client: Client) -> Reply:
+            return reply_of(await client.get(args.id))
+
+        return call(args, show, lambda r: operation_text(r.body, lang=lang))
     until: Until = args.until or "final"
 
-    def code(reply: ApiReply) -> int:
+    def code(reply: Reply) -> int:
         if reached(reply.body, until):
             return 0
         state = state_words(reply.body["state"], lang)
         print(f"not {until} after {args.wait} s: the operation is {state}", file=sys.stderr)
         return EXIT_NOT_YET
 
-    return call(
-        args,
-        lambda c: wait_until(c, args.id, until, args.wait),
-        lambda r: operation_text(r.body, lang=lang),
-        code,
-    )
+    async def wait(client: Client) -> Reply:
+        return reply_of(await client.wait(args.id, until=until, timeout_s=args.wait))
 
-
-async def wait_until(client: ApiClient, operation_id: str, until: Until, wait_s: int) -> ApiReply:
-    """The operation as soon as it is `until`, or as it stands after `wait_s` seconds: long
-    polls of at most the API's 60 s each, every one asking the API for the same condition
-    (which it answers at once when it already holds, so nothing is missed between two)."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + wait_s
-    while True:
-        window = min(MAX_WAIT_S, max(0, math.ceil(deadline - loop.time())))
-        reply = await client.show(operation_id, window, until)
-        if reached(reply.body, until) or loop.time() >= deadline:
-            return reply
+    return call(args, wait, lambda r: operation_text(r.body, lang=lang), code)
 
 
 def cmd_list(args: argparse.Namespace) -> int:
     lang = lang_of(args)
 
-    def human(reply: ApiReply) -> str:
+    def human(reply: Reply) -> str:
         items = reply.body["items"]
         rows = operation_table(items, lang=lang) if items else ["(no operations)"]
         if reply.body["has_more"]:
             rows.append(f"more: --cursor {reply.body['next_cursor']}")
         return "\n".join(rows)
 
-    return call(args, lambda c: c.list(args.state, args.limit, args.cursor), human)
+    async def page(client: Client) -> Reply:
+        return reply_of(await client.list(state=args.state, limit=args.limit, cursor=args.cursor))
+
+    return call(args, page, human)
 
 
 def cmd_cancel(args: argparse.Namespace) -> int:
     lang = lang_of(args)
     already: list[bool] = []
 
-    async def cancel(client: ApiClient) -> ApiReply:
+    async def cancel(client: Client) -> Reply:
         try:
-            return await client.cancel(args.id)
+            return reply_of(await client.cancel(args.id))
         except ApiError as error:
             # The API refuses to cancel twice (409); the proposer's wish holds all the same.
             if error.code != "not_cancellable":
                 raise
-            shown = await client.show(args.id)
-            if shown.body.get("state") != "cancelled":
+            shown = await client.get(args.id)
+            if shown.state != "cancelled":
                 raise error from None
             already.append(True)
-            return shown
+            return reply_of(shown)
 
-    def human(reply: ApiReply) -> str:
+    def human(reply: Reply) -> str:
         verb = "already cancelled (nothing changed)" if already else "cancelled"
         return f"{verb}:\n{operation_text(reply.body, lang=lang)}"
 
-    def code(_reply: ApiReply) -> int:
+    def code(_reply: Reply) -> int:
         if already and args.json:
             print("already cancelled (nothing changed)", file=sys.stderr)
         return 0
@@ -197,18 +213,16 @@ def cmd_cancel(args: argparse.Namespace) -> int:
 
 
 def cmd_health(args: argparse.Namespace) -> int:
-    import aiohttp
-
     url = (args.url or os.environ.get("COUNTERSIGN_URL") or DEFAULT_URL).rstrip("/")
 
     async def fetch() -> tuple[int, Any]:
-        async with aiohttp.ClientSession() as http, http.get(f"{url}/readyz") as response:
-            return response.status, await response.json()
+        async with Client(url, attempts=1) as client:
+            return await client.ready()
 
     try:
         status, body = asyncio.run(fetch())
-    except (OSError, ValueError) as error:
-        raise CommandError(f"cannot read {url}/readyz ({error})") from None
+    except ApiError as error:
+        raise CommandError(f"cannot read {url}/readyz ({error.message})") from None
     print(json.dumps(body, indent=2) if args.json else health_text(body))
     return 0 if status == 200 else EXIT_API
 

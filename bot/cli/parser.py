@@ -15,6 +15,7 @@ from bot.cli.api_commands import (
     cmd_propose,
     cmd_show,
 )
+from bot.cli.mcp_command import DEFAULT_MCP_PORT, cmd_mcp
 from bot.cli.operator_tools import (
     cmd_config_check,
     cmd_db_upgrade,
@@ -214,6 +215,25 @@ def add_api_commands(commands: Commands) -> None:
     lister.add_argument("--cursor")
     client_options(lister)
     lister.set_defaults(func=cmd_list)
+
+    mcp = commands.add_parser(
+        "mcp",
+        help="serve the MCP tools for agents (stdio, or --http)",
+        description="An MCP server acting for one proposer (its token from --token, "
+        "COUNTERSIGN_TOKEN or --config/--proposer): propose, check, get, wait, list and "
+        "cancel operations through the bot's API. It has no confirm tool: operators decide "
+        "on the Lark card. docs/agents.md shows how to add it to an MCP client.",
+    )
+    mcp.add_argument("--url", help="bot API URL (env COUNTERSIGN_URL)")
+    mcp.add_argument("--token", help=f"proposer token (env {DEV_TOKEN_ENV})")
+    mcp.add_argument("--config", help="take URL and token from this config")
+    mcp.add_argument("--proposer", help="which proposer of --config to act as")
+    mcp.add_argument("--http", action="store_true", help="streamable HTTP instead of stdio")
+    mcp.add_argument("--host", default="127.0.0.1", help="with --http (default 127.0.0.1)")
+    mcp.add_argument(
+        "--port", type=int, default=DEFAULT_MCP_PORT, help=f"with --http ({DEFAULT_MCP_PORT})"
+    )
+    mcp.set_defaults(func=cmd_mcp)
 
     cancel = commands.add_parser("cancel", help="cancel an unclaimed operation")
     cancel.add_argument("id")

@@ -1,0 +1,1 @@
+"""`countersign mcp`: the agent's front door, an MCP server over the proposers' HTTP API."""

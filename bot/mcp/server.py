@@ -1,0 +1,182 @@
+"""The MCP server's tools and resource, each one call of the Python client (bot/client.py).
+
+One server acts for one proposer: the token is the server's (from the environment or the
+config, given when it starts), never a tool argument, so an agent can neither act as
+another proposer nor read another's operations. There is no confirm tool: a confirmation
+is a verified person's click on the Lark card (or a signed-in operator on the web), which
+is the point; the instructions say so. A refusal is a tool error whose structured content
+is the API's `{code, message, fields}`, so an agent can fix its call.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable
+from typing import Annotated, Any, Literal
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ResourceError
+from mcp.types import CallToolResult, TextContent
+from pydantic import BaseModel, Field
+
+from bot.api.intake import MAX_REASON_CHARS, RequestId
+from bot.api.wire import CheckView, OperationPage, OperationView
+from bot.client import ApiError, Client
+from bot.mcp.results import Proposed, proposed
+from bot.progress import MAX_WAIT_S
+
+NAME = "countersign"
+RESOURCE = "countersign://operations/{id}"
+INSTRUCTIONS = """\
+countersign puts an operation you propose (an exchange order, finance.order, or a message to a
+counterparty, message.send) in front of people: it posts a card with the exact terms to the
+audience's Lark group, and an authorized operator confirms or rejects it there. Only then does
+countersign run it, once. You act as one proposer; you cannot confirm, and this server has no
+tool that could: approval is a verified person's click, out of your reach by design.
+
+Typical use: check_operation (nothing is filed; fix what it names), then propose_operation,
+then wait_for_operation until "decided" or "final" (repeat while it says the time ran out).
+A rejection carries the operator's reason when they gave one. Outcomes of a simulated executor
+are marked simulated: nothing real happened. Retrying propose_operation with the same
+arguments returns the same operation (request_id defaults to one made from the content).
+Errors carry {code, message, fields: [{field, reason, fix}]}.
+"""
+
+Kind = Annotated[str, Field(description="the operation kind: finance.order or message.send")]
+Payload = Annotated[
+    dict[str, Any],
+    Field(description='the kind\'s terms; decimal numbers as strings, e.g. "0.010"'),
+]
+AudienceName = Annotated[str, Field(description="the configured audience whose group decides")]
+ExpiresIn = Annotated[
+    int | None, Field(description="seconds until the card expires (the audience's default)")
+]
+RequestIdArg = Annotated[
+    RequestId | None,
+    Field(description="idempotency key; default: made from the other arguments"),
+]
+Reason = Annotated[
+    str | None,
+    Field(max_length=MAX_REASON_CHARS, description="why, in one line, shown on the card"),
+]
+OperationId = Annotated[str, Field(pattern=r"^[0-9A-Za-z_-]{1,64}$", description="operation id")]
+
+
+def _proposal(
+    kind: str,
+    payload: dict[str, Any],
+    audience: str,
+    expires_in_s: int | None,
+    request_id: str | None,
+    reason: str | None,
+) -> dict[str, Any]:
+    body: dict[str, Any] = {"kind": kind, "payload": payload, "audience": audience}
+    if expires_in_s is not None:
+        body["expires_in_s"] = expires_in_s
+    if reason is not None:
+        body["source"] = {"reason": reason}
+    if request_id is not None:
+        body["request_id"] = request_id
+    return body
+
+
+def _result(found: BaseModel) -> CallToolResult:
+    data = found.model_dump(mode="json", exclude_unset=True)
+    return CallToolResult(
+        content=[TextContent(type="text", text=json.dumps(data, ensure_ascii=False))],
+        structured_content=data,
+    )
+
+
+def _refused(error: ApiError) -> CallToolResult:
+    data = error.as_json()
+    return CallToolResult(
+        content=[TextContent(type="text", text=json.dumps(data, ensure_ascii=False))],
+        structured_content=data,
+        is_error=True,
+    )
+
+
+async def _answer(call: Awaitable[BaseModel]) -> CallToolResult:
+    try:
+        return _result(await call)
+    except ApiError as error:
+        return _refused(error)
+
+
+def build_server(client: Client) -> MCPServer:
+    """The server over `client` (which holds the proposer's token)."""
+    server = MCPServer(NAME, instructions=INSTRUCTIONS, log_level="WARNING")
+
+    @server.tool(description="File an operation for an operator to confirm on a Lark card.")
+    async def propose_operation(
+        kind: Kind,
+        payload: Payload,
+        audience: AudienceName,
+        expires_in_s: ExpiresIn = None,
+        request_id: RequestIdArg = None,
+        reason: Reason = None,
+    ) -> Annotated[CallToolResult, Proposed]:
+        body = _proposal(kind, payload, audience, expires_in_s, request_id, reason)
+        try:
+            filed = await client.propose(body)
+        except ApiError as error:
+            return _refused(error)
+        return _result(proposed(filed.operation, filed.created))
+
+    @server.tool(
+        description="Check a proposal without filing it: every check the filing runs, and the "
+        "venue's pre-check as of now; says what would be refused and why."
+    )
+    async def check_operation(
+        kind: Kind,
+        payload: Payload,
+        audience: AudienceName,
+        expires_in_s: ExpiresIn = None,
+        request_id: RequestIdArg = None,
+        reason: Reason = None,
+    ) -> Annotated[CallToolResult, CheckView]:
+        body = _proposal(kind, payload, audience, expires_in_s, request_id, reason)
+        return await _answer(client.check(body))
+
+    @server.tool(description="One of your operations: state, decision, outcome.")
+    async def get_operation(id: OperationId) -> Annotated[CallToolResult, OperationView]:
+        return await _answer(client.get(id))
+
+    @server.tool(
+        description="Wait (at most timeout_s, 60 at most) until your operation is decided or "
+        "final, then return it; if the time runs out it is returned as it stands."
+    )
+    async def wait_for_operation(
+        id: OperationId,
+        timeout_s: Annotated[int, Field(ge=0, le=MAX_WAIT_S)] = MAX_WAIT_S,
+        until: Literal["decided", "final"] = "final",
+    ) -> Annotated[CallToolResult, OperationView]:
+        return await _answer(client.get(id, wait_s=timeout_s, until=until))
+
+    @server.tool(description="Your operations, newest first, a page at a time.")
+    async def list_operations(
+        state: Annotated[str | None, Field(description="only this state")] = None,
+        limit: Annotated[int | None, Field(ge=1, le=100)] = None,
+        cursor: Annotated[str | None, Field(description="next_cursor of a page")] = None,
+    ) -> Annotated[CallToolResult, OperationPage]:
+        return await _answer(client.list(state=state, limit=limit, cursor=cursor))
+
+    @server.tool(description="Cancel your operation while nobody has confirmed it.")
+    async def cancel_operation(id: OperationId) -> Annotated[CallToolResult, OperationView]:
+        return await _answer(client.cancel(id))
+
+    @server.resource(
+        RESOURCE,
+        name="operation",
+        description="One of your operations, as the API shows it",
+        mime_type="application/json",
+    )
+    async def operation(id: str) -> dict[str, Any]:
+        try:
+            found = await client.get(id)
+        except ApiError as error:
+            raise ResourceError(f"{error.code}: {error.message}") from None
+        return found.model_dump(mode="json", exclude_unset=True)
+
+    return server

@@ -1,0 +1,160 @@
+"""The agent's front door (issue 16): `countersign mcp` as a real process, driven by the MCP
+SDK's own client over stdio and over streamable HTTP, against the in-process bot and the
+sandbox as Lark. The test plays the operators, clicking on the card in the sandbox. Both
+backends."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from mcp import MCPError
+
+from tests.support.factories import ORDER_PAYLOAD, order_request
+from tests.support.mcp_client import call, connected
+from tests.support.stack import DEV_TOKEN, OTHER_TOKEN, Stack, StackFactory
+from tests.support.waiting import eventually
+
+TOOLS = {
+    "propose_operation",
+    "check_operation",
+    "get_operation",
+    "wait_for_operation",
+    "list_operations",
+    "cancel_operation",
+}
+TRANSPORTS = pytest.mark.parametrize("transport", ["stdio", "http"])
+
+
+def order(request_id: str | None = None, **payload: str) -> dict[str, object]:
+    body = order_request(request_id)
+    return {
+        "kind": body["kind"],
+        "payload": {**ORDER_PAYLOAD, **payload},
+        "audience": body["audience"],
+        "reason": "rebalance after the funding change",
+    }
+
+
+async def card_of(stack: Stack, operation_id: str) -> str:
+    await eventually(lambda: stack.card_of(operation_id) is not None, woken_by=stack.state)
+    message_id = stack.card_of(operation_id)
+    assert message_id is not None
+
+    async def recorded() -> bool:  # the bot knows its card: a click on it is the original's
+        op = await stack.store.get(operation_id)
+        return op is not None and op.card_message_id == message_id
+
+    await eventually(recorded)
+    return message_id
+
+
+@TRANSPORTS
+async def test_an_agent_proposes_an_operator_confirms_and_the_agent_learns_the_fill(
+    make_stack: StackFactory, transport: str
+) -> None:
+    stack: Stack = await make_stack("ws")
+    async with connected(transport, stack.bot_url, DEV_TOKEN) as agent:
+        assert agent.instructions is not None and "no\ntool that could" in agent.instructions
+        tools = {tool.name: tool for tool in (await agent.list_tools()).tools}
+        assert set(tools) == TOOLS and not any("confirm" in name for name in tools)
+        schema = tools["propose_operation"].input_schema
+        assert schema["required"] == ["kind", "payload", "audience"]
+        assert tools["wait_for_operation"].output_schema is not None
+
+        failed, first = await call(agent, "propose_operation", **order())
+        assert not failed and first["created"] and first["simulated"]
+        assert first["title"].startswith("BUY") and len(first["digest_prefix"]) == 12
+        failed, again = await call(agent, "propose_operation", **order())  # a retried call
+        assert not failed and not again["created"]
+        assert again["operation_id"] == first["operation_id"]
+        operation_id = first["operation_id"]
+
+        message_id = await card_of(stack, operation_id)
+        reply = await stack.click(message_id, "ou_alice")
+        assert reply["toast"]["type"] == "success", reply
+        done: dict[str, object] = {}
+        for _ in range(5):  # each call waits at most 60 s for the fill
+            failed, done = await call(
+                agent, "wait_for_operation", id=operation_id, until="final", timeout_s=60
+            )
+            assert not failed
+            if done["outcome"]:
+                break
+        assert done["state"] == "outcome_observed" and done["simulated"] is True
+        assert done["outcome"]["status"] == "filled"  # type: ignore[index]
+        assert done["decision"]["by"] == "ou_alice"  # type: ignore[index]
+        assert done["source"]["reason"] == "rebalance after the funding change"  # type: ignore[index]
+
+        read = await agent.read_resource(f"countersign://operations/{operation_id}")
+        [contents] = read.contents
+        assert json.loads(contents.text)["id"] == operation_id  # type: ignore[union-attr]
+        failed, page = await call(agent, "list_operations", limit=5)
+        assert not failed and [item["id"] for item in page["items"]] == [operation_id]
+
+
+@TRANSPORTS
+async def test_a_rejection_reaches_the_agent_with_the_operators_reason(
+    make_stack: StackFactory, transport: str
+) -> None:
+    stack: Stack = await make_stack("ws")
+    async with connected(transport, stack.bot_url, DEV_TOKEN) as agent:
+        failed, filed = await call(agent, "propose_operation", **order(quantity="0.020"))
+        assert not failed
+        message_id = await card_of(stack, filed["operation_id"])
+        reply = await stack.click(
+            message_id, "ou_bob", "reject", form={"reason": "too large today"}
+        )
+        assert reply["toast"]["type"] == "success", reply
+        failed, decided = await call(
+            agent, "wait_for_operation", id=filed["operation_id"], until="decided", timeout_s=60
+        )
+        assert not failed and decided["state"] == "rejected"
+        assert decided["decision"]["reason"] == "too large today"  # type: ignore[index]
+        assert decided["outcome"] is None  # nothing ran
+
+
+async def test_check_names_what_is_wrong_and_files_nothing(make_stack: StackFactory) -> None:
+    stack: Stack = await make_stack("ws")
+    bad = {
+        "instrument": (order(instrument="DOGE-PERP"), "payload.instrument"),
+        "fee cap": (order(max_fee="0.0001"), "payload.max_fee"),
+        "audience": ({**order(), "audience": "nobody"}, "audience"),
+        "quantity": (order(quantity="0.01x"), "payload.quantity"),
+    }
+    async with connected("stdio", stack.bot_url, DEV_TOKEN) as agent:
+        for what, (arguments, field) in bad.items():
+            failed, error = await call(agent, "check_operation", **arguments)
+            assert failed, what
+            assert field in [problem["field"] for problem in error["fields"]], (what, error)
+            assert error["code"] and error["message"] and error["fields"][0]["fix"]
+        # a float where a decimal string belongs: the SDK's schema check or the API's, named
+        failed, error = await call(agent, "check_operation", **order(), expires_in_s=600)
+        assert not failed and error["admissible"]
+        result = await agent.call_tool(
+            "check_operation", {**order(), "payload": {**ORDER_PAYLOAD, "quantity": 0.01}}
+        )
+        assert result.is_error
+        assert result.structured_content is not None
+        assert result.structured_content["fields"][0]["field"] == "payload.quantity"
+    assert not (await stack.store.list_operations(limit=10)).items
+
+
+async def test_another_proposers_server_cannot_see_or_cancel_the_operation(
+    make_stack: StackFactory,
+) -> None:
+    stack: Stack = await make_stack("ws")
+    async with connected("stdio", stack.bot_url, DEV_TOKEN) as agent:
+        failed, filed = await call(agent, "propose_operation", **order())
+        assert not failed
+    operation_id = filed["operation_id"]
+    async with connected("http", stack.bot_url, OTHER_TOKEN) as other:
+        for tool in ("get_operation", "cancel_operation"):
+            failed, error = await call(other, tool, id=operation_id)
+            assert failed and error["code"] == "not_found", (tool, error)
+        failed, page = await call(other, "list_operations")
+        assert not failed and page["items"] == []
+        with pytest.raises(MCPError):
+            await other.read_resource(f"countersign://operations/{operation_id}")
+    op = await stack.store.get(operation_id)
+    assert op is not None and op.state.value in ("prepared", "awaiting_confirmation")

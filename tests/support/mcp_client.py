@@ -1,0 +1,78 @@
+"""`countersign mcp` as an agent meets it: started as a real process, over stdio (the MCP
+SDK's client spawns it) or streamable HTTP (started here, on a port it picks), and driven
+by the SDK's own client."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from mcp import Client, StdioServerParameters
+
+from bot.mcp.serving import LISTENING
+from tests.support.processes import ENV, ROOT
+
+START_DEADLINE_S = 40.0
+
+
+def _env(token: str) -> dict[str, str]:
+    return {**ENV, "COUNTERSIGN_TOKEN": token}
+
+
+@asynccontextmanager
+async def http_server(api_url: str, token: str) -> AsyncIterator[str]:
+    """`countersign mcp --http` on a free port; its MCP URL. Stopped by SIGTERM after, and
+    it must exit 0."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        *("-m", "bot.cli", "mcp", "--http", "--port", "0", "--url", api_url),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+        cwd=ROOT,
+        env=_env(token),
+    )
+    assert process.stdout is not None
+    seen: list[str] = []
+    try:
+        async with asyncio.timeout(START_DEADLINE_S):
+            while not (line := (await process.stdout.readline()).decode()).startswith(LISTENING):
+                assert line, "countersign mcp exited:\n" + "".join(seen)
+                seen.append(line)
+        yield line[len(LISTENING) :].split()[0]
+    finally:
+        if process.returncode is None:
+            process.send_signal(signal.SIGTERM)
+        code = await asyncio.wait_for(process.wait(), 20)
+    assert code == 0, f"countersign mcp exited {code}"
+
+
+@asynccontextmanager
+async def connected(transport: str, api_url: str, token: str) -> AsyncIterator[Client]:
+    """An MCP client session with `countersign mcp` acting for `token`'s proposer."""
+    if transport == "stdio":
+        params = StdioServerParameters(
+            command=sys.executable,
+            args=["-m", "bot.cli", "mcp", "--url", api_url],
+            env=_env(token),
+            cwd=str(ROOT),
+        )
+        async with Client(params) as client:
+            yield client
+        return
+    async with http_server(api_url, token) as url, Client(url) as client:
+        yield client
+
+
+async def call(client: Client, tool: str, **arguments: Any) -> tuple[bool, dict[str, Any]]:
+    """(is_error, structured content) of one tool call; the text content says the same."""
+    result = await client.call_tool(tool, arguments)
+    structured = result.structured_content
+    assert isinstance(structured, dict), result
+    [text] = result.content
+    assert json.loads(text.text) == structured  # type: ignore[union-attr]
+    return bool(result.is_error), structured
