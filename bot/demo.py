@@ -21,6 +21,7 @@ from typing import Any
 
 import aiohttp
 
+from bot.client import ApiError, Client
 from bot.devstack import SandboxApp, embedded_sandbox, register_sign_in, sandbox_config
 from bot.profiles import DEFAULT_DEV_DIR, DEV_TOKEN, DEV_TOKEN_ENV
 from bot.server import serve
@@ -109,11 +110,13 @@ class Demo:
         self.bot_url = bot_url
         self.sandbox = sandbox
         self.venue_path = venue_path
-        self.http = aiohttp.ClientSession()
+        self.http = aiohttp.ClientSession()  # the sandbox's control API and the bot's pages
+        self.api = Client(bot_url, DEV_TOKEN)  # the proposers' API, as any proposer calls it
         self.run_id = str(int(time.time()))
 
     async def close(self) -> None:
         await self.http.close()
+        await self.api.close()
 
     async def propose(self, sample: Sample) -> dict[str, Any]:
         body = {
@@ -123,15 +126,11 @@ class Demo:
             "audience": "ops",
             "expires_in_s": 3600,
         }
-        async with self.http.post(
-            f"{self.bot_url}/api/v1/operations",
-            json=body,
-            headers={"Authorization": f"Bearer {DEV_TOKEN}"},
-        ) as response:
-            view: dict[str, Any] = await response.json()
-            if response.status not in (200, 201):
-                raise RuntimeError(f"{sample.name}: proposal refused: {view}")
-            return view
+        try:
+            filed = await self.api.propose(body)
+        except ApiError as refused:
+            raise RuntimeError(f"{sample.name}: proposal refused: {refused}") from None
+        return filed.operation.model_dump(mode="json", exclude_unset=True)
 
     async def card_of(self, operation_id: str) -> dict[str, Any] | None:
         async with self.http.get(

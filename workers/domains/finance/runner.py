@@ -148,7 +148,7 @@ def precheck_reader(
     venue: SimVenue,
 ) -> Callable[[Mapping[str, Any]], Awaitable[list[FieldProblem]]]:
     """The pre-check an order would meet if it were confirmed now, for the API's dry run
-    (POST /api/v1/operations/check): its problems, [] if it would pass. Reads, never sends."""
+    (the API's check endpoint): its problems, [] if it would pass. Reads, never sends."""
 
     async def precheck(payload: Mapping[str, Any]) -> list[FieldProblem]:
         order = FinanceOrderV1.model_validate(payload)
