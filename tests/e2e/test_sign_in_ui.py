@@ -68,19 +68,32 @@ def sign_in_as_alice(page: Page, bot: str) -> None:
     page.wait_for_url(f"{bot}/ops", timeout=UI_TIMEOUT_MS)
 
 
+def card_posted(bot: str, operation_id: str) -> None:
+    """Until the card is in the chat and marked shown: the page opened after it has nothing
+    left to reload for before the click."""
+    deadline = time.monotonic() + 30
+    while True:
+        status, view = http("GET", f"{bot}/api/v1/operations/{operation_id}", token=DEV)
+        assert status == 200, view
+        if view["state"] == "awaiting_confirmation" and view["card"]["delivery"] == "current":
+            return
+        assert time.monotonic() < deadline, view
+        time.sleep(0.1)
+
+
 def test_alice_confirms_on_the_operation_page_and_the_page_shows_the_decision(
     running_bot: str, browser: Browser, artifacts: Path
 ) -> None:
     status, view = http(
-        "POST", f"{running_bot}/api/v1/operations", order_request("ui-web-confirm"), "dev-token"
+        "POST", f"{running_bot}/api/v1/operations", order_request("ui-web-confirm"), DEV
     )
     assert status == 201, view
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()
     errors = watch_console(page)
     sign_in_as_alice(page, running_bot)
+    card_posted(running_bot, view["id"])
     page.goto(f"{running_bot}/ops/{view['id']}")
-    # the card is posted, then the page (its long poll) reloads with the buttons
     expect(page.locator("#confirm")).to_be_visible(timeout=UI_TIMEOUT_MS)
     expect(page.locator("#decide-digest")).to_contain_text(view["confirm_digest"][:12])
     page.screenshot(path=str(artifacts / "web-decide-before.png"), full_page=True)
@@ -115,6 +128,7 @@ def test_a_restart_between_sign_in_and_the_decision_keeps_alice_signed_in_and_de
         status, view = http("POST", f"{bot}/api/v1/operations", order_request("ui-restart"), DEV)
         assert status == 201, view
         sign_in_as_alice(page, bot)
+        card_posted(bot, view["id"])
         page.goto(f"{bot}/ops/{view['id']}")
         expect(page.locator("#confirm")).to_be_visible(timeout=UI_TIMEOUT_MS)
     # the bot is gone: nothing answers the page's long poll until the next run listens

@@ -14,8 +14,19 @@ from tests.support.browser import ARTIFACTS, UI_TIMEOUT_MS
 from tests.support.dashboard import chromium
 from tests.support.factories import order_request
 from tests.support.stack import Stack, StackFactory, card_says, settled
+from tests.support.waiting import eventually
 
 PEOPLE = {"ou_alice": "Alice", "ou_bob": "Bob", "ou_mallory": "Mallory"}
+
+
+async def card_shown(stack: Stack, operation_id: str) -> None:
+    """Until the card is marked shown: a page opened after it has nothing to reload for."""
+
+    async def current() -> bool:
+        _, view = await stack.api("GET", f"/api/v1/operations/{operation_id}")
+        return bool(view["card"]["delivery"] == "current")
+
+    await eventually(current)
 
 
 async def signed_in_page(browser: Browser, stack: Stack, user: str) -> Page:
@@ -36,6 +47,7 @@ async def test_alice_confirms_in_chromium_and_the_card_says_web_then_filled(
 ) -> None:
     stack: Stack = await make_stack("ws", web={}, people=PEOPLE)
     view, message_id = await stack.offered(order_request("chromium-web-confirm"))
+    await card_shown(stack, view["id"])
     async with chromium() as browser:
         mallory = await signed_in_page(browser, stack, "ou_mallory")
         await mallory.goto(f"{stack.bot_url}/ops/{view['id']}")
@@ -65,6 +77,7 @@ async def test_a_confirm_after_a_card_claim_is_told_on_the_page_and_changes_noth
 ) -> None:
     stack: Stack = await make_stack("ws", web={}, people=PEOPLE)
     view, message_id = await stack.offered(order_request("chromium-web-loses"))
+    await card_shown(stack, view["id"])
     async with chromium() as browser:
         alice = await signed_in_page(browser, stack, "ou_alice")
         # the page's long poll would reload it once Bob's click lands: hold it still
