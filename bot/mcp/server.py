@@ -23,10 +23,11 @@ from bot.api.intake import MAX_REASON_CHARS, RequestId
 from bot.api.wire import CheckView, OperationPage, OperationView
 from bot.client import ApiError, Client
 from bot.mcp.results import Proposed, proposed
+from bot.mcp.watch import Follower, operation_uri
 from bot.progress import MAX_WAIT_S
 
 NAME = "countersign"
-RESOURCE = "countersign://operations/{id}"
+RESOURCE = operation_uri("{id}")
 INSTRUCTIONS = """\
 countersign puts an operation you propose (an exchange order, finance.order, or a message to a
 counterparty, message.send) in front of people: it posts a card with the exact terms to the
@@ -104,9 +105,19 @@ async def _answer(call: Awaitable[BaseModel]) -> CallToolResult:
         return _refused(error)
 
 
-def build_server(client: Client) -> MCPServer:
-    """The server over `client` (which holds the proposer's token)."""
-    server = MCPServer(NAME, instructions=INSTRUCTIONS, log_level="WARNING")
+def build_server(client: Client, follower: Follower | None = None) -> MCPServer:
+    """The server over `client` (which holds the proposer's token); with `follower`, the
+    operations it files or reads are followed and their changes published on its bus."""
+    server = MCPServer(
+        NAME,
+        instructions=INSTRUCTIONS,
+        log_level="WARNING",
+        subscriptions=follower.bus if follower is not None else False,
+    )
+
+    def follow(operation_id: str) -> None:
+        if follower is not None:
+            follower.follow(operation_id)
 
     @server.tool(description="File an operation for an operator to confirm on a Lark card.")
     async def propose_operation(
@@ -122,6 +133,7 @@ def build_server(client: Client) -> MCPServer:
             filed = await client.propose(body)
         except ApiError as error:
             return _refused(error)
+        follow(filed.operation.id)
         return _result(proposed(filed.operation, filed.created))
 
     @server.tool(
@@ -141,6 +153,7 @@ def build_server(client: Client) -> MCPServer:
 
     @server.tool(description="One of your operations: state, decision, outcome.")
     async def get_operation(id: OperationId) -> Annotated[CallToolResult, OperationView]:
+        follow(id)
         return await _answer(client.get(id))
 
     @server.tool(
@@ -177,6 +190,7 @@ def build_server(client: Client) -> MCPServer:
             found = await client.get(id)
         except ApiError as error:
             raise ResourceError(f"{error.code}: {error.message}") from None
+        follow(id)
         return found.model_dump(mode="json", exclude_unset=True)
 
     return server

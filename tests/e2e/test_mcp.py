@@ -5,10 +5,12 @@ backends."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
 from mcp import MCPError
+from mcp.client.subscriptions import ResourceUpdated
 
 from tests.support.factories import ORDER_PAYLOAD, order_request
 from tests.support.mcp_client import call, connected
@@ -71,8 +73,13 @@ async def test_an_agent_proposes_an_operator_confirms_and_the_agent_learns_the_f
         operation_id = first["operation_id"]
 
         message_id = await card_of(stack, operation_id)
-        reply = await stack.click(message_id, "ou_alice")
-        assert reply["toast"]["type"] == "success", reply
+        uri = f"countersign://operations/{operation_id}"
+        # the server follows what it filed: a listener hears of the change the click makes
+        async with agent.listen(resource_subscriptions=[uri]) as updates:
+            reply = await stack.click(message_id, "ou_alice")
+            assert reply["toast"]["type"] == "success", reply
+            update = await asyncio.wait_for(anext(updates), 60)
+        assert update == ResourceUpdated(uri=uri)
         done: dict[str, object] = {}
         for _ in range(5):  # each call waits at most 60 s for the fill
             failed, done = await call(
