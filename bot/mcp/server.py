@@ -25,9 +25,12 @@ from bot.client import ApiError, Client
 from bot.mcp.results import Proposed, proposed
 from bot.mcp.watch import Follower, operation_uri
 from bot.progress import MAX_WAIT_S
+from workers.domains import DOMAINS
 
 NAME = "countersign"
 RESOURCE = operation_uri("{id}")
+KIND_RESOURCE = "countersign://kinds/{kind}"
+SCHEMA_VERSION = 1  # what the tools file (the API's default)
 INSTRUCTIONS = """\
 countersign puts an operation you propose (an exchange order, finance.order, or a message to a
 counterparty, message.send) in front of people: it posts a card with the exact terms to the
@@ -46,7 +49,10 @@ Errors carry {code, message, fields: [{field, reason, fix}]}.
 Kind = Annotated[str, Field(description="the operation kind: finance.order or message.send")]
 Payload = Annotated[
     dict[str, Any],
-    Field(description='the kind\'s terms; decimal numbers as strings, e.g. "0.010"'),
+    Field(
+        description="the kind's terms, as the resource countersign://kinds/{kind} describes "
+        'them; decimal numbers as strings, e.g. "0.010"'
+    ),
 ]
 AudienceName = Annotated[str, Field(description="the configured audience whose group decides")]
 ExpiresIn = Annotated[
@@ -192,5 +198,22 @@ def build_server(client: Client, follower: Follower | None = None) -> MCPServer:
             raise ResourceError(f"{error.code}: {error.message}") from None
         follow(id)
         return found.model_dump(mode="json", exclude_unset=True)
+
+    @server.resource(
+        KIND_RESOURCE,
+        name="kind",
+        description="An operation kind's payload, as a JSON schema (finance.order, message.send)",
+        mime_type="application/json",
+    )
+    def kind(kind: str) -> dict[str, Any]:
+        domain = DOMAINS.get(kind)
+        model = domain.schema(SCHEMA_VERSION) if domain is not None else None
+        if model is None:
+            raise ResourceError(f"unknown kind {kind!r}: use one of {', '.join(sorted(DOMAINS))}")
+        return {
+            "kind": kind,
+            "schema_version": SCHEMA_VERSION,
+            "payload_schema": model.model_json_schema(),
+        }
 
     return server

@@ -93,6 +93,16 @@ async def test_an_agent_proposes_an_operator_confirms_and_the_agent_learns_the_f
         assert done["decision"]["by"] == "ou_alice"  # type: ignore[index]
         assert done["source"]["reason"] == "rebalance after the funding change"  # type: ignore[index]
 
+        kind = await agent.read_resource("countersign://kinds/finance.order")
+        described = json.loads(kind.contents[0].text)  # type: ignore[union-attr]
+        assert {"instrument", "quantity", "max_fee"} <= set(
+            described["payload_schema"]["properties"]
+        )
+        assert (
+            "countersign://kinds/{kind}"
+            in tools["propose_operation"].input_schema["properties"]["payload"]["description"]
+        )
+
         read = await agent.read_resource(f"countersign://operations/{operation_id}")
         [contents] = read.contents
         assert json.loads(contents.text)["id"] == operation_id  # type: ignore[union-attr]
