@@ -12,9 +12,12 @@ from datetime import timedelta
 from bot.api.signin import SESSION_COOKIE
 from store.lifecycle import State
 from tests.support.factories import order_request
+from tests.support.proposer_routes import Receiver, conversation, replies_to, with_routes
 from tests.support.signin import Browser
-from tests.support.stack import Stack, StackFactory, card_says, settled
+from tests.support.stack import CALLBACK_SECRET, Stack, StackFactory, card_says, settled
+from tests.support.waiting import eventually
 from tests.support.web_decide import decide_on_page, flash, forms, post, signed_in
+from workers.webhook_signature import verify
 
 PEOPLE = {"ou_alice": "Alice", "ou_bob": "Bob", "ou_mallory": "Mallory"}
 
@@ -210,3 +213,25 @@ async def sign_in_again(browser: Browser, link: str, operation_id: str) -> None:
     assert sent.status == 302, sent.html
     landed = await browser.get(await browser.approve(sent.location, "ou_alice"))
     assert landed.status == 302 and landed.location == f"/ops/{operation_id}"
+
+
+async def test_a_web_decision_returns_to_the_proposer_as_a_card_clicks_does(
+    make_stack: StackFactory, receiver: Receiver
+) -> None:
+    """The result return is the same: the signed webhook (who confirmed, the outcome) and
+    the reply in the proposer's thread."""
+    stack = await web_stack(make_stack)
+    thread = await conversation(stack)
+    body = with_routes(order_request("web-routed"), conversation_id=thread, url=receiver.url)
+    view, _message_id = await stack.offered(body)
+    async with signed_in(stack, "ou_alice") as alice:
+        _answer, landed = await decide_on_page(alice, view["id"])
+        assert flash(landed.html) == ("tone-green", "")
+    await eventually(lambda: bool(receiver.accepted), deadline_s=60)
+    (hook,) = receiver.accepted
+    assert verify(CALLBACK_SECRET, hook.headers, hook.body)
+    assert hook.json["operation_id"] == view["id"] and hook.json["outcome"] == "filled"
+    assert hook.json["confirmed_by"] == "ou_alice"
+    await eventually(lambda: bool(replies_to(stack, thread)), deadline_s=60, woken_by=stack.state)
+    (text,) = replies_to(stack, thread)
+    assert "Filled" in text and "Alice" in text
