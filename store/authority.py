@@ -34,7 +34,7 @@ from store.claim_sql import claim_params
 from store.click_sql import refusal_statements
 from store.decisions import Claimed, Click, Counted, Decided, Refused, refusal_reason
 from store.engine import SQLITE_IMMEDIATE
-from store.filing import by_request, file_draft, replay
+from store.filing import being_sent, by_request, file_draft, replay
 from store.groupcommit import (
     ConditionNotMet,
     GroupWriter,
@@ -45,7 +45,7 @@ from store.groupcommit import (
 )
 from store.lifecycle import Event, IllegalTransition, State
 from store.paging import MAX_PAGE_SIZE, Page
-from store.proposals import Draft, Proposed
+from store.proposals import ActiveClaim, Draft, Proposed
 from store.quorum_sql import Confirmed, confirm_statements
 from store.reader import SqliteReader
 from store.reasons import Reason
@@ -150,9 +150,13 @@ class Store:
 
     async def filed_before(self, draft: Draft) -> Operation | None:
         """The operation this draft's (proposer, request_id) already filed, or None; raises
-        RequestConflict as `propose` would if that filing's content differs. Writes nothing."""
+        RequestConflict or ActiveClaim as `propose` would. Writes nothing."""
         async with self.read() as conn:
             existing = await conn.run_sync(by_request, draft.source)
+            if existing is None and draft.supersede_open:
+                sending = await conn.run_sync(being_sent, draft.kind, draft.target_ref)
+                if sending is not None:
+                    raise ActiveClaim(sending, draft.target_ref)
         if existing is None:
             return None
         return replay(existing, canonical_json(draft.request_content)).operation

@@ -11,17 +11,18 @@ import json
 from dataclasses import replace
 from datetime import timedelta
 
-from sqlalchemy import Connection, insert, select
+from sqlalchemy import Connection, insert, or_, select
 from ulid import ULID
 
 from store.canonical import canonical_json
 from store.envelope import Envelope, Source, confirm_digest
 from store.lifecycle import Event, State, sources_for
 from store.models import OperationRow
-from store.proposals import Draft, Proposed, RequestConflict, content_differences
+from store.proposals import ActiveClaim, Draft, Proposed, RequestConflict, content_differences
 from store.records import Operation
 from store.timeutil import Clock
 from store.transitions import audit, load_operation, transition
+from store.vocabulary import Execution
 
 
 def file_draft(conn: Connection, clock: Clock, draft: Draft, content: str) -> Proposed:
@@ -30,6 +31,8 @@ def file_draft(conn: Connection, clock: Clock, draft: Draft, content: str) -> Pr
     existing = by_request(conn, draft.source)
     if existing is not None:
         return replay(existing, content)
+    if draft.supersede_open and (sending := being_sent(conn, draft.kind, draft.target_ref)):
+        raise ActiveClaim(sending, draft.target_ref)
     op = insert_operation(conn, clock, draft, content)
     if draft.supersede_open:
         supersede_open(conn, clock, op, f"proposer:{draft.source.proposer}")
@@ -55,6 +58,33 @@ def replay(existing: tuple[Operation, str], content: str) -> Proposed:
     if stored != content:
         raise RequestConflict(op.id, content_differences(json.loads(stored), json.loads(content)))
     return Proposed(op, created=False)
+
+
+# an executor that ended here has resolved: a send done, refused before it left, or an unknown
+# reconciled; anything else after a claim is still under way (or unknown: reconciling)
+RESOLVED = (
+    Execution.COMPLETED.value,
+    Execution.RECONCILED.value,
+    Execution.PREFLIGHT_REJECTED.value,
+    Execution.RESERVATION_REFUSED.value,
+)
+
+
+def being_sent(conn: Connection, kind: str, target_ref: str) -> str | None:
+    """The claimed operation of this kind on this target whose execution has not resolved."""
+    return conn.execute(
+        select(OperationRow.id)
+        .where(
+            OperationRow.kind == kind,
+            OperationRow.target_ref == target_ref,
+            OperationRow.state.in_((State.CLAIMED.value, State.OUTCOME_OBSERVED.value)),
+            or_(
+                OperationRow.execution_state.is_(None),
+                OperationRow.execution_state.not_in(RESOLVED),
+            ),
+        )
+        .limit(1)
+    ).scalar_one_or_none()
 
 
 def supersede_open(conn: Connection, clock: Clock, newer: Operation, actor: str) -> None:

@@ -23,6 +23,16 @@ class RequestConflict(Exception):
         self.fields = tuple(fields)
 
 
+class ActiveClaim(Exception):
+    """A draft that replaces open ones (a message.send) while an earlier one to the same
+    target is claimed and its send has not resolved: it waits until it has."""
+
+    def __init__(self, operation_id: str, target_ref: str) -> None:
+        super().__init__(f"operation {operation_id} to {target_ref} is being sent")
+        self.operation_id = operation_id
+        self.target_ref = target_ref
+
+
 @dataclass(frozen=True)
 class Draft:
     """A validated proposal, ready to become an operation."""

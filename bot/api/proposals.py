@@ -28,7 +28,7 @@ from bot.api.people import with_people
 from store.canonical import loads_strict
 from store.execution_reads import view as op_view
 from store.problems import FieldProblem, ProblemsFound
-from store.proposals import Draft, RequestConflict
+from store.proposals import ActiveClaim, Draft, RequestConflict
 
 log = logging.getLogger("countersign.api")
 
@@ -45,7 +45,26 @@ def _problems(request: web.Request, error: ProblemsFound) -> web.Response:
     )
 
 
-def _conflict(request: web.Request, draft: Draft, error: RequestConflict) -> web.Response:
+def _conflict(
+    request: web.Request, draft: Draft, error: RequestConflict | ActiveClaim
+) -> web.Response:
+    if isinstance(error, ActiveClaim):
+        return refuse(
+            request,
+            409,
+            "active_claim",
+            f"operation {error.operation_id} to the same destination was confirmed and its "
+            "send has not resolved; nothing was stored. File the new draft once it has "
+            "(follow it with GET /api/v1/operations/{id}); an edit after dispatch began "
+            "waits for its reconciliation",
+            [
+                FieldProblem(
+                    "payload",
+                    f"{error.target_ref} has a send in flight ({error.operation_id})",
+                    "wait until that operation is final, then file again",
+                )
+            ],
+        )
     return refuse(
         request,
         409,
@@ -93,7 +112,7 @@ async def propose(request: web.Request) -> web.Response:
         return draft
     try:
         proposed = await request.app[STORE_KEY].propose(draft)
-    except RequestConflict as error:
+    except (RequestConflict, ActiveClaim) as error:
         return _conflict(request, draft, error)
     if proposed.created:
         request.app[ON_PROPOSED_KEY]()  # the card worker need not wait for its next poll
@@ -108,7 +127,7 @@ async def check(request: web.Request) -> web.Response:
         return draft
     try:
         before = await request.app[STORE_KEY].filed_before(draft)
-    except RequestConflict as error:
+    except (RequestConflict, ActiveClaim) as error:
         return _conflict(request, draft, error)
     try:
         problems = await _precheck(request, draft)

@@ -11,7 +11,7 @@ from store.lifecycle import State
 from store.reasons import Reason
 from tests.support.cards import fields
 from tests.support.factories import draft, message_draft_fields, message_request
-from tests.support.stack import CLAIMED_OR_AFTER, DEV_TOKEN, Stack, StackFactory
+from tests.support.stack import CLAIMED_OR_AFTER, Stack, StackFactory, settled
 from tests.support.waiting import eventually
 
 
@@ -46,6 +46,7 @@ async def test_re_filing_supersedes_the_open_draft_and_its_card(stack: Stack) ->
 async def test_a_claimed_draft_is_never_superseded(stack: Stack) -> None:
     first, first_card = await stack.offered(message_request("kept-1"))
     assert (await stack.click(first_card, "ou_bob"))["toast"]["type"] == "success"
+    await settled(stack, first["id"], "sent")  # a re-file waits for the send (409 before)
     await stack.offered(message_request("kept-2"))
     claimed = await stack.store.get(first["id"])
     assert claimed is not None and claimed.state in CLAIMED_OR_AFTER
@@ -70,12 +71,7 @@ def sent_to_acme(stack: Stack) -> list[str]:
 
 
 async def propose_raw(stack: Stack, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-    async with stack.http.post(
-        f"{stack.bot_url}/api/v1/operations",
-        data=json.dumps(body),
-        headers={"Authorization": f"Bearer {DEV_TOKEN}"},
-    ) as response:
-        return response.status, await response.json()
+    return await stack.post("/api/v1/operations", body)
 
 
 async def confirmed_and_sent(stack: Stack, card_id: str) -> str:

@@ -166,14 +166,19 @@ class Stack:
     http: aiohttp.ClientSession
 
     async def propose(self, body: dict[str, Any]) -> dict[str, Any]:
+        status, view = await self.post("/api/v1/operations", body)
+        assert status == 201, view
+        return view
+
+    async def post(self, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        """POST `body` as JSON to the bot's `path` as the dev proposer: (status, answer)."""
         async with self.http.post(
-            f"{self.bot_url}/api/v1/operations",
+            f"{self.bot_url}{path}",
             data=json.dumps(body),
             headers={"Authorization": f"Bearer {DEV_TOKEN}"},
         ) as response:
-            view: dict[str, Any] = await response.json()
-            assert response.status == 201, view
-            return view
+            answer: dict[str, Any] = await response.json()
+            return response.status, answer
 
     async def api(self, method: str, path: str) -> tuple[int, Any]:
         async with self.http.request(
