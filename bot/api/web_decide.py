@@ -90,6 +90,15 @@ class DecideForm:
     reauth_minutes: int
 
 
+def counted_answer(op: Operation) -> dict[str, Any]:
+    """A post's answer when its confirmation counted and the operation awaits more."""
+    return {
+        "result": "counted",
+        "counted": len(op.confirmed_by),
+        "required": op.envelope.approval.required,
+    }
+
+
 def _lang(value: Any) -> Lang:
     return "zh" if value == "zh" else "en"
 
@@ -242,9 +251,7 @@ class WebDecisions:
             log.info("web click refused: %s", refusal.value)
             answer = {"result": "refused", "reason": refusal.value}
         elif isinstance(decided, Counted):
-            op = decided.operation
-            counted, required = len(op.confirmed_by), op.envelope.approval.required
-            answer = {"result": "counted", "counted": counted, "required": required}
+            answer = counted_answer(decided.operation)
         else:
             answer = {"result": "rejected" if isinstance(decided, Decided) else "claimed"}
         refused = self.store.refusal_statements(click, refusal) if refusal else ()

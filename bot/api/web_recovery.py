@@ -18,7 +18,7 @@ import logging
 from datetime import datetime
 from typing import Any
 
-from bot.api.web_decide import INBOX_KIND
+from bot.api.web_decide import INBOX_KIND, counted_answer
 from bot.ingress.callbacks import RECOVER_AFTER_S
 from bot.ingress.recovery import settle_leftovers
 from store.authority import Store
@@ -78,6 +78,5 @@ class WebRecovery:
             return {"result": "rejected"}
         op = await self.store.get(record.operation_id)
         if op is not None and op.state is State.AWAITING_CONFIRMATION:  # one of N counted
-            required = op.envelope.approval.required
-            return {"result": "counted", "counted": len(op.confirmed_by), "required": required}
+            return counted_answer(op)
         return {"result": "claimed"}
