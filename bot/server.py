@@ -113,6 +113,12 @@ async def serve(
     workers = WorkerProcess(config) if settings.execution.workers == "process" else None
     kick_cards = workers.kicker("cards") if workers else force.kick_cards
     kick_executor = workers.kicker("executor") if workers else force.executor.kick
+    kick_deliveries = workers.kicker("deliveries") if workers else force.deliveries.kick
+
+    def on_proposed() -> None:  # its card is due, and a draft's filing receipt
+        kick_cards()
+        kick_deliveries()
+
     if api is not None and force.cards is not None:
         callbacks = CallbackConsumer(
             store,
@@ -177,7 +183,7 @@ async def serve(
         config,
         store,
         health=health,
-        on_proposed=kick_cards,
+        on_proposed=on_proposed,
         on_claimed=kick_executor,
         capabilities=force.capability_readers(),
         prechecks=force.precheck_readers(),

@@ -24,6 +24,7 @@ from store.authority import Store
 from store.engine import is_sqlite
 from store.events import DueListener
 from store.execution import ExecutionLedger
+from store.operation_reads import claim_id
 from store.timeutil import Clock
 from workers.cards import CardWorker
 from workers.crash import crash_point
@@ -32,7 +33,7 @@ from workers.domains.execution import Runner, operation_of
 from workers.domains.finance.runner import FinanceRunner, precheck_reader
 from workers.domains.finance.sim.faults import Faults
 from workers.domains.finance.sim.venue import SimVenue
-from workers.domains.message.runner import MessageRunner
+from workers.domains.message.runner import MessageRunner, filing_receipts
 from workers.executor import ExecutionWorker
 from workers.expiry import run_expiry
 from workers.reminders import ReminderWorker
@@ -176,6 +177,8 @@ async def build_workforce(
             lark,
             settings.domains.message,
             clock=clock,
+            decision_of=lambda operation_id: claim_id(store, operation_id),
+            people=settings.people,
             on_dispatched=lambda _client_id: crash_point("after_dispatch"),
         )
     execution = settings.execution
@@ -192,6 +195,8 @@ async def build_workforce(
         allow_internal=delivery.allow_internal_targets,
         destination_chats=settings.destination_chats(),
         voice=Voice(settings.cards.lang, tz or zone(settings.cards.timezone), settings.people),
+        chats=lark,
+        filing_receipts=filing_receipts(settings.domains.message),
     )
     outcome_hooks: list[Callable[[], None]] = [deliveries.kick]
     if cards is not None:

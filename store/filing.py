@@ -1,6 +1,7 @@
 """Filing a proposal, as SQL inside one write: the operation inserted with its digest and
 audit row, or the one this (proposer, request_id) already made replayed (or refused as a
-`RequestConflict`), and the open drafts a superseding proposal replaces.
+`RequestConflict`), the open drafts a superseding proposal replaces, and the filing
+receipt a draft announced in its ops chat has due.
 
 Plain functions of a sync `Connection`; `Store.propose` runs `file_draft` as one write.
 """
@@ -14,15 +15,15 @@ from datetime import timedelta
 from sqlalchemy import Connection, insert, or_, select
 from ulid import ULID
 
-from store.canonical import canonical_json
+from store.canonical import canonical_digest, canonical_json
 from store.envelope import Envelope, Source, confirm_digest
 from store.lifecycle import Event, State, sources_for
-from store.models import OperationRow
+from store.models import DeliveryRow, OperationRow
 from store.proposals import ActiveClaim, Draft, Proposed, RequestConflict, content_differences
 from store.records import Operation
 from store.timeutil import Clock
 from store.transitions import audit, load_operation, transition
-from store.vocabulary import Execution
+from store.vocabulary import Channel, DeliveryState, Execution, Stage
 
 
 def file_draft(conn: Connection, clock: Clock, draft: Draft, content: str) -> Proposed:
@@ -34,9 +35,34 @@ def file_draft(conn: Connection, clock: Clock, draft: Draft, content: str) -> Pr
     if draft.supersede_open and (sending := being_sent(conn, draft.kind, draft.target_ref)):
         raise ActiveClaim(sending, draft.target_ref)
     op = insert_operation(conn, clock, draft, content)
+    if draft.announce_filing:
+        enqueue_filing_receipt(conn, op)
     if draft.supersede_open:
         supersede_open(conn, clock, op, f"proposer:{draft.source.proposer}")
     return Proposed(op, created=True)
+
+
+def filing_receipt_digest(op: Operation) -> str:
+    return canonical_digest({"operation": op.id, "filed": op.confirm_digest})
+
+
+def enqueue_filing_receipt(conn: Connection, op: Operation) -> None:
+    """The outbox row that tells the draft's internal ops chat it was filed: written with
+    the operation, so a crash cannot lose it, and once (a stage concludes once per channel).
+    The delivery worker asks the domain for the chat and the line when it sends."""
+    conn.execute(
+        insert(DeliveryRow).values(
+            id=str(ULID.from_datetime(op.created_at)),
+            operation_id=op.id,
+            channel=Channel.OPS_CHAT.value,
+            stage=Stage.INITIAL.value,
+            outcome_digest=filing_receipt_digest(op),
+            state=DeliveryState.PENDING.value,
+            attempts=0,
+            due_at=op.created_at,
+            created_at=op.created_at,
+        )
+    )
 
 
 def by_request(conn: Connection, source: Source) -> tuple[Operation, str] | None:

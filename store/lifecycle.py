@@ -19,6 +19,8 @@ TRANSITIONS: Mapping[tuple[State, Event], State] = {
     (State.AWAITING_CONFIRMATION, Event.CANCELLED): State.CANCELLED,
     (State.AWAITING_CONFIRMATION, Event.EXPIRED): State.EXPIRED,
     (State.AWAITING_CONFIRMATION, Event.SUPERSEDED): State.SUPERSEDED,
+    # a message draft sent back to its proposer for a rewrite; a re-file is a new draft
+    (State.AWAITING_CONFIRMATION, Event.CHANGES_REQUESTED): State.CHANGES_REQUESTED,
     (State.CLAIMED, Event.OUTCOME): State.OUTCOME_OBSERVED,
     # A reconciliation appends another outcome; the envelope state stays put.
     (State.OUTCOME_OBSERVED, Event.OUTCOME): State.OUTCOME_OBSERVED,
@@ -26,7 +28,7 @@ TRANSITIONS: Mapping[tuple[State, Event], State] = {
 
 # States from which nothing but outcomes can follow; a claim is never discarded.
 TERMINAL_UNCLAIMED: frozenset[State] = frozenset(
-    {State.REJECTED, State.CANCELLED, State.EXPIRED, State.SUPERSEDED}
+    {State.REJECTED, State.CANCELLED, State.EXPIRED, State.SUPERSEDED, State.CHANGES_REQUESTED}
 )
 OPEN_UNCLAIMED: frozenset[State] = frozenset({State.PREPARED, State.AWAITING_CONFIRMATION})
 

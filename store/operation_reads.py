@@ -91,6 +91,13 @@ async def claim_count(store: Store, operation_id: str) -> int:
         )
 
 
+async def claim_id(store: Store, operation_id: str) -> str | None:
+    """The id of the operation's claim (the decision that let it run), if it has one."""
+    async with store.read() as conn:
+        found = await conn.execute(select(ClaimRow.id).where(ClaimRow.operation_id == operation_id))
+        return found.scalar_one_or_none()
+
+
 async def confirmations(store: Store, operation_id: str) -> list[Confirmation]:
     async with store.read() as conn:
         rows = (

@@ -57,6 +57,9 @@ class Draft:
     # a reminder this long before expiry, if it is still undecided then (not a term: it
     # changes nothing an operator confirms)
     remind_before_s: int | None = None
+    # its filing is announced in an internal chat (a message draft's filing receipt): a row
+    # in the outbox, written with the operation (`store.conclusions.enqueue_filing_receipt`)
+    announce_filing: bool = False
 
 
 @dataclass(frozen=True)

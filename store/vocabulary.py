@@ -25,6 +25,9 @@ class State(StrEnum):
     CANCELLED = "cancelled"
     EXPIRED = "expired"
     SUPERSEDED = "superseded"
+    # an operator asked the proposer to rewrite the draft (message drafts): closed, like a
+    # reject, and the proposer's re-file is a new draft
+    CHANGES_REQUESTED = "changes_requested"
 
 
 class Event(StrEnum):
@@ -36,6 +39,7 @@ class Event(StrEnum):
     CANCELLED = "cancelled"
     EXPIRED = "expired"
     SUPERSEDED = "superseded"
+    CHANGES_REQUESTED = "changes_requested"
     OUTCOME = "outcome"
 
 
@@ -74,10 +78,12 @@ class DeliveryState(StrEnum):
 
 
 class Channel(StrEnum):
-    """deliveries.channel: how a conclusion goes back to its proposer."""
+    """deliveries.channel: how a conclusion goes back to its proposer, or (ops_chat) a
+    draft's filing receipt goes to its destination's internal ops chat."""
 
     REPLY = "reply"
     WEBHOOK = "webhook"
+    OPS_CHAT = "ops_chat"
 
 
 class InboxStatus(StrEnum):
@@ -108,6 +114,8 @@ class ClickAction(StrEnum):
 
     CONFIRM = "confirm"
     REJECT = "reject"
+    # a message draft sent back to its proposer with a note (closed as changes_requested)
+    REQUEST_CHANGES = "request_changes"
 
 
 # (table, column) -> its vocabulary; NULL stays allowed where the column is nullable

@@ -35,7 +35,10 @@ from store.deliveries import Delivery, DeliveryLedger
 from store.execution import ExecutionLedger
 from store.logcontext import about
 from store.projection import operation_view
+from store.records import Operation
 from store.timeutil import iso_utc
+from store.vocabulary import Channel
+from workers.domains.base import Notice
 from workers.loop import drain_loop, seconds_until
 from workers.pinned import Resolve, pinned_session, system_resolve
 from workers.targets import Address, BadUrl, Network, parse_callback_url, refusal
@@ -53,6 +56,16 @@ class ReplyChannel(Protocol):
     async def reply_text(self, message_id: str, text: str, uuid: str) -> str: ...
 
     async def get_message(self, message_id: str) -> dict[str, Any]: ...
+
+
+class ChatChannel(Protocol):
+    """Lark message create (a new message in a chat), errors as for `ReplyChannel`."""
+
+    async def send_text(self, receive_id: str, text: str, uuid: str) -> str: ...
+
+
+# the internal line an operation's filing has due (`Domain.filing_receipt`), None: no more
+FilingReceipts = Callable[[Operation], Notice | None]
 
 
 class Permanent(Exception):
@@ -80,6 +93,8 @@ class DeliveryWorker:
         destination_chats: Mapping[str, str] | None = None,
         tls: ssl.SSLContext | None = None,
         voice: Voice = ENGLISH_UTC,
+        chats: ChatChannel | None = None,
+        filing_receipts: FilingReceipts | None = None,
     ) -> None:
         self.store = store
         self.voice = voice  # the reply's language, time zone and names
@@ -99,6 +114,8 @@ class DeliveryWorker:
         # before a destination was configured is refused here too
         self.destination_chats = dict(destination_chats or {})
         self.tls = tls  # None: the system's trust store, certificates checked on the host name
+        self.chats = chats
+        self.filing_receipts = filing_receipts
         self._kick = asyncio.Event()
 
     def kick(self) -> None:
@@ -130,6 +147,9 @@ class DeliveryWorker:
         try:
             op = await self.store.get(delivery.operation_id)
             assert op is not None, delivery.operation_id
+            if delivery.channel == Channel.OPS_CHAT:
+                await self._filing_receipt(delivery, op)
+                return
             outcomes = await ExecutionLedger(self.store).outcomes(op.id)
             view = operation_view(op, outcomes)
             outcome = next(
@@ -241,15 +261,39 @@ class DeliveryWorker:
         except Permanent:
             raise
         except Exception as error:
-            code = getattr(error, "code", None)
-            permanent = getattr(error, "kind", None) == "terminal"
-            log.warning("reply %s failed: %s", delivery.id, error)
-            await self.ledger.failed(
-                delivery.id,
-                code if isinstance(code, int) else None,
-                str(error)[:300],
-                retry_in_s=None if permanent else self._retry_in(delivery),
+            await self._failed_send(delivery, error)
+            return
+        await self.ledger.delivered(delivery.id, message_id)
+
+    async def _failed_send(self, delivery: Delivery, error: Exception) -> None:
+        """A Lark send that failed: for good if Lark refused it, else retried."""
+        code = getattr(error, "code", None)
+        permanent = getattr(error, "kind", None) == "terminal"
+        log.warning("%s %s failed: %s", delivery.channel, delivery.id, error)
+        await self.ledger.failed(
+            delivery.id,
+            code if isinstance(code, int) else None,
+            str(error)[:300],
+            retry_in_s=None if permanent else self._retry_in(delivery),
+        )
+
+    async def _filing_receipt(self, delivery: Delivery, op: Operation) -> None:
+        """One line in the draft's internal ops chat (`uuid` = the delivery id: a retry
+        never posts twice), asked of the domain now: never to any chat but the one its
+        destination names as internal (config checks that is no counterparty's chat)."""
+        notice = self.filing_receipts(op) if self.filing_receipts is not None else None
+        if notice is None:
+            raise Permanent("the draft's destination has no ops chat any more; nothing posted")
+        if self.chats is None:
+            raise Permanent("Lark is off: no chat to post in")
+        if notice.chat_id in self.destination_chats:
+            raise Permanent(f"{notice.chat_id} is a counterparty's chat; nothing posted")
+        try:
+            message_id = await self.chats.send_text(
+                notice.chat_id, notice.text, reply_uuid(delivery.id)
             )
+        except Exception as error:
+            await self._failed_send(delivery, error)
             return
         await self.ledger.delivered(delivery.id, message_id)
 

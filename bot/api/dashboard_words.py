@@ -125,6 +125,7 @@ LABELS: Mapping[str, Mapping[Lang, str]] = {
     "card.none": {"en": "nothing to show", "zh": "无需展示"},
     "channel.reply": {"en": "reply", "zh": "会话回复"},
     "channel.webhook": {"en": "webhook", "zh": "Webhook"},
+    "channel.ops_chat": {"en": "filing receipt (ops chat)", "zh": "提交回执（内部群）"},
     "stage.initial": {"en": "initial", "zh": "初次"},
     "stage.reconciled": {"en": "reconciled", "zh": "核对"},
     "delivery.pending": {"en": "pending", "zh": "待投递"},

@@ -325,6 +325,7 @@ def build_draft(
         remind_before_s=audience.remind_before_s,
         target_ref=domain.target_ref(payload),
         supersede_open=domain.supersedes_open_drafts,
+        announce_filing=domain.filing_receipt(payload, domain_settings) is not None,
         expires_in_s=expires_in_s,
         source=Source(
             proposer=proposer.name,

@@ -130,6 +130,7 @@ def internal_chats_stay_internal(settings: Settings, environ: Environ) -> Iterat
     ] + [
         (f"domains.message.destinations[{i}].ops_chat_id", d.ops_chat_id, "filing receipts")
         for i, d in enumerate(settings.domains.message.destinations)
+        if d.ops_chat_id is not None
     ]
     for field_path, chat, what in internal:
         if chat in counterparty_chats:

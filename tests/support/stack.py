@@ -66,6 +66,14 @@ FAST_EXECUTION = {
 }
 
 
+ACME_DESTINATION: dict[str, Any] = {
+    "name": "acme",
+    "chat_id": "oc_acme",
+    "counterparty": "acme-supplier",
+    "ops_chat_id": "oc_ops",
+}
+
+
 def bot_config(
     backend: Backend,
     port: int,
@@ -81,6 +89,7 @@ def bot_config(
     approval_rules: list[dict[str, Any]] | None = None,
     people: dict[str, str] | None = None,
     web: dict[str, Any] | None = None,
+    destinations: list[dict[str, Any]] | None = None,
     **lark: Any,
 ) -> Config:
     # `web`: sign in with Lark on, the sandbox as Lark, plus these [web] settings
@@ -119,16 +128,7 @@ def bot_config(
                     "venue_path": str(venue_path),
                     "sim_faults": sim_faults,
                 },
-                "message": {
-                    "destinations": [
-                        {
-                            "name": "acme",
-                            "chat_id": "oc_acme",
-                            "counterparty": "acme-supplier",
-                            "ops_chat_id": "oc_ops",
-                        }
-                    ]
-                },
+                "message": {"destinations": destinations or [ACME_DESTINATION]},
             },
             "execution": {**FAST_EXECUTION, **(execution or {})},
             "deliveries": {
@@ -264,6 +264,7 @@ async def make_stack(backend: Backend, store: Store, tmp_path: Path) -> AsyncIte
         approval_rules: list[dict[str, Any]] | None = None,
         people: dict[str, str] | None = None,
         web: dict[str, Any] | None = None,
+        destinations: list[dict[str, Any]] | None = None,
         **lark: Any,
     ) -> Stack:
         state = default_state()
@@ -298,6 +299,7 @@ async def make_stack(backend: Backend, store: Store, tmp_path: Path) -> AsyncIte
             approval_rules=approval_rules,
             people=people,
             web=web,
+            destinations=destinations,
             **lark,
         )
         if web is not None:  # its redirect URL, registered as a real app's is

@@ -65,6 +65,19 @@ class Domain(Protocol):
         kind moves no amount)."""
         ...
 
+    def filing_receipt(self, payload: BaseModel, settings: Any) -> Notice | None:
+        """The line an internal chat gets when this proposal is filed (pure; None: nobody
+        is told but the card's audience)."""
+        ...
+
+
+@dataclass(frozen=True)
+class Notice:
+    """One line for an internal chat (a draft's filing receipt): where and what."""
+
+    chat_id: str
+    text: str
+
 
 def terms(pairs: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Ordered display terms, leaving out absent optional ones."""

@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal, Self
 from pydantic import BaseModel, StringConstraints, model_validator
 
 from store.problems import FieldProblem
-from workers.domains.base import Amount, terms
+from workers.domains.base import Amount, Notice, terms
 from workers.domains.finance.capability import capability_problems
 from workers.domains.finance.settings import FinanceSettings
 from workers.domains.types import Name, NonNegativeDecimal, PositiveDecimal, StrictModel
@@ -146,3 +146,6 @@ class FinanceDomain:
             return Amount(None, currency)
         slippage = Decimal(payload.max_slippage_bps or 0) / Decimal(10_000)
         return Amount(quantity * Decimal(mark) * (1 + slippage), currency)
+
+    def filing_receipt(self, payload: BaseModel, settings: Any) -> Notice | None:
+        return None  # the card in the audience's chat is the only word of an order

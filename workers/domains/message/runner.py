@@ -1,4 +1,5 @@
-"""message.send through Lark: one message in the counterparty chat, a receipt in the ops chat.
+"""message.send through Lark: one message in the counterparty chat, a receipt in the ops chat
+(with its footer: who approved it, the decision id, the draft's hash).
 
 The operation's client id is the message's `uuid`, so Lark itself turns a repeated create
 into the first message for one hour (docs/lark-reference.md: uuid dedupe). That is what makes
@@ -11,13 +12,20 @@ person instead of being retried.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Mapping
 from datetime import datetime, timedelta
 from typing import Protocol
 
 from store.records import Operation
+from workers.domains.base import Notice
 from workers.domains.execution import Observed, Refusal, SubmissionUnknown, Unresolvable
-from workers.domains.message.schema import STORED, MessageDomain, MessageSendV1, text_sha256
+from workers.domains.message.schema import (
+    SHA_PREFIX,
+    STORED,
+    MessageDomain,
+    MessageSendV1,
+    text_sha256,
+)
 from workers.domains.message.settings import MessageSettings
 from workers.domains.message.text import lark_markup
 from workers.domains.types import hidden_character
@@ -38,6 +46,31 @@ def receipt_uuid(operation_id: str) -> str:
     return f"cs-rcpt-{operation_id}"
 
 
+def sent_receipt_text(
+    message: MessageSendV1, message_id: str, approvers: str, decision_id: str
+) -> str:
+    """The ops chat's line once the text went out, with its footer: who approved it, the
+    decision's id and the approved text's hash. Only ever posted internally: the text sent
+    to the counterparty is exactly the approved one."""
+    return (
+        f"Sent to {message.counterparty} ({message.destination}) as {message_id}.\n"
+        f"approved by {approvers} · receipt {decision_id} · "
+        f"draft sha256 {text_sha256(message.text)[:SHA_PREFIX]}"
+    )
+
+
+def filing_receipts(settings: MessageSettings) -> Callable[[Operation], Notice | None]:
+    """For the delivery worker: a filed draft's line for its destination's ops chat."""
+    domain = MessageDomain()
+
+    def receipt(op: Operation) -> Notice | None:
+        if op.kind != domain.kind:
+            return None
+        return domain.filing_receipt(MessageRunner.message(op), settings)
+
+    return receipt
+
+
 class MessageRunner:
     kind = MessageDomain.kind
     executor_name = MessageDomain.executor_name
@@ -49,9 +82,13 @@ class MessageRunner:
         settings: MessageSettings,
         *,
         clock: Callable[[], datetime],
+        decision_of: Callable[[str], Awaitable[str | None]],
+        people: Mapping[str, str] | None = None,
         on_dispatched: Callable[[str], None] | None = None,
     ) -> None:
         self.channel = channel
+        self.decision_of = decision_of  # operation id -> its claim's id (the decision)
+        self.people = dict(people or {})
         self.settings = settings
         self.enabled = settings.enabled
         self.clock = clock
@@ -105,7 +142,8 @@ class MessageRunner:
             raise SubmissionUnknown(f"{type(error).__name__}: {str(error)[:200]}") from error
         if self.on_dispatched is not None:
             self.on_dispatched(client_id)
-        await self._receipt(op, message, destination.ops_chat_id, message_id)
+        if destination.ops_chat_id is not None:
+            await self._receipt(op, message, destination.ops_chat_id, message_id)
         return Observed(
             "sent",
             {
@@ -119,11 +157,11 @@ class MessageRunner:
         self, op: Operation, message: MessageSendV1, ops_chat_id: str, message_id: str
     ) -> None:
         """Tell the internal ops chat (never the counterparty) what went out."""
-        receipt = (
-            f"Sent to {message.counterparty} ({message.destination}) as {message_id}; "
-            f"operation {op.id}, text sha256 {text_sha256(message.text)[:12]}"
-        )
+        approvers = op.confirmed_by or ((op.decided_by,) if op.decided_by else ())
+        names = ", ".join(self.people.get(who, who) for who in approvers) or "?"
         try:
+            decision_id = await self.decision_of(op.id) or "?"
+            receipt = sent_receipt_text(message, message_id, names, decision_id)
             await self.channel.send_text(ops_chat_id, receipt, receipt_uuid(op.id))
         except Exception as error:  # the send stands; a missing receipt is only logged
             log.warning("receipt for %s not posted: %s", op.id, error)

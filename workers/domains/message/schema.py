@@ -10,7 +10,7 @@ from pydantic import AfterValidator, BaseModel, StringConstraints, ValidationInf
 from pydantic_core import PydanticCustomError
 
 from store.problems import FieldProblem
-from workers.domains.base import Amount, terms
+from workers.domains.base import Amount, Notice, terms
 from workers.domains.message.settings import MessageSettings
 from workers.domains.message.text import draft_text_problem, outbound_text
 from workers.domains.types import Name, OpenId, StrictModel, TextProblem, normalise_newlines
@@ -72,6 +72,18 @@ class MessageSendV1(StrictModel):
 
 def text_sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+# how much of a text's SHA-256 the internal receipts name (the card shows all of it)
+SHA_PREFIX = 8
+
+
+def filing_receipt_text(message: MessageSendV1) -> str:
+    """The ops chat's one line when a draft is filed; never shown to the counterparty."""
+    return (
+        f"Draft to {message.counterparty} filed for approval ({message.priority}, "
+        f"sha {text_sha256(message.text)[:SHA_PREFIX]}). Waiting on operator."
+    )
 
 
 class MessageDomain:
@@ -144,3 +156,11 @@ class MessageDomain:
 
     def notional(self, payload: BaseModel, settings: Any, capabilities: Any) -> Amount | None:
         return None  # a message moves no amount
+
+    def filing_receipt(self, payload: BaseModel, settings: Any) -> Notice | None:
+        """Its destination's internal ops chat hears of the draft, if it has one."""
+        assert isinstance(payload, MessageSendV1) and isinstance(settings, MessageSettings)
+        destination = settings.destination(payload.destination)
+        if destination is None or destination.ops_chat_id is None:
+            return None
+        return Notice(destination.ops_chat_id, filing_receipt_text(payload))

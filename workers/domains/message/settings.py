@@ -13,8 +13,11 @@ class Destination(BaseModel):
     name: Name = Field(description="destination name proposals refer to")
     chat_id: str = Field(pattern=r"^oc_[A-Za-z0-9_-]{1,120}$", description="counterparty chat")
     counterparty: Name = Field(description="who is on the other side")
-    ops_chat_id: str = Field(
-        pattern=r"^oc_[A-Za-z0-9_-]{1,120}$", description="internal chat for filing receipts"
+    # None: drafts and their sends are on the dashboard and the API only
+    ops_chat_id: str | None = Field(
+        default=None,
+        pattern=r"^oc_[A-Za-z0-9_-]{1,120}$",
+        description="internal chat for filing receipts",
     )
 
 
