@@ -14,7 +14,7 @@ from datetime import datetime, tzinfo
 from typing import Any
 
 from cards.outcomes import outcome_parts, outcome_title
-from cards.strings import Lang, text
+from cards.strings import Lang, decision_key, text
 from cards.vocabulary import (
     OPEN_STATES,
     headline,
@@ -167,7 +167,7 @@ def decision_lines(
         return []
     now, tz = now or utc_now(), tz or local_zone()
     who = person(decision["by"], people=view.get("people") or {})
-    key = "state.rejected" if decision.get("action") == "reject" else "state.claimed"
+    key = decision_key(decision.get("action"))
     said = text(key, lang, who=who, at=when(decision["at"], tz)) if decision.get("at") else who
     if decision.get("at"):
         said += f" ({relative(decision['at'], now, lang)})"
@@ -175,7 +175,9 @@ def decision_lines(
         said += ", " + LABELS.get(f"entry.{entry}", {}).get(lang, str(entry))
     lines = [f"  {said}"]
     if decision.get("reason"):
-        lines.append("  " + text("detail.reason", lang, reason=str(decision["reason"])))
+        said = "detail.note" if decision.get("action") == "request_changes" else "detail.reason"
+        note = str(decision["reason"])
+        lines.append("  " + text(said, lang, reason=note, note=note))
     return lines
 
 

@@ -11,7 +11,7 @@ from datetime import UTC, tzinfo
 from typing import Any
 
 from cards.outcomes import outcome_parts, outcome_title
-from cards.strings import Lang, text
+from cards.strings import Lang, decision_key, text
 from cards.vocabulary import person, when
 from store.conclusions import EXPIRED
 
@@ -70,7 +70,7 @@ def reply_text(view: dict[str, Any], outcome: dict[str, Any], voice: Voice = ENG
         head = text("reply.head", lang, title=title, status=status)
     lines = [head]
     if decision.get("by"):
-        key = "state.rejected" if decision.get("action") == "reject" else "state.claimed"
+        key = decision_key(decision.get("action"))
         at = when(decision["at"], voice.tz) if decision.get("at") else "?"
         lines.append(text(key, lang, who=person(decision["by"], voice.people), at=at))
     elif outcome["status"] == EXPIRED:

@@ -1,7 +1,9 @@
 """The card's controls while an operation waits: Confirm, and Reject in a small form. Pure.
 
 The reject form's optional reason goes back to the proposer (Lark sends the form's fields
-with the click; an empty field is a reject without one). Every button carries the callback
+with the click; an empty field is a reject without one). A draft that can be steered
+(message.send) has "Request changes" in the same form: the text is then the note that tells
+the proposer what to change, and it is required. Every button carries the callback
 value that binds a click to this operation and this digest.
 """
 
@@ -79,12 +81,24 @@ def decide_elements(view: dict[str, Any], lang: Lang) -> list[dict[str, Any]]:
         name=WITHOUT_REASON,
         form_action_type="submit",
     )
+    buttons = [reject, without]
+    if view["terms"].get("steer") is True:  # a draft an operator may send back with a note
+        reason["placeholder"] = plain_text(text("steer.note", lang), i18n("steer.note"))
+        steer = _button(
+            view,
+            "request_changes",
+            "default",
+            lang,
+            name="request_changes",
+            form_action_type="submit",
+        )
+        buttons.insert(0, steer)
     return [
         _row(_button(view, "confirm", "primary_filled", lang), element_id="decide"),
         {
             "tag": "form",
             "element_id": "reject_form",
             "name": "reject_form",
-            "elements": [reason, _row(reject, without)],
+            "elements": [reason, _row(*buttons)],
         },
     ]

@@ -120,12 +120,14 @@ def _decision(view: dict[str, Any], people: People, tz: tzinfo, lang: Lang) -> l
     ]
     given = decision.get("reason")
     if given:  # the operator's words, as plain text: nothing in them can format
+        said = "detail.note" if state == "changes_requested" else "detail.reason"
         elements.append(
             {
                 "tag": "div",
                 "element_id": "decision_reason",
                 "text": plain_text(
-                    text("detail.reason", lang, reason=given), i18n("detail.reason", reason=given)
+                    text(said, lang, reason=given, note=given),
+                    i18n(said, reason=given, note=given),
                 ),
             }
         )

@@ -1,9 +1,11 @@
 """Operator-facing texts, keyed by reason code and language. One catalogue, never inline."""
 
+# Over 400 lines: one catalogue of every operator-facing string, en and zh side by side.
+
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Literal
+from typing import Any, Literal
 
 from store.reasons import Reason
 
@@ -104,6 +106,14 @@ REFUSALS: Mapping[Reason, Mapping[Lang, str]] = {
         "en": "A newer draft replaced this one. Review the latest card.",
         "zh": "已有更新的草稿替代此草稿。请查看最新卡片。",
     },
+    Reason.CHANGES_REQUESTED: {
+        "en": "An operator asked for changes; the rewritten draft comes as a new card.",
+        "zh": "操作员已要求修改；修改后的草稿将以新卡片发出。",
+    },
+    Reason.NOTE_REQUIRED: {
+        "en": "Write what should change in the box, then press Request changes.",
+        "zh": "请在输入框中写明需要修改的内容，然后点击“要求修改”。",
+    },
     Reason.RECOVERED_UNANSWERED: {
         "en": "This click was interrupted by a restart and not applied. Please click again.",
         "zh": "此次点击因重启中断，未被执行。请重新点击。",
@@ -168,6 +178,11 @@ TEXT: Mapping[str, Mapping[Lang, str]] = {
     "button.confirm": {"en": "Confirm", "zh": "确认"},
     "button.reject": {"en": "Reject", "zh": "拒绝"},
     "button.reject_no_reason": {"en": "Reject without reason", "zh": "直接拒绝（不填原因）"},
+    "button.request_changes": {"en": "Request changes", "zh": "要求修改"},
+    "steer.note": {
+        "en": "Reason for a reject, or the changes you ask for (the proposer sees it)",
+        "zh": "拒绝原因，或需要修改的内容（发起方可见）",
+    },
     "reject.reason": {
         "en": "Reason, if you reject (optional; the proposer sees it)",
         "zh": "拒绝原因（可选，发起方可见）",
@@ -194,6 +209,15 @@ TEXT: Mapping[str, Mapping[Lang, str]] = {
         "zh": "已于 {at} 过期：如仍需要请重新提交",
     },
     "state.superseded": {"en": "Superseded by a newer draft", "zh": "已被更新的草稿取代"},
+    "state.changes_requested": {
+        "en": "Changes requested by {who} at {at}",
+        "zh": "由 {who} 于 {at} 要求修改",
+    },
+    "detail.note": {"en": "Changes asked: {note}", "zh": "修改要求：{note}"},
+    "toast.changes_requested": {
+        "en": "Sent back to the proposer with your note",
+        "zh": "已附上您的说明退回发起方",
+    },
     "toast.confirmed": {"en": "Confirmed", "zh": "已确认"},
     "toast.rejected": {"en": "Rejected", "zh": "已拒绝"},
     "toast.processing": {"en": "Received, processing", "zh": "已收到，处理中"},
@@ -262,6 +286,10 @@ TEXT: Mapping[str, Mapping[Lang, str]] = {
     # how an operation that never ran concludes (store/conclusions.py)
     "outcome.declined": {"en": "Rejected — nothing executed", "zh": "已拒绝 — 未执行"},
     "outcome.expired": {"en": "Expired — nothing executed", "zh": "已过期 — 未执行"},
+    "outcome.changes_requested": {
+        "en": "Changes requested — nothing sent",
+        "zh": "已要求修改 — 未发送",
+    },
     # the conclusion replied in the proposer's thread (cards/conclusion.py)
     "reply.head": {"en": "{title}: {status}", "zh": "{title}：{status}"},
     "reply.reconciled": {
@@ -313,6 +341,10 @@ TEXT: Mapping[str, Mapping[Lang, str]] = {
         "en": "Cancelled by the proposer — nothing executed",
         "zh": "发起方已取消 — 未执行",
     },
+    "headline.changes_requested": {
+        "en": "Sent back by {who} for changes — nothing sent",
+        "zh": "已被 {who} 退回修改 — 未发送",
+    },
     "headline.superseded": {
         "en": "Replaced by a newer draft — nothing sent",
         "zh": "已被更新的草稿取代 — 未发送",
@@ -332,6 +364,7 @@ TEXT: Mapping[str, Mapping[Lang, str]] = {
     "state.word.cancelled": {"en": "cancelled", "zh": "已取消"},
     "state.word.expired": {"en": "expired", "zh": "已过期"},
     "state.word.superseded": {"en": "superseded", "zh": "已取代"},
+    "state.word.changes_requested": {"en": "changes requested", "zh": "已要求修改"},
     # the card's own lines
     "card.proposed": {"en": "Proposed by {proposer}", "zh": "由 {proposer} 提交"},
     "card.proposed.for": {
@@ -365,6 +398,24 @@ def text(key: str, lang: Lang, **values: str) -> str:
     entry = TEXT.get(key)
     template = entry[lang] if entry else key.split(".", 1)[-1].replace("_", " ").capitalize()
     return template.format(**values)
+
+
+# the words of a decision, by the button that made it: (its line, its toast); Confirm else
+DECISION_WORDS: Mapping[str, tuple[str, str]] = {
+    "reject": ("state.rejected", "toast.rejected"),
+    "request_changes": ("state.changes_requested", "toast.changes_requested"),
+}
+CONFIRM_WORDS = ("state.claimed", "toast.confirmed")
+
+
+def decision_key(action: Any) -> str:
+    """The catalogue key of "<decided> by {who} at {at}" for a decision's action."""
+    return DECISION_WORDS.get(str(action), CONFIRM_WORDS)[0]
+
+
+def toast_key(action: Any) -> str:
+    """The catalogue key of the toast that answers an accepted decision's click."""
+    return DECISION_WORDS.get(str(action), CONFIRM_WORDS)[1]
 
 
 def i18n(key: str, suffix: str = "", **values: str) -> dict[str, str]:

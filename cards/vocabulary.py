@@ -50,6 +50,7 @@ STATE_TONE: Mapping[str, str] = {
     "cancelled": DONE,
     "expired": DONE,
     "superseded": DONE,
+    "changes_requested": DONE,
 }
 # outcomes a person must look at: the venue may or may not have it, or no one could tell
 NEEDS_A_PERSON = frozenset({"unknown", "unresolved"})
@@ -102,6 +103,9 @@ def headline(view: Mapping[str, Any], people: Mapping[str, str]) -> Headline:
             values = {"who": who, "reason": shortened(str(reason), HEADLINE_REASON_CHARS)}
             return Headline("headline.rejected.reason", values, BAD)
         return Headline("headline.rejected", {"who": who}, BAD)
+    if state == "changes_requested":
+        who = person((view.get("decision") or {}).get("by"), people)
+        return Headline("headline.changes_requested", {"who": who}, DONE)
     if state in ("claimed", "outcome_observed"):
         return Headline("headline.executing", {}, WORKING)
     return Headline(f"headline.{state}", {}, STATE_TONE.get(state, DONE))

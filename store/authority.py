@@ -50,7 +50,7 @@ from store.quorum_sql import Confirmed, confirm_statements
 from store.reader import SqliteReader
 from store.reasons import Reason
 from store.records import AuditEntry, Confirmation, Operation
-from store.reject_sql import reject_statements
+from store.reject_sql import CLOSING_EVENTS, reject_statements
 from store.timeutil import Clock, utc_now
 from store.transitions import load_operation
 from store.vocabulary import ClickAction
@@ -213,7 +213,7 @@ class Store:
     async def reject(self, click: Click) -> Decided | Refused:
         """One intent: the reject, its confirmation, its audit and its conclusions, returning
         the operation as rejected; or a refusal."""
-        if click.action != ClickAction.REJECT:
+        if click.action not in CLOSING_EVENTS:
             return await self._refuse(click, Reason.ACTION_UNKNOWN)
         now = self.clock()
         first, *rest = reject_statements(
@@ -228,6 +228,7 @@ class Store:
             event_id=click.event_id,
             entry=click.entry,
             reason=click.reason,
+            action=ClickAction(click.action),
         )
         try:
             (rejected, *_) = await self.submit(

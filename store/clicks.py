@@ -32,7 +32,7 @@ from store.groupcommit.contract import Pending
 from store.inbox import RECEIVED, InboxEntry, Received, stored_key, without_secrets
 from store.quorum_sql import Confirmed, ConfirmLayout, confirm_statements
 from store.records import Operation
-from store.reject_sql import reject_statements
+from store.reject_sql import CLOSING_EVENTS, reject_statements
 from store.vocabulary import ClickAction
 
 DECISION_AT = 2  # the entry's two statements come first
@@ -120,7 +120,7 @@ class ClickWrites:
             return confirm_statements(
                 params, sqlite=sqlite, at=DECISION_AT, after=0, card_click=True
             )
-        if click.action == ClickAction.REJECT:
+        if click.action in CLOSING_EVENTS:
             rejected = reject_statements(
                 click.operation_id,
                 digest=click.digest,
@@ -132,6 +132,7 @@ class ClickWrites:
                 card_click=True,
                 reason=click.reason,
                 entry=click.entry,
+                action=ClickAction(click.action),
                 **common,
             )
             return rejected, None

@@ -30,6 +30,7 @@ from store.vocabulary import Channel, DeliveryState, Stage
 # execution's outcome is called, and whether it concludes, is the domain's to say)
 DECLINED = "declined"  # an operator pressed Reject
 EXPIRED = "expired"  # nobody decided before the operation's expiry
+CHANGES_REQUESTED = "changes_requested"  # an operator sent the draft back with a note
 
 # A conclusion per route the proposer gave (`source_routes` holds them by name), once per
 # stage and channel: the unique index skips a second.
@@ -74,6 +75,8 @@ def closing_outcome(op: Operation) -> dict[str, Any] | None:
         return declined_outcome(op.id, op.decided_by, op.decided_at, op.decision_reason)
     if op.state is State.EXPIRED:
         return _closing(op.id, EXPIRED, {"expired_at": iso_utc(op.envelope.expires_at)})
+    if op.state is State.CHANGES_REQUESTED:
+        return changes_requested_outcome(op.id, op.decided_by, op.decided_at, op.decision_reason)
     return None
 
 
@@ -86,6 +89,15 @@ def declined_outcome(
     if reason:
         detail["reason"] = reason
     return _closing(operation_id, DECLINED, detail)
+
+
+def changes_requested_outcome(
+    operation_id: str, by: str | None, at: datetime | None, note: str | None
+) -> dict[str, Any]:
+    """The conclusion of a request for changes: who, when, and the note for the proposer
+    (what to change before filing the draft again)."""
+    detail: dict[str, Any] = {"by": by, "at": iso_utc(at) if at else None, "note": note}
+    return _closing(operation_id, CHANGES_REQUESTED, detail)
 
 
 def _closing(operation_id: str, status: str, detail: dict[str, Any]) -> dict[str, Any]:

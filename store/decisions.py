@@ -63,6 +63,7 @@ CLOSED_STATE_REASONS: dict[State, Reason] = {
     State.REJECTED: Reason.ALREADY_REJECTED,
     State.CANCELLED: Reason.CANCELLED,
     State.SUPERSEDED: Reason.SUPERSEDED,
+    State.CHANGES_REQUESTED: Reason.CHANGES_REQUESTED,
     State.EXPIRED: Reason.EXPIRED,
 }
 

@@ -27,6 +27,13 @@ def outcome_view(outcome: Outcome) -> dict[str, Any]:
     }
 
 
+# a decided operation's state -> the button that decided it (any other: Confirm)
+DECIDED_BY_ACTION = {
+    State.REJECTED: ClickAction.REJECT,
+    State.CHANGES_REQUESTED: ClickAction.REQUEST_CHANGES,
+}
+
+
 def operation_view(op: Operation, outcomes: Sequence[Outcome] = ()) -> dict[str, Any]:
     """The projection; `outcomes` (oldest first) come from the execution ledger."""
     envelope = op.envelope
@@ -62,9 +69,7 @@ def operation_view(op: Operation, outcomes: Sequence[Outcome] = ()) -> dict[str,
         },
         "decision": (
             {
-                "action": (
-                    ClickAction.REJECT if op.state is State.REJECTED else ClickAction.CONFIRM
-                ).value,
+                "action": DECIDED_BY_ACTION.get(op.state, ClickAction.CONFIRM).value,
                 "by": op.decided_by,
                 "at": iso_utc(op.decided_at) if op.decided_at else None,
                 "reason": op.decision_reason,

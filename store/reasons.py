@@ -15,6 +15,7 @@ class Reason(StrEnum):
     ACTION_UNKNOWN = "action_unknown"
     MALFORMED_VALUE = "malformed_value"
     MALFORMED_ENVELOPE = "malformed_envelope"  # not storable as sent: float, depth, long ids
+    NOTE_REQUIRED = "note_required"  # "Request changes" with nothing written to the proposer
     DIGEST_MISMATCH = "digest_mismatch"
     CHAT_MISMATCH = "chat_mismatch"
     MESSAGE_MISMATCH = "message_mismatch"
@@ -32,6 +33,7 @@ class Reason(StrEnum):
     ALREADY_REJECTED = "already_rejected"
     CANCELLED = "cancelled"
     SUPERSEDED = "superseded"
+    CHANGES_REQUESTED = "changes_requested"
     # a click received before a crash and never decided: recorded on restart, never applied
     RECOVERED_UNANSWERED = "recovered_unanswered"
     # answered "busy" before it was on record: the operator was told to click again, so it is

@@ -16,7 +16,7 @@ from typing import Any
 from bot.api.dashboard_words import ident, label, long_text, moment, tone_class
 from cards.approval import approval_elements
 from cards.outcomes import newest_per_stage, outcome_parts, outcome_title
-from cards.strings import TEXT, Lang, refusal_text, text
+from cards.strings import TEXT, Lang, decision_key, refusal_text, text, toast_key
 from cards.vocabulary import (
     OPEN_STATES,
     headline,
@@ -138,7 +138,7 @@ def header_lines(
         lines.append(pieces("card.expires", lang, "relative", expires, at=when(view["expires_at"])))
     decision = view.get("decision") or {}
     if decision.get("by"):
-        key = "state.rejected" if decision.get("action") == "reject" else "state.claimed"
+        key = decision_key(decision.get("action"))
         who = person(decision["by"], people)
         lines.append(_at(key, decision.get("at"), now, lang, who=who))
         if decision.get("entry"):
@@ -146,7 +146,8 @@ def header_lines(
             lines.append([label("fact.entry", lang) + label("colon", lang) + entry])
         if decision.get("reason"):
             reason = {**long_text(str(decision["reason"])), "id": "decision-reason"}
-            lines.append(pieces("detail.reason", lang, "reason", reason))
+            said = "detail.note" if state == "changes_requested" else "detail.reason"
+            lines.append(pieces(said, lang, "note" if said == "detail.note" else "reason", reason))
     elif state == "expired":
         lines.append(_at("state.expired", view["expires_at"], now, lang))
     elif state in ("cancelled", "superseded"):
@@ -187,7 +188,7 @@ def _when(at: datetime | None, now: datetime, lang: Lang) -> Cell:
 
 def click_result(click: Any, lang: Lang) -> Cell:
     if click.accepted:
-        return text("toast.rejected" if click.action == "reject" else "toast.confirmed", lang)
+        return text(toast_key(click.action), lang)
     try:
         words = refusal_text(Reason(click.reason_code), lang)
     except ValueError:

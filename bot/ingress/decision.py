@@ -35,7 +35,7 @@ from bot.ingress.provenance import (
 from bot.ingress.replay import Replays
 from bot.ingress.stats import ConsumerStats
 from cards.render import render_card
-from cards.strings import COUNTED_TOAST, LANGS, LARK_LOCALE, REFUSALS, Lang
+from cards.strings import COUNTED_TOAST, LANGS, LARK_LOCALE, REFUSALS, Lang, toast_key
 from store.authority import Store
 from store.canonical import EncodedObject
 from store.cards import CardLedger
@@ -247,7 +247,7 @@ class Decisions:
         if isinstance(decided, Counted):
             answer = counted_toast(decided.operation, self.settings.lang)
         else:
-            key = "toast.confirmed" if isinstance(decided, Claimed) else "toast.rejected"
+            key = toast_key(click.action)
             answer = toast("success", key, self.settings.lang)
         return {**answer, "card": {"type": "raw", "data": await self._card(decided.operation)}}
 

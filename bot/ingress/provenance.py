@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from bot.ingress.envelope_shape import STORED_ID_CHARS, envelope_problem, storable, text_at
 from bot.ingress.reject_reason import cleaned_reason, reason_problem
 from cards.render import REASON_MAX_CHARS, WITHOUT_REASON
 from store.decisions import CLOSED_STATE_REASONS, Click
@@ -25,23 +26,9 @@ from store.records import Operation
 VALUE_KEYS = frozenset({"op", "action", "digest", "v"})
 OPERATION_ID = re.compile(r"^[0-9A-HJKMNP-TV-Z]{26}$")
 DIGEST = re.compile(r"^[0-9a-f]{64}$")
-ACTIONS = frozenset({"confirm", "reject"})
-PATH_KEY = re.compile(r"^[A-Za-z0-9_]{1,40}$")  # keys named in a problem; others show as "?"
-# Lark's envelopes are a few levels deep and its ids a few dozen characters; anything far
-# beyond is not Lark's, and could not be stored as it is (canonical JSON refuses floats,
-# PostgreSQL refuses NUL and the column lengths below).
-MAX_DEPTH = 32
-MAX_ID_CHARS = 256
-ID_FIELDS = (
-    ("header", "event_id"),
-    ("header", "app_id"),
-    ("header", "tenant_key"),
-    ("event", "operator", "open_id"),
-    ("event", "operator", "tenant_key"),
-    ("event", "context", "open_chat_id"),
-    ("event", "context", "open_message_id"),
-)
-STORED_ID_CHARS = 128  # store/models.py ConfirmationRow's id columns
+ACTIONS = frozenset({"confirm", "reject", "request_changes"})
+# the buttons whose form input travels with the click: a reject's reason, a request's note
+WITH_NOTE = frozenset({"reject", "request_changes"})
 
 
 @dataclass(frozen=True)
@@ -87,29 +74,12 @@ class CardClick:
             event_id=storable(self.event_key, STORED_ID_CHARS) or None,
             reason=(
                 storable(cleaned_reason(self.form_value) or "", REASON_MAX_CHARS) or None
-                if self.action == "reject"
+                if self.action in WITH_NOTE
                 and self.button_name != WITHOUT_REASON
                 and reason_problem(self.form_value) is None
                 else None
             ),
         )
-
-
-def storable(text: str, limit: int) -> str:
-    """`text` cut to `limit` characters, with what no column can hold (NUL, lone surrogates)
-    replaced, so a refused click's record never fails on the values that made it refused."""
-    cut = text[:limit]
-    if "\x00" in cut or not _utf8(cut):
-        cut = "".join("\ufffd" if ch == "\x00" or "\ud800" <= ch <= "\udfff" else ch for ch in cut)
-    return cut
-
-
-def _utf8(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 @dataclass(frozen=True)
@@ -121,83 +91,16 @@ class Context:
     policies: Mapping[str, str] | None = None
 
 
-def _text(node: Any, *path: str) -> str:
-    for key in path:
-        node = node.get(key) if isinstance(node, dict) else None
-    return node if isinstance(node, str) else ""
-
-
-# Where a node sits: (the parent's trail, the key or list index that leads to it); None is
-# the envelope itself. Linked, not joined, so the walk builds no path until one is needed.
-Trail = tuple[Any, str | int] | None
-
-
-def _node_problem(node: Any, depth: int) -> str | None:
-    """What is wrong with one value or key, with `{path}` where its place goes."""
-    if depth >= MAX_DEPTH:
-        return f"nested deeper than {MAX_DEPTH} levels at {{path}}"
-    if isinstance(node, float):
-        return "a float at {path} (Lark sends none)"
-    if isinstance(node, str) and ("\x00" in node or (not node.isascii() and not _utf8(node))):
-        return "a NUL or a lone surrogate at {path}"
-    return None
-
-
-def _path(trail: Trail) -> str:
-    steps: list[str | int] = []
-    while trail is not None:
-        trail, step = trail
-        steps.append(step)
-    path = "$"
-    for step in reversed(steps):
-        if isinstance(step, int):
-            path = f"{path}[{step}]"[:200]
-        else:
-            path = f"{path}.{step if PATH_KEY.fullmatch(step) else '?'}"[:200]
-    return path
-
-
-def _first_problem(envelope: Any) -> str | None:
-    """The first bad value or key, depth first, walked without recursion (a nesting deep
-    enough to break recursion is exactly what this must survive)."""
-    stack: list[tuple[Any, int, Trail]] = [(envelope, 0, None)]
-    while stack:
-        node, depth, trail = stack.pop()
-        if (problem := _node_problem(node, depth)) is not None:
-            return problem.replace("{path}", _path(trail))
-        if isinstance(node, dict):
-            for key, item in node.items():
-                step: Trail = (trail, key if isinstance(key, str) else "?")
-                if (problem := _node_problem(key, depth + 1)) is not None:
-                    return problem.replace("{path}", f"{_path(step)} (its key)")
-                stack.append((item, depth + 1, step))
-        elif isinstance(node, list):
-            stack.extend((item, depth + 1, (trail, i)) for i, item in enumerate(node))
-    return None
-
-
-def envelope_problem(envelope: Any) -> str | None:
-    """Why this envelope cannot be a click from Lark, named by place (never by value)."""
-    if (problem := _first_problem(envelope)) is not None:
-        return problem
-    for where in ID_FIELDS:
-        if len(_text(envelope, *where)) > MAX_ID_CHARS:
-            return f"{'.'.join(where)} is longer than {MAX_ID_CHARS} characters"
-    if not _text(envelope, "header", "event_id"):
-        return "header.event_id is missing"
-    return None
-
-
 def parse_click(envelope: dict[str, Any]) -> CardClick:
     """Read the fields that matter; anything missing becomes "" and fails a check below."""
     return CardClick(
-        event_id=_text(envelope, "header", "event_id"),
-        app_id=_text(envelope, "header", "app_id"),
-        tenant_key=_text(envelope, "header", "tenant_key"),
-        operator_open_id=_text(envelope, "event", "operator", "open_id"),
-        operator_tenant_key=_text(envelope, "event", "operator", "tenant_key"),
-        chat_id=_text(envelope, "event", "context", "open_chat_id"),
-        message_id=_text(envelope, "event", "context", "open_message_id"),
+        event_id=text_at(envelope, "header", "event_id"),
+        app_id=text_at(envelope, "header", "app_id"),
+        tenant_key=text_at(envelope, "header", "tenant_key"),
+        operator_open_id=text_at(envelope, "event", "operator", "open_id"),
+        operator_tenant_key=text_at(envelope, "event", "operator", "tenant_key"),
+        chat_id=text_at(envelope, "event", "context", "open_chat_id"),
+        message_id=text_at(envelope, "event", "context", "open_message_id"),
         value=(envelope.get("event") or {}).get("action", {}).get("value")
         if isinstance(envelope.get("event"), dict)
         and isinstance(envelope["event"].get("action"), dict)
@@ -262,10 +165,22 @@ def reason_well_formed(click: CardClick, _ctx: Context) -> Reason | None:
     return None if reason_problem(click.form_value) is None else Reason.MALFORMED_VALUE
 
 
+def note_given(click: CardClick, _ctx: Context) -> Reason | None:
+    """A request for changes says what to change: that note is all the proposer gets."""
+    if click.action == "request_changes" and click.as_store_click().reason is None:
+        return Reason.NOTE_REQUIRED
+    return None
+
+
 # Checked before the replay cache: they need nothing stored and say who may be answered.
 # A click they refuse has no inbox entry, so its refusal is stored before it is answered.
 ENVELOPE_CHECKS: Sequence[ClickCheck] = (envelope_well_formed, app_matches, tenant_allowed)
-VALUE_CHECKS: Sequence[ClickCheck] = (value_well_formed, action_known, reason_well_formed)
+VALUE_CHECKS: Sequence[ClickCheck] = (
+    value_well_formed,
+    action_known,
+    reason_well_formed,
+    note_given,
+)
 
 
 def operation_exists(_c: CardClick, op: Operation | None, _ctx: Context) -> Reason | None:
@@ -295,6 +210,15 @@ def message_is_original(click: CardClick, op: Operation | None, _ctx: Context) -
     if op.escalation_message_id and escalation_chat:
         cards.add((op.escalation_message_id, escalation_chat))
     return None if (click.message_id, click.chat_id) in cards else Reason.MESSAGE_MISMATCH
+
+
+def action_offered(click: CardClick, op: Operation | None, _ctx: Context) -> Reason | None:
+    """Request changes only where the card offers it: a draft its domain lets operators
+    send back (`steer` in the projection, bound into the digest)."""
+    assert op is not None
+    if click.action == "request_changes" and op.projection.get("steer") is not True:
+        return Reason.ACTION_UNKNOWN
+    return None
 
 
 def policy_current(click: CardClick, op: Operation | None, ctx: Context) -> Reason | None:
@@ -360,6 +284,7 @@ def not_confirmed_before(click: CardClick, op: Operation | None, _ctx: Context) 
 OPERATION_CHECKS: Sequence[OperationCheck] = (
     operation_exists,
     digest_current,
+    action_offered,
     policy_current,
     chat_is_audience,
     message_is_original,

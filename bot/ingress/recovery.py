@@ -25,6 +25,7 @@ from bot.ingress.provenance import (
     verify_operation,
 )
 from bot.ingress.stats import ConsumerStats
+from cards.strings import toast_key
 from store.authority import Store
 from store.inbox import Inbox, InboxEntry
 from store.logcontext import about
@@ -108,6 +109,6 @@ class Recovery:
         """The toast a click on record was (or would have been) answered with, for replays."""
         lang = self.settings.lang
         if record.accepted:
-            key = "toast.confirmed" if record.action == "confirm" else "toast.rejected"
+            key = toast_key(record.action)
             return toast("success", key, lang)
         return refusal_toast(Reason(record.reason_code or Reason.MALFORMED_VALUE), lang)

@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 from bot.ingress.stats import ConsumerStats
 from bot.ingress.text_scope import Answer, Asker, Scope, scope_of
-from cards.strings import Lang, text
+from cards.strings import Lang, decision_key, text
 from cards.vocabulary import OPEN_STATES, headline, person, relative, when
 from store.authority import Store
 from store.execution_reads import view as full_view
@@ -265,7 +265,7 @@ class TextListener:
             )
         decision = view["decision"]
         if decision and decision.get("at"):
-            key = "state.rejected" if decision["action"] == "reject" else "state.claimed"
+            key = decision_key(decision["action"])
             who, at = person(decision["by"], people), when(decision["at"], tz)
             lines.append(text(key, lang, who=who, at=at))
         return "\n".join(lines)

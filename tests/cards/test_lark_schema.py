@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from bot.lark.api import _compact
-from cards.render import EXECUTING, render_card
+from cards.render import EXECUTING, REASON_MAX_CHARS, render_card
 from cards.strings import LANGS, Lang
 from larksandbox import cardcheck
 from larksandbox.cards.schema import ELEMENT_LIMIT, element_count
@@ -42,6 +42,7 @@ from tests.support.cards import (
     superseded,
 )
 from workers.domains.message.schema import MAX_MENTIONS
+from workers.domains.message.settings import MAX_TEXT_CHARS_CEILING
 
 UUID = "cs-" + "x" * 47  # the longest uuid the bot sends (bot/lark/api.py UUID_MAX_LEN)
 STATUSES = sorted({*STATUS_LINES, "sent"})
@@ -226,7 +227,17 @@ async def test_every_message_draft_card_passes_larks_checks(
 # with as many mentions as a draft may list (MAX_MENTIONS), as Lark's open ids are: "ou_" and
 # 32 hex digits
 MOST_MENTIONS = [f"ou_{n:032x}" for n in range(MAX_MENTIONS)]
-WIDEST = ['"' * 6000, "\\" * 6000, "\U0001f69a" * 6000, "周" * 6000]
+WIDEST = [each * MAX_TEXT_CHARS_CEILING for each in ('"', "\\", "\U0001f69a", "周")]
+
+
+# each state a draft's card shows, and the button that put it there (None: no decision)
+CLOSED_BY = (
+    ("awaiting_confirmation", None),
+    ("rejected", "reject"),
+    ("changes_requested", "request_changes"),
+    ("cancelled", None),
+    ("superseded", None),
+)
 
 
 @pytest.mark.parametrize("lang", LANGS)
@@ -236,14 +247,15 @@ def test_message_drafts_with_mentions_and_requesters_pass(lang: Lang, text: int)
     the configurable maximum text length and with as many mentions as a draft may list."""
     for requester in (None, "ou_alice", "ou_stranger"):
         for mentions in (None, ["ou_carol", "ou_dave"], MOST_MENTIONS):
-            for state in ("awaiting_confirmation", "rejected", "cancelled", "superseded"):
+            for state, action in CLOSED_BY:
                 view = message_view(WIDEST[text], mentions=mentions, requester=requester)
                 view["state"] = state
-                if state == "rejected":
+                if action is not None:  # the longest note an operator can write
                     view["decision"] = {
-                        "action": "reject",
+                        "action": action,
                         "by": "ou_bob",
                         "at": view["updated_at"],
+                        "reason": "周" * REASON_MAX_CHARS,
                     }
                 card = render_card(view, lang=lang, now=datetime(2025, 3, 1, 1, 30, tzinfo=UTC))
                 assert lark_refusal(card, {"ou_alice", "ou_bob"}) is None

@@ -19,7 +19,7 @@ import pytest
 from sqlalchemy import select
 
 from bot.ingress.callbacks import INBOX_KIND
-from bot.ingress.provenance import MAX_ID_CHARS
+from bot.ingress.envelope_shape import MAX_ID_CHARS
 from bot.ingress.text import INBOX_KIND as TEXT_KIND
 from cards.strings import REFUSALS
 from store.inbox import ANSWERED, Inbox, stored_key

@@ -26,9 +26,11 @@ def card_action(
     operator_tenant: str = OUR_TENANT,
     chat_id: str = "oc_ops",
     message_id: str = "om_card",
+    form_value: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """A card.action.trigger envelope (schema 2.0) as Lark pushes it."""
-    return {
+    """A card.action.trigger envelope (schema 2.0) as Lark pushes it (`form_value`: the
+    fields of the card form the clicked button submitted)."""
+    envelope: dict[str, Any] = {
         "schema": "2.0",
         "header": {
             "event_id": event_id,
@@ -51,6 +53,9 @@ def card_action(
             "context": {"open_message_id": message_id, "open_chat_id": chat_id},
         },
     }
+    if form_value is not None:
+        envelope["event"]["action"]["form_value"] = form_value
+    return envelope
 
 
 def click_on(

@@ -6,13 +6,8 @@ from typing import Any
 
 import pytest
 
-from bot.ingress.provenance import (
-    MAX_DEPTH,
-    MAX_ID_CHARS,
-    envelope_problem,
-    parse_click,
-    storable,
-)
+from bot.ingress.envelope_shape import MAX_DEPTH, MAX_ID_CHARS, envelope_problem, storable
+from bot.ingress.provenance import parse_click
 from store.inbox import KEY_CHARS, stored_key, without_secrets
 from tests.support.clicks import card_action
 

@@ -93,6 +93,7 @@ class Scenario:
     message_id: str | None = None  # None: the op's recorded card message id
     now: datetime = T0
     policies: Mapping[str, str] | None = None  # audience -> its policy digest now
+    note: str | None = None  # what the card form's input sent with the click
 
     def value(self) -> dict[str, Any]:
         value = callback_value(operation_view(self.op), self.action)
@@ -116,6 +117,7 @@ class Scenario:
                 operator_tenant=self.operator_tenant,
                 chat_id=self.chat_id,
                 message_id=message_id,
+                form_value=None if self.note is None else {"reason": self.note},
             )
         )
 
@@ -133,9 +135,18 @@ def ctx_at(now: datetime = T0) -> Context:
     return Context(APP_ID, frozenset({OUR_TENANT}), now)
 
 
-def store_click(op: Operation, action: str, operator: str = "ou_alice") -> Click:
+def store_click(
+    op: Operation, action: str, operator: str = "ou_alice", note: str | None = None
+) -> Click:
     return Click(
-        op.id, action, op.confirm_digest, operator, "oc_ops", op.card_message_id, f"ev-{action}"
+        op.id,
+        action,
+        op.confirm_digest,
+        operator,
+        "oc_ops",
+        op.card_message_id,
+        f"ev-{action}",
+        reason=note,
     )
 
 
@@ -208,8 +219,10 @@ def test_checks_run_in_design_order() -> None:
         "value_well_formed",
         "action_known",
         "reason_well_formed",
+        "note_given",
         "operation_exists",
         "digest_current",
+        "action_offered",
         "policy_current",
         "chat_is_audience",
         "message_is_original",
@@ -507,6 +520,7 @@ STATE_REASONS: dict[State, Reason | None] = {
     State.CANCELLED: Reason.CANCELLED,
     State.EXPIRED: Reason.EXPIRED,
     State.SUPERSEDED: Reason.SUPERSEDED,
+    State.CHANGES_REQUESTED: Reason.CHANGES_REQUESTED,
 }
 
 
@@ -546,6 +560,14 @@ MUTATIONS: dict[str, Mutation] = {
     "malformed value": lambda s, ops: dataclasses.replace(s, value_changes={"v": 2}),
     "unknown action": lambda s, ops: dataclasses.replace(s, action="approve"),
     "reject": lambda s, ops: dataclasses.replace(s, action="reject"),
+    "request changes": lambda s, ops: dataclasses.replace(
+        s, action="request_changes", note="Say Saturday, not Friday"
+    ),
+    "request changes without a note": lambda s, ops: dataclasses.replace(
+        s, action="request_changes", note="  \n "
+    ),
+    "draft": lambda s, ops: dataclasses.replace(s, op=ops["draft"]),
+    "changes requested": lambda s, ops: dataclasses.replace(s, op=ops["changes_requested"]),
     "unknown operation": lambda s, ops: dataclasses.replace(
         s, found=False, operation_id=str(ULID())
     ),
@@ -630,7 +652,17 @@ FIRST_REFUSAL: list[Any] = [
     pytest.param(("confirmed once", "reject"), None, id="veto-after-confirming"),
     pytest.param((), None, id="valid-confirm"),
     pytest.param(("reject",), None, id="valid-reject"),
+    # Request changes: only on a draft whose card offers it, and only with a note
+    pytest.param(("request changes", "past expiry"), Reason.ACTION_UNKNOWN, id="order-steer"),
+    pytest.param(("draft", "request changes without a note", "other chat"), Reason.NOTE_REQUIRED),
+    pytest.param(("draft", "request changes", "past expiry"), Reason.EXPIRED),
+    pytest.param(("draft", "request changes", "not an operator"), Reason.OPERATOR_NOT_ALLOWED),
+    pytest.param(("changes requested", "reject"), Reason.CHANGES_REQUESTED),
+    pytest.param(("draft", "request changes"), None, id="valid-request-changes"),
+    pytest.param(("draft", "reject"), None, id="valid-draft-reject"),
 ]
+
+STEERABLE = {"projection": {"title": "Message to acme", "terms": [], "steer": True}}
 
 
 @pytest.fixture
@@ -642,6 +674,10 @@ async def ops(store: Store, clock: FixedClock) -> Ops:
     )
     assert isinstance(claimed, Claimed) and isinstance(rejected, Decided)
     assert isinstance(counted, Counted)
+    steered = await store.reject(
+        store_click(await offered(store, **STEERABLE), "request_changes", note="Fix the date")
+    )
+    assert isinstance(steered, Decided)
     return {
         "offered": await offered(store),
         "other": await offered(store),
@@ -652,6 +688,8 @@ async def ops(store: Store, clock: FixedClock) -> Ops:
         "quorum": await offered(store, **QUORUM),
         "narrowed": await offered(store, **NARROWED),
         "confirmed_once": counted.operation,
+        "draft": await offered(store, **STEERABLE),
+        "changes_requested": steered.operation,
     }
 
 
@@ -685,6 +723,8 @@ def test_the_first_refusal_table_reaches_every_refusal_the_checks_can_give() -> 
         Reason.ALREADY_CLAIMED,
         Reason.ALREADY_REJECTED,
         Reason.CANCELLED,
+        Reason.NOTE_REQUIRED,
+        Reason.CHANGES_REQUESTED,
     }
     assert {param.values[1] for param in FIRST_REFUSAL} - {None} == reachable
     # the rest come from the transport (before parsing), only from state_allows, from

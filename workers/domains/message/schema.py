@@ -114,6 +114,8 @@ class MessageDomain:
                 }
             ),
             "simulated": self.simulated,
+            # the card offers "Request changes": an operator may send the draft back
+            "steer": True,
         }
 
     def target_ref(self, payload: BaseModel) -> str:

@@ -6,6 +6,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from workers.domains.types import Name
 
+MAX_TEXT_CHARS_CEILING = 5500
+
 
 class Destination(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -25,8 +27,10 @@ class MessageSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     enabled: bool = True
-    # a card holds at most 30 KB; 6000 CJK characters (18 KB) leave room for the rest
-    max_text_chars: int = Field(default=4000, ge=1, le=6000)
+    # A card holds at most 30 KB, and a character can cost 4 bytes of the request (an emoji;
+    # a quote or a backslash, escaped twice): 5500 of them (22 KB) leave room for the terms,
+    # the buttons, the note form and the draft's stamps.
+    max_text_chars: int = Field(default=4000, ge=1, le=MAX_TEXT_CHARS_CEILING)
     destinations: list[Destination] = Field(default_factory=list)
 
     def destination(self, name: str) -> Destination | None:

@@ -1,0 +1,113 @@
+"""Can a click envelope be Lark's, and stored as sent? Pure.
+
+Lark's envelopes are a few levels deep and carry ids a few dozen characters long; anything
+far beyond is not Lark's. The walk names the first bad value by its place (never by its
+value), and `storable` bounds a refused click's fields so its record never fails on the
+values that made it refused. `bot/ingress/provenance.py` parses clicks with these.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+PATH_KEY = re.compile(r"^[A-Za-z0-9_]{1,40}$")  # keys named in a problem; others show as "?"
+# Lark's envelopes are a few levels deep and its ids a few dozen characters; anything far
+# beyond is not Lark's, and could not be stored as it is (canonical JSON refuses floats,
+# PostgreSQL refuses NUL and the column lengths below).
+MAX_DEPTH = 32
+MAX_ID_CHARS = 256
+ID_FIELDS = (
+    ("header", "event_id"),
+    ("header", "app_id"),
+    ("header", "tenant_key"),
+    ("event", "operator", "open_id"),
+    ("event", "operator", "tenant_key"),
+    ("event", "context", "open_chat_id"),
+    ("event", "context", "open_message_id"),
+)
+STORED_ID_CHARS = 128  # store/models.py ConfirmationRow's id columns
+
+
+def storable(text: str, limit: int) -> str:
+    """`text` cut to `limit` characters, with what no column can hold (NUL, lone surrogates)
+    replaced, so a refused click's record never fails on the values that made it refused."""
+    cut = text[:limit]
+    if "\x00" in cut or not _utf8(cut):
+        cut = "".join("\ufffd" if ch == "\x00" or "\ud800" <= ch <= "\udfff" else ch for ch in cut)
+    return cut
+
+
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def text_at(node: Any, *path: str) -> str:
+    for key in path:
+        node = node.get(key) if isinstance(node, dict) else None
+    return node if isinstance(node, str) else ""
+
+
+# Where a node sits: (the parent's trail, the key or list index that leads to it); None is
+# the envelope itself. Linked, not joined, so the walk builds no path until one is needed.
+Trail = tuple[Any, str | int] | None
+
+
+def _node_problem(node: Any, depth: int) -> str | None:
+    """What is wrong with one value or key, with `{path}` where its place goes."""
+    if depth >= MAX_DEPTH:
+        return f"nested deeper than {MAX_DEPTH} levels at {{path}}"
+    if isinstance(node, float):
+        return "a float at {path} (Lark sends none)"
+    if isinstance(node, str) and ("\x00" in node or (not node.isascii() and not _utf8(node))):
+        return "a NUL or a lone surrogate at {path}"
+    return None
+
+
+def _path(trail: Trail) -> str:
+    steps: list[str | int] = []
+    while trail is not None:
+        trail, step = trail
+        steps.append(step)
+    path = "$"
+    for step in reversed(steps):
+        if isinstance(step, int):
+            path = f"{path}[{step}]"[:200]
+        else:
+            path = f"{path}.{step if PATH_KEY.fullmatch(step) else '?'}"[:200]
+    return path
+
+
+def _first_problem(envelope: Any) -> str | None:
+    """The first bad value or key, depth first, walked without recursion (a nesting deep
+    enough to break recursion is exactly what this must survive)."""
+    stack: list[tuple[Any, int, Trail]] = [(envelope, 0, None)]
+    while stack:
+        node, depth, trail = stack.pop()
+        if (problem := _node_problem(node, depth)) is not None:
+            return problem.replace("{path}", _path(trail))
+        if isinstance(node, dict):
+            for key, item in node.items():
+                step: Trail = (trail, key if isinstance(key, str) else "?")
+                if (problem := _node_problem(key, depth + 1)) is not None:
+                    return problem.replace("{path}", f"{_path(step)} (its key)")
+                stack.append((item, depth + 1, step))
+        elif isinstance(node, list):
+            stack.extend((item, depth + 1, (trail, i)) for i, item in enumerate(node))
+    return None
+
+
+def envelope_problem(envelope: Any) -> str | None:
+    """Why this envelope cannot be a click from Lark, named by place (never by value)."""
+    if (problem := _first_problem(envelope)) is not None:
+        return problem
+    for where in ID_FIELDS:
+        if len(text_at(envelope, *where)) > MAX_ID_CHARS:
+            return f"{'.'.join(where)} is longer than {MAX_ID_CHARS} characters"
+    if not text_at(envelope, "header", "event_id"):
+        return "header.event_id is missing"
+    return None
