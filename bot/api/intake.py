@@ -162,10 +162,19 @@ def _route_problems(
     return problems
 
 
+def with_terms(projection: dict[str, Any], more: list[dict[str, Any]]) -> dict[str, Any]:
+    return {**projection, "terms": [*projection["terms"], *more]} if more else projection
+
+
 def build_draft(
-    body: Any, proposer: ProposerSettings, settings: Settings, capabilities: Any = None
+    body: Any,
+    proposer: ProposerSettings,
+    settings: Settings,
+    capabilities: Any = None,
+    reading: Any = None,
 ) -> Draft:
-    """`capabilities`: the adapter's, read by the caller for this body's kind (or None)."""
+    """`capabilities`: the adapter's, read by the caller for this body's kind (or None);
+    `reading`: what the caller read for its preconditions (a message's baseline, or None)."""
     if not isinstance(body, dict):
         raise ProblemsFound([FieldProblem("$", "the body is not a JSON object", "send an object")])
     kind = body.get("kind")
@@ -287,6 +296,8 @@ def build_draft(
             problems.extend(domain.capability_problems(payload, capabilities))
     if problems or payload is None:
         raise ProblemsFound(problems)
+    # only an admissible draft meets its preconditions: their refusal has a code of its own
+    more_terms = domain.preconditions(payload, domain_settings, reading)
     notional = domain.notional(payload, domain_settings, capabilities)
     approval = approval_for(settings, audience, domain.kind, notional)
     requester = source.requester_open_id
@@ -314,7 +325,7 @@ def build_draft(
         executor_revision=domain.executor_revision,
         simulated=domain.simulated,
         payload=payload.model_dump(mode="python", exclude_none=True),
-        projection=domain.project(payload),
+        projection=with_terms(domain.project(payload), more_terms),
         audience=Audience(
             name=audience.name,
             chat_id=audience.chat_id,

@@ -9,6 +9,7 @@ filing would get. An agent that plans before it acts (bot/mcp/) checks first.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 
@@ -29,6 +30,8 @@ from store.canonical import loads_strict
 from store.execution_reads import view as op_view
 from store.problems import FieldProblem, ProblemsFound
 from store.proposals import ActiveClaim, Draft, RequestConflict
+from workers.domains.message.baseline import BaselineReading, FileBaseline, read_baseline
+from workers.domains.message.schema import MessageDomain
 
 log = logging.getLogger("countersign.api")
 
@@ -97,7 +100,8 @@ async def _draft(request: web.Request) -> Draft | web.Response:
     settings = request.app[CONFIG_KEY].settings
     try:
         capabilities = await _capabilities(request, body)
-        return build_draft(body, proposer.settings, settings, capabilities)
+        reading = await _baseline(request, body)
+        return build_draft(body, proposer.settings, settings, capabilities, reading)
     except ProblemsFound as error:
         return _problems(request, error)
     except Forbidden as error:
@@ -173,6 +177,21 @@ async def _precheck(request: web.Request, draft: Draft) -> list[FieldProblem]:
     except Exception as error:
         log.warning("the %s pre-check could not run: %s", draft.kind, error)
         raise CapabilitiesUnavailable(draft.kind) from None
+
+
+async def _baseline(request: web.Request, body: Any) -> BaselineReading | None:
+    """For a message draft to a destination with a baseline source: what it says of the
+    destination's counterparty now (read off the loop: a file may sit on a slow disk)."""
+    payload = body.get("payload") if isinstance(body, dict) else None
+    if not isinstance(payload, dict) or body.get("kind") != MessageDomain.kind:
+        return None
+    name = payload.get("destination")
+    messages = request.app[CONFIG_KEY].settings.domains.message
+    destination = messages.destination(name) if isinstance(name, str) else None
+    if destination is None or destination.baseline_file is None:
+        return None  # no gate; intake refuses an unknown destination on its own
+    source = FileBaseline(destination.baseline_file)
+    return await asyncio.to_thread(read_baseline, source, destination.counterparty)
 
 
 async def _capabilities(request: web.Request, body: Any) -> Any:

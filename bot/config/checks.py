@@ -26,6 +26,7 @@ from bot.config.settings import (
 )
 from store.problems import FieldProblem, ProblemsFound
 from workers.domains import DOMAINS
+from workers.domains.message.baseline import BaselineUnavailable, load_baseline_file
 
 Environ = Mapping[str, str]
 Check = Callable[[Settings, Environ], Iterator[FieldProblem]]
@@ -230,6 +231,23 @@ def web_sign_in(settings: Settings, environ: Environ) -> Iterator[FieldProblem]:
         )
 
 
+def baseline_files(settings: Settings, environ: Environ) -> Iterator[FieldProblem]:
+    """A destination's baseline file reads as one now (at run time a file that cannot be
+    read files drafts stamped as unchecked; a file broken from the start is a mistake)."""
+    for i, destination in enumerate(settings.domains.message.destinations):
+        if destination.baseline_file is None:
+            continue
+        try:
+            load_baseline_file(destination.baseline_file)
+        except BaselineUnavailable as error:
+            yield FieldProblem(
+                f"domains.message.destinations[{i}].baseline_file",
+                str(error),
+                'write it as {"counterparties": {"<counterparty>": {"contract": {...}, '
+                '"facts": [...]}}} (docs/operations.md), or leave baseline_file out',
+            )
+
+
 CHECKS: tuple[Check, ...] = (
     unique_names,
     some_proposer,
@@ -243,6 +261,7 @@ CHECKS: tuple[Check, ...] = (
     store_url,
     approval_policy,
     web_sign_in,
+    baseline_files,
 )
 
 

@@ -226,6 +226,33 @@ def test_a_counterparty_chat_can_be_neither_an_audience_nor_an_ops_chat() -> Non
     assert all("acme" in p.reason and p.fix for p in problems)
 
 
+def test_a_baseline_file_that_does_not_read_as_one_is_refused_naming_the_field(
+    tmp_path: Path,
+) -> None:
+    good, broken = tmp_path / "good.json", tmp_path / "broken.json"
+    good.write_text('{"counterparties": {"acme": {"contract": {"status": "signed"}}}}')
+    broken.write_text('{"counterparties": {"acme": {"contract": {"state": "signed"}}}}')
+    destinations = [
+        {"name": name, "chat_id": f"oc_{name}", "counterparty": name, "baseline_file": str(path)}
+        for name, path in (("acme", good), ("beta", broken), ("gamma", tmp_path / "gone.json"))
+    ]
+    data = {
+        "audiences": [{"name": "ops", "chat_id": "oc_ops", "operators": ["ou_alice"]}],
+        "proposers": [{"name": "agent", "token_env": "AGENT_TOKEN"}],
+        "domains": {"message": {"destinations": destinations}},
+    }
+    settings, problems = check_data(data, {"AGENT_TOKEN": "y" * 16})
+    assert settings is not None
+    assert [(p.field, p.reason.split(" (")[0]) for p in problems] == [
+        ("domains.message.destinations[1].baseline_file", f"{broken} is not a baseline file"),
+        (
+            "domains.message.destinations[2].baseline_file",
+            f"{tmp_path / 'gone.json'} cannot be read",
+        ),
+    ]
+    assert all("counterparties" in p.fix for p in problems)
+
+
 # -- `countersign config check` as a real process ----------------------------------------------
 
 

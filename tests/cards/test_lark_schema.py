@@ -41,6 +41,13 @@ from tests.support.cards import (
     rejected,
     superseded,
 )
+from workers.domains.message.baseline import (
+    BaselineReading,
+    Contract,
+    CounterpartyBaseline,
+    Fact,
+    gate,
+)
 from workers.domains.message.schema import MAX_MENTIONS
 from workers.domains.message.settings import MAX_TEXT_CHARS_CEILING
 
@@ -230,6 +237,21 @@ MOST_MENTIONS = [f"ou_{n:032x}" for n in range(MAX_MENTIONS)]
 WIDEST = [each * MAX_TEXT_CHARS_CEILING for each in ('"', "\\", "\U0001f69a", "周")]
 
 
+# the longest baseline term the gate writes: an override of a contract with the longest
+# evidence, and as many of the longest facts as it shows, in the costliest character
+_COSTLY = '"'
+WIDEST_STAMP = gate(
+    BaselineReading(
+        "acme-supplier",
+        CounterpartyBaseline(
+            contract=Contract(status="signed", evidence=_COSTLY * 500, at=datetime(2026, 11, 2)),
+            facts=[Fact(at=datetime(2026, 11, day), text=_COSTLY * 500) for day in range(1, 9)],
+        ),
+    ),
+    forced=True,
+).stamp
+
+
 # each state a draft's card shows, and the button that put it there (None: no decision)
 CLOSED_BY = (
     ("awaiting_confirmation", None),
@@ -248,7 +270,9 @@ def test_message_drafts_with_mentions_and_requesters_pass(lang: Lang, text: int)
     for requester in (None, "ou_alice", "ou_stranger"):
         for mentions in (None, ["ou_carol", "ou_dave"], MOST_MENTIONS):
             for state, action in CLOSED_BY:
-                view = message_view(WIDEST[text], mentions=mentions, requester=requester)
+                view = message_view(
+                    WIDEST[text], mentions=mentions, requester=requester, baseline=WIDEST_STAMP
+                )
                 view["state"] = state
                 if action is not None:  # the longest note an operator can write
                     view["decision"] = {

@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from bot.api.intake import with_terms
 from store.authority import Store
 from store.decisions import Claimed, Click, Counted, Decided
 from store.records import Operation
@@ -171,8 +172,10 @@ def message_view(
     mentions: list[str] | None = None,
     requester: str | None = None,
     state: str = "awaiting_confirmation",
+    baseline: str | None = None,
 ) -> dict[str, Any]:
-    """The projection of a message draft, as the store would hand it to the card."""
+    """The projection of a message draft, as the store would hand it to the card (with the
+    baseline gate's `baseline` term, if given)."""
     payload: dict[str, Any] = {**MESSAGE_PAYLOAD, "text": text}
     if mentions is not None:
         payload["mentions"] = mentions
@@ -188,7 +191,10 @@ def message_view(
         "simulated": False,
         "executor": {"name": "lark-message", "revision": "1"},
         "audience": {"name": "ops", "chat_id": "oc_ops", "operators": OPERATORS},
-        "terms": MessageDomain().project(model),
+        "terms": with_terms(
+            MessageDomain().project(model),
+            [{"name": "baseline", "value": baseline}] if baseline else [],
+        ),
         "source": {"proposer": "dev-agent", "request_id": "r1", "requester_open_id": requester},
         "decision": None,
         "outcomes": [],

@@ -65,6 +65,14 @@ class Domain(Protocol):
         kind moves no amount)."""
         ...
 
+    def preconditions(
+        self, payload: BaseModel, settings: Any, reading: Any
+    ) -> list[dict[str, Any]]:
+        """What `reading` (what the caller read for this payload before filing, e.g. a
+        message's baseline; None: nothing) says: more terms for the card, or ProblemsFound
+        with the domain's own code (pure)."""
+        ...
+
     def filing_receipt(self, payload: BaseModel, settings: Any) -> Notice | None:
         """The line an internal chat gets when this proposal is filed (pure; None: nobody
         is told but the card's audience)."""

@@ -149,3 +149,8 @@ class FinanceDomain:
 
     def filing_receipt(self, payload: BaseModel, settings: Any) -> Notice | None:
         return None  # the card in the audience's chat is the only word of an order
+
+    def preconditions(
+        self, payload: BaseModel, settings: Any, reading: Any
+    ) -> list[dict[str, Any]]:
+        return []  # an order is checked against capabilities instead

@@ -9,8 +9,9 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, StringConstraints, ValidationInfo
 from pydantic_core import PydanticCustomError
 
-from store.problems import FieldProblem
+from store.problems import FieldProblem, ProblemsFound
 from workers.domains.base import Amount, Notice, terms
+from workers.domains.message.baseline import BASELINE_TERM, REFUSAL_CODE, BaselineReading, gate
 from workers.domains.message.settings import MessageSettings
 from workers.domains.message.text import draft_text_problem, outbound_text
 from workers.domains.types import Name, OpenId, StrictModel, TextProblem, normalise_newlines
@@ -64,6 +65,9 @@ class MessageSendV1(StrictModel):
     reply_to: MessageId | None = None
     # people to @mention, as data: shown on the card, bound into the digest, written by the bot
     mentions: Annotated[list[OpenId], AfterValidator(_mention_list)] | None = None
+    # a signed or delivered contract on record refuses the draft unless this is set; the card
+    # then carries the override stamp (workers/domains/message/baseline.py)
+    force_despite_signed_contract: bool | None = None
 
     def outbound(self) -> str:
         """The text Lark receives for this draft."""
@@ -158,6 +162,17 @@ class MessageDomain:
 
     def notional(self, payload: BaseModel, settings: Any, capabilities: Any) -> Amount | None:
         return None  # a message moves no amount
+
+    def preconditions(
+        self, payload: BaseModel, settings: Any, reading: Any
+    ) -> list[dict[str, Any]]:
+        """The baseline gate (`reading`: a BaselineReading, or None without a source)."""
+        assert isinstance(payload, MessageSendV1)
+        assert reading is None or isinstance(reading, BaselineReading)
+        said = gate(reading, forced=payload.force_despite_signed_contract is True)
+        if said.problems:
+            raise ProblemsFound(said.problems, code=REFUSAL_CODE)
+        return [{"name": BASELINE_TERM, "value": said.stamp}] if said.stamp else []
 
     def filing_receipt(self, payload: BaseModel, settings: Any) -> Notice | None:
         """Its destination's internal ops chat hears of the draft, if it has one."""

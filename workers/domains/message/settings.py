@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from workers.domains.types import Name
 
-MAX_TEXT_CHARS_CEILING = 5500
+MAX_TEXT_CHARS_CEILING = 5000
 
 
 class Destination(BaseModel):
@@ -21,6 +23,11 @@ class Destination(BaseModel):
         pattern=r"^oc_[A-Za-z0-9_-]{1,120}$",
         description="internal chat for filing receipts",
     )
+    # None: no baseline gate for this destination (workers/domains/message/baseline.py)
+    baseline_file: Path | None = Field(
+        default=None,
+        description="JSON or TOML file of per-counterparty contract status and facts",
+    )
 
 
 class MessageSettings(BaseModel):
@@ -28,7 +35,7 @@ class MessageSettings(BaseModel):
 
     enabled: bool = True
     # A card holds at most 30 KB, and a character can cost 4 bytes of the request (an emoji;
-    # a quote or a backslash, escaped twice): 5500 of them (22 KB) leave room for the terms,
+    # a quote or a backslash, escaped twice): 5000 of them (20 KB) leave room for the terms,
     # the buttons, the note form and the draft's stamps.
     max_text_chars: int = Field(default=4000, ge=1, le=MAX_TEXT_CHARS_CEILING)
     destinations: list[Destination] = Field(default_factory=list)
