@@ -26,6 +26,7 @@ from store.events import DueListener
 from store.execution import ExecutionLedger
 from store.operation_reads import claim_id
 from store.timeutil import Clock
+from workers.auto_send import run_auto_send
 from workers.cards import CardWorker
 from workers.crash import crash_point
 from workers.deliveries import DeliveryWorker
@@ -242,6 +243,17 @@ def start_workforce(force: Workforce, config: Config, store: Store, stop: asynci
         asyncio.create_task(
             run_expiry(store, settings.operations.expiry_sweep_s, stop, on_expired),
             name="expiry",
+        )
+    )
+
+    def on_auto_sent() -> None:  # claimed by the clock: run them, patch their cards
+        force.executor.kick()
+        force.kick_cards()
+
+    force.tasks.append(
+        asyncio.create_task(
+            run_auto_send(store, settings.operations.expiry_sweep_s, stop, on_auto_sent),
+            name="auto-send",
         )
     )
     force.tasks.append(asyncio.create_task(force.executor.run(stop), name="executor"))

@@ -92,6 +92,10 @@ def _said(
     return element
 
 
+# the decision's line names where it was made when that was not a card: the web, the clock
+ENTRY_SUFFIX = {"web": ".web", "auto": ".auto"}
+
+
 def _decision(view: dict[str, Any], people: People, tz: tzinfo, lang: Lang) -> list[dict[str, Any]]:
     """Who decided, when (and why, for a reject), once the operation is decided."""
     state = view["state"]
@@ -108,7 +112,7 @@ def _decision(view: dict[str, Any], people: People, tz: tzinfo, lang: Lang) -> l
     who = ", ".join(people.name(each) for each in deciders)
     # where the (last) decision was made: the card says so when it was not on a card
     key = f"state.{state}" + (
-        ".web" if decision.get("entry") == "web" and decision.get("by") else ""
+        ENTRY_SUFFIX.get(str(decision.get("entry")), "") if decision.get("by") else ""
     )
     elements = [
         _said(
@@ -170,6 +174,18 @@ def _expiry(view: dict[str, Any], now: datetime, tz: tzinfo, lang: Lang) -> list
         return text("card.expires", each, relative=rel, at=when(view["expires_at"], tz))
 
     return [_said("expires", words, lang, markdown=False)]
+
+
+def _auto_send(view: dict[str, Any], now: datetime, tz: tzinfo, lang: Lang) -> list[dict[str, Any]]:
+    """A time-boxed draft, while it waits: when it sends itself if nobody decides."""
+    at = view.get("auto_send_at")
+    if view["state"] not in OPEN_STATES or not at:
+        return []
+
+    def words(each: Lang) -> str:
+        return text("card.auto_send", each, relative=relative(at, now, each), at=when(at, tz))
+
+    return [_said("auto_send", words, lang, markdown=False)]
 
 
 def _footer(view: dict[str, Any], lang: Lang) -> list[dict[str, Any]]:
@@ -243,6 +259,7 @@ def render_card(
     elements += _decision(view, named, tz, lang)
     elements += _proposer(view, named, lang)
     elements += _expiry(view, now, tz, lang)
+    elements += _auto_send(view, now, tz, lang)
     elements += approval_elements(view, lang, named.name)
     elements.append({"tag": "hr"})
     elements += term_elements(view["terms"]["terms"], _notional(view), lang)

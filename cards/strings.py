@@ -199,6 +199,15 @@ TEXT: Mapping[str, Mapping[Lang, str]] = {
         "en": "Confirmed by {who} on the web at {at}",
         "zh": "由 {who} 于 {at} 在网页上确认",
     },
+    # decided by a time-boxed draft's clock: nobody decided before its auto_send_at
+    "state.claimed.auto": {
+        "en": "Approved by the clock at {at}: nobody decided within the time box",
+        "zh": "无人在时限内处理，已于 {at} 自动批准",
+    },
+    "state.outcome_observed.auto": {
+        "en": "Approved by the clock at {at}: nobody decided within the time box",
+        "zh": "无人在时限内处理，已于 {at} 自动批准",
+    },
     "state.rejected.web": {
         "en": "Rejected by {who} on the web at {at}",
         "zh": "由 {who} 于 {at} 在网页上拒绝",
@@ -374,6 +383,10 @@ TEXT: Mapping[str, Mapping[Lang, str]] = {
     },
     "card.why": {"en": "Why: {reason}", "zh": "理由：{reason}"},
     "card.expires": {"en": "Expires {relative} · {at}", "zh": "{relative}过期 · {at}"},
+    "card.auto_send": {
+        "en": "Sends itself {relative} · {at}, unless an operator decides first",
+        "zh": "若无人先行处理，将于{relative}自动发送 · {at}",
+    },
     "card.footer": {
         "en": "Operation {id} · digest {digest} · {executor} r{revision}",
         "zh": "操作 {id} · 摘要 {digest} · {executor} r{revision}",

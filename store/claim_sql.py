@@ -150,6 +150,14 @@ SELECT * FROM claimed
 """
 PG_CLAIM = PG_CLAIM_FOR.format(from_card="")
 PG_CARD_CLAIM = PG_CLAIM_FOR.format(from_card=PG_CONFIRM_FROM_CARD)
+# A time-boxed draft's clock claims instead of a click (store/auto_send.py): only once its
+# time has come and while nobody has confirmed toward it; state, digest and expiry as ever.
+SQLITE_AUTO_DUE = """
+   AND auto_send_at IS NOT NULL AND auto_send_at <= :at AND confirmed_by IS NULL"""
+PG_AUTO_DUE = """
+   AND auto_send_at IS NOT NULL AND auto_send_at <= :at::timestamptz AND confirmed_by IS NULL"""
+SQLITE_AUTO_UPDATE = SQLITE_UPDATE_FOR.format(from_card=SQLITE_AUTO_DUE)
+PG_AUTO_CLAIM = PG_CLAIM_FOR.format(from_card=PG_AUTO_DUE)
 
 
 def sqlite_time(moment: datetime) -> str:
@@ -200,17 +208,21 @@ def claim_statements(
     at: int,
     after: int | None = None,
     card_click: bool = False,
+    auto: bool = False,
 ) -> tuple[Statement, ...]:
     """The claim's statements, for an intent in which the first of them has index `at`; with
     `after`, they run only if that earlier statement returned a row (e.g. the click's inbox
-    entry was new); `card_click`: also conditional on the click's provenance (FROM_CARD). The
-    first one's rows: the operation's row as claimed (`Operation.from_stored`) if it was;
-    the others run only then."""
+    entry was new); `card_click`: also conditional on the click's provenance (FROM_CARD);
+    `auto`: a time-boxed draft's clock, conditional on its time (AUTO_DUE). The first one's
+    rows: the operation's row as claimed (`Operation.from_stored`) if it was; the others run
+    only then."""
     first = (after, True) if after is not None else None
     if not sqlite:
-        return (Statement(PG_CARD_CLAIM if card_click else PG_CLAIM, params, only_if=first),)
+        claim = PG_AUTO_CLAIM if auto else PG_CARD_CLAIM if card_click else PG_CLAIM
+        return (Statement(claim, params, only_if=first),)
+    update = SQLITE_AUTO_UPDATE if auto else SQLITE_CARD_UPDATE if card_click else SQLITE_UPDATE
     return (
-        Statement(SQLITE_CARD_UPDATE if card_click else SQLITE_UPDATE, params, only_if=first),
+        Statement(update, params, only_if=first),
         Statement(SQLITE_CONFIRMATION, params, only_if=(at, True)),
         Statement(SQLITE_CLAIM, params, only_if=(at, True)),
         Statement(SQLITE_AUDIT, params, only_if=(at, True)),
@@ -229,9 +241,12 @@ def claim_intent(
     chat_id: str | None = None,
     message_id: str | None = None,
     event_id: str | None = None,
+    entry: str = Entry.LARK.value,
+    auto: bool = False,
 ) -> Intent:
     """The claim as one intent: raises `ConditionNotMet` (nothing written) if the operation is
-    not claimable; its first rows are the operation's row as claimed when it was."""
+    not claimable; its first rows are the operation's row as claimed when it was. `auto`: the
+    clock's claim of a time-boxed draft (store/auto_send.py)."""
     params = claim_params(
         operation_id=operation_id,
         digest=digest,
@@ -242,6 +257,7 @@ def claim_intent(
         chat_id=chat_id,
         message_id=message_id,
         event_id=event_id,
+        entry=entry,
     )
-    first, *rest = claim_statements(params, sqlite=sqlite, at=0)
+    first, *rest = claim_statements(params, sqlite=sqlite, at=0, auto=auto)
     return Intent((replace(first, require_row=True), *rest), lane)

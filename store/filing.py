@@ -194,6 +194,11 @@ def insert_operation(conn: Connection, clock: Clock, draft: Draft, content: str)
             state=State.PREPARED.value,
             version=1,
             card_due_at=now,
+            auto_send_at=(
+                now + timedelta(seconds=draft.auto_send_after_s)
+                if draft.auto_send_after_s
+                else None
+            ),
             remind_at=(
                 expires_at - timedelta(seconds=draft.remind_before_s)
                 if draft.remind_before_s and draft.remind_before_s < draft.expires_in_s

@@ -134,6 +134,8 @@ class OperationRow(Base):
     # the reminder before expiry: due at `remind_at` (leased like card delivery), sent once
     remind_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     reminded_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # a time-boxed draft sends itself then, if nobody has decided (store/auto_send.py)
+    auto_send_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     # the copy of the card in the escalation audience's chat (sent at the reminder)
     escalation_chat_id: Mapped[str | None] = mapped_column(String(128))
     escalation_message_id: Mapped[str | None] = mapped_column(String(128))
@@ -147,6 +149,7 @@ class OperationRow(Base):
         Index("ix_operations_card_due_at", "card_due_at"),
         Index("ix_operations_exec_due_at", "exec_due_at"),
         Index("ix_operations_remind_at", "remind_at"),
+        Index("ix_operations_auto_send_at", "auto_send_at"),
         *vocabulary_checks("operations"),
     )
 

@@ -48,6 +48,8 @@ def operation_view(op: Operation, outcomes: Sequence[Outcome] = ()) -> dict[str,
         "created_at": iso_utc(op.created_at),
         "updated_at": iso_utc(op.updated_at),
         "expires_at": iso_utc(envelope.expires_at),
+        # a time-boxed draft sends itself then if nobody has decided (None: never)
+        "auto_send_at": iso_utc(op.auto_send_at) if op.auto_send_at else None,
         "simulated": envelope.simulated,
         "executor": {"name": envelope.executor_name, "revision": envelope.executor_revision},
         "audience": envelope.audience.as_json(),

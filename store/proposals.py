@@ -60,6 +60,8 @@ class Draft:
     # its filing is announced in an internal chat (a message draft's filing receipt): a row
     # in the outbox, written with the operation (`store.conclusions.enqueue_filing_receipt`)
     announce_filing: bool = False
+    # a time-boxed draft sends itself this long after filing if nobody decided (None: never)
+    auto_send_after_s: int | None = None
 
 
 @dataclass(frozen=True)

@@ -50,6 +50,8 @@ class Operation:
     # the copy of the card in the escalation chat, once sent, and the version it shows
     escalation_message_id: str | None = None
     escalation_card_version: int | None = None
+    # a time-boxed draft sends itself then if nobody has decided (None: it never does)
+    auto_send_at: datetime | None = None
 
     @property
     def id(self) -> str:
@@ -135,6 +137,7 @@ class Operation:
             confirmed_by=tuple(json.loads(row.confirmed_by)) if row.confirmed_by else (),
             escalation_message_id=row.escalation_message_id,
             escalation_card_version=row.escalation_card_version,
+            auto_send_at=row.auto_send_at,
         )
 
 

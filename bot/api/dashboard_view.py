@@ -136,6 +136,10 @@ def header_lines(
     if state in OPEN_STATES:
         expires = moment(view["expires_at"], now, lang)
         lines.append(pieces("card.expires", lang, "relative", expires, at=when(view["expires_at"])))
+        if auto := view.get("auto_send_at"):  # a time-boxed draft: when it sends itself
+            lines.append(
+                pieces("card.auto_send", lang, "relative", moment(auto, now, lang), at=when(auto))
+            )
     decision = view.get("decision") or {}
     if decision.get("by"):
         key = decision_key(decision.get("action"))

@@ -79,6 +79,7 @@ LABELS: Mapping[str, Mapping[Lang, str]] = {
     "fact.entry": {"en": "Decided on", "zh": "决定入口"},
     "entry.lark": {"en": "the Lark card", "zh": "飞书卡片"},
     "entry.web": {"en": "the web", "zh": "网页"},
+    "entry.auto": {"en": "the clock (time-boxed auto-send)", "zh": "时限自动发送"},
     # Confirm and Reject on the page (bot/api/web_decide.py)
     "decide.title": {"en": "Your decision", "zh": "您的决定"},
     "decide.digest": {

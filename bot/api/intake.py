@@ -162,6 +162,31 @@ def _route_problems(
     return problems
 
 
+def _auto_send_fits(after_s: int, expires_in_s: int, required: int) -> None:
+    """A time box ends before the operation expires, and decides only what one person could
+    (the clock never stands in for a quorum)."""
+    if after_s >= expires_in_s:
+        raise ProblemsFound(
+            [
+                FieldProblem(
+                    "payload.auto_send_after_s",
+                    f"is {after_s} s, not before the operation expires ({expires_in_s} s)",
+                    "ask for a shorter time box or a later expiry",
+                )
+            ]
+        )
+    if required > 1:
+        raise ProblemsFound(
+            [
+                FieldProblem(
+                    "payload.auto_send_after_s",
+                    f"this draft needs {required} confirmations; the clock cannot give them",
+                    "leave auto_send_after_s out for drafts a policy gives a quorum",
+                )
+            ]
+        )
+
+
 def with_terms(projection: dict[str, Any], more: list[dict[str, Any]]) -> dict[str, Any]:
     return {**projection, "terms": [*projection["terms"], *more]} if more else projection
 
@@ -300,6 +325,9 @@ def build_draft(
     more_terms = domain.preconditions(payload, domain_settings, reading)
     notional = domain.notional(payload, domain_settings, capabilities)
     approval = approval_for(settings, audience, domain.kind, notional)
+    auto_send_after_s = domain.auto_send_after_s(payload)
+    if auto_send_after_s is not None:
+        _auto_send_fits(auto_send_after_s, expires_in_s, approval.required)
     requester = source.requester_open_id
     others = set(approval.approvers) - {requester or ""}
     if approval.required > 1 and len(others) < approval.required:
@@ -337,6 +365,7 @@ def build_draft(
         target_ref=domain.target_ref(payload),
         supersede_open=domain.supersedes_open_drafts,
         announce_filing=domain.filing_receipt(payload, domain_settings) is not None,
+        auto_send_after_s=auto_send_after_s,
         expires_in_s=expires_in_s,
         source=Source(
             proposer=proposer.name,

@@ -100,6 +100,10 @@ class OperationView(Wire):
     created_at: str
     updated_at: str
     expires_at: str
+    auto_send_at: str | None = Field(
+        default=None,
+        description="a time-boxed draft sends itself then if nobody has decided (null: never)",
+    )
     simulated: bool = Field(description="true: a simulated executor; nothing real happens")
     executor: Executor
     audience: AudienceView

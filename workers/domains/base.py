@@ -73,6 +73,11 @@ class Domain(Protocol):
         with the domain's own code (pure)."""
         ...
 
+    def auto_send_after_s(self, payload: BaseModel) -> int | None:
+        """Seconds after filing when the draft sends itself if nobody decided (None: it
+        waits for a person, the default of every kind)."""
+        ...
+
     def filing_receipt(self, payload: BaseModel, settings: Any) -> Notice | None:
         """The line an internal chat gets when this proposal is filed (pure; None: nobody
         is told but the card's audience)."""

@@ -154,3 +154,6 @@ class FinanceDomain:
         self, payload: BaseModel, settings: Any, reading: Any
     ) -> list[dict[str, Any]]:
         return []  # an order is checked against capabilities instead
+
+    def auto_send_after_s(self, payload: BaseModel) -> int | None:
+        return None  # an order always waits for a person

@@ -6,13 +6,13 @@ import hashlib
 from collections import Counter
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, StringConstraints, ValidationInfo
+from pydantic import AfterValidator, BaseModel, Field, StringConstraints, ValidationInfo
 from pydantic_core import PydanticCustomError
 
 from store.problems import FieldProblem, ProblemsFound
 from workers.domains.base import Amount, Notice, terms
 from workers.domains.message.baseline import BASELINE_TERM, REFUSAL_CODE, BaselineReading, gate
-from workers.domains.message.settings import MessageSettings
+from workers.domains.message.settings import Destination, MessageSettings
 from workers.domains.message.text import draft_text_problem, outbound_text
 from workers.domains.types import Name, OpenId, StrictModel, TextProblem, normalise_newlines
 
@@ -68,6 +68,9 @@ class MessageSendV1(StrictModel):
     # a signed or delivered contract on record refuses the draft unless this is set; the card
     # then carries the override stamp (workers/domains/message/baseline.py)
     force_despite_signed_contract: bool | None = None
+    # sent by itself this long after filing if nobody has decided (only where the destination
+    # allows it, up to its auto_send_max_s); without it a draft waits for a person
+    auto_send_after_s: Annotated[int, Field(ge=10, le=86_400)] | None = None
 
     def outbound(self) -> str:
         """The text Lark receives for this draft."""
@@ -88,6 +91,27 @@ def filing_receipt_text(message: MessageSendV1) -> str:
         f"Draft to {message.counterparty} filed for approval ({message.priority}, "
         f"sha {text_sha256(message.text)[:SHA_PREFIX]}). Waiting on operator."
     )
+
+
+def _auto_send_problem(payload: MessageSendV1, destination: Destination) -> FieldProblem | None:
+    if payload.auto_send_after_s is None:
+        return None
+    most = destination.auto_send_max_s
+    if most is None:
+        return FieldProblem(
+            "payload.auto_send_after_s",
+            f"destination {destination.name!r} does not send drafts by themselves",
+            "leave auto_send_after_s out: an operator decides (or ask an administrator to "
+            "set auto_send_max_s on the destination)",
+        )
+    if payload.auto_send_after_s > most:
+        return FieldProblem(
+            "payload.auto_send_after_s",
+            f"is {payload.auto_send_after_s} s; destination {destination.name!r} allows at "
+            f"most {most} s",
+            f"ask for at most {most} s",
+        )
+    return None
 
 
 class MessageDomain:
@@ -147,7 +171,9 @@ class MessageDomain:
                     f"use a configured destination ({known})",
                 )
             )
-        elif destination.counterparty != payload.counterparty:
+        elif (problem := _auto_send_problem(payload, destination)) is not None:
+            problems.append(problem)
+        if destination is not None and destination.counterparty != payload.counterparty:
             problems.append(
                 FieldProblem(
                     "payload.counterparty",
@@ -159,6 +185,10 @@ class MessageDomain:
 
     def capability_problems(self, payload: BaseModel, capabilities: Any) -> list[FieldProblem]:
         return []
+
+    def auto_send_after_s(self, payload: BaseModel) -> int | None:
+        assert isinstance(payload, MessageSendV1)
+        return payload.auto_send_after_s
 
     def notional(self, payload: BaseModel, settings: Any, capabilities: Any) -> Amount | None:
         return None  # a message moves no amount

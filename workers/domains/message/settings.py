@@ -23,6 +23,9 @@ class Destination(BaseModel):
         pattern=r"^oc_[A-Za-z0-9_-]{1,120}$",
         description="internal chat for filing receipts",
     )
+    # None (the default): no draft to it sends itself; else the longest time box a draft may
+    # ask for (payload.auto_send_after_s) before it is sent unless someone decides
+    auto_send_max_s: int | None = Field(default=None, ge=10, le=86_400)
     # None: no baseline gate for this destination (workers/domains/message/baseline.py)
     baseline_file: Path | None = Field(
         default=None,
