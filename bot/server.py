@@ -147,6 +147,7 @@ async def serve(
                 settings.cards.lang,
                 tz,
                 settings.people,
+                signal_chats=settings.destination_chats(),
             ),
             health_report,
         )

@@ -259,6 +259,7 @@ TEXT: Mapping[str, Mapping[Lang, str]] = {
     "term.text": {"en": "Text", "zh": "正文"},
     "term.mentions": {"en": "This message will mention", "zh": "此消息将提及"},
     "term.baseline": {"en": "Baseline check", "zh": "基线核对"},
+    "term.answers": {"en": "Answers", "zh": "回复的消息"},
     "text.block": {
         "en": "Message text ({lines} · {chars}), sent exactly as shown:",
         "zh": "消息正文（{lines} · {chars}），按原样发送：",

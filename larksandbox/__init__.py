@@ -15,7 +15,8 @@ The surface tests and tools use:
   the web UI uses it.
 * sealing a webhook delivery as Lark does: `sealed_body`, `signed_headers`.
 * web sign-in (Lark's OAuth authorize page, token endpoint, user info): larksandbox/oauth.py;
-  an app's `redirect_urls` are set with `PATCH /sandbox/api/apps/{app_id}`.
+  an app's `redirect_urls` are set with `PATCH /sandbox/api/apps/{app_id}`, as is its
+  `group_msg_scope` (Lark's im:message.group_msg: every group message, not only mentions).
 """
 
 from larksandbox.app import SandboxOptions, build_sandbox

@@ -64,6 +64,9 @@ async def update_app(request: web.Request) -> web.Response:
     body = await request_json(request)
     # checked first: a refused list leaves the app as it was
     urls = redirect_urls(body["redirect_urls"]) if "redirect_urls" in body else None
+    scope = body.get("group_msg_scope", app.group_msg_scope)
+    if not isinstance(scope, bool):
+        raise fail(422, "invalid_group_msg_scope", "group_msg_scope: true or false")
     for field in ("event_url", "card_url"):
         if field in body:
             url = str(body[field] or "")
@@ -75,8 +78,9 @@ async def update_app(request: web.Request) -> web.Response:
                     f"{field}: {url} did not answer the challenge ({failure})",
                 )
             setattr(app, field, url)
-    if urls is not None:
-        app.redirect_urls = urls
+    if urls is not None or scope != app.group_msg_scope:
+        app.redirect_urls = app.redirect_urls if urls is None else urls
+        app.group_msg_scope = scope
         state.publish({"type": "apps"})  # saved with the state file
     return web.json_response(asdict(app))
 
@@ -217,7 +221,8 @@ async def get_message(request: web.Request) -> web.Response:
 
 
 async def post_text(request: web.Request) -> web.Response:
-    """A user writes in a chat; the bot gets im.message.receive_v1 when mentioned or in p2p."""
+    """A user writes in a chat; the bot gets im.message.receive_v1 when mentioned, in p2p, or
+    in a group when its app holds im:message.group_msg (`group_msg_scope`)."""
     state, hub = request_state(request), request.app[HUB_KEY]
     chat = find_chat(state, request.match_info["chat_id"])
     body = await request_json(request)
@@ -241,8 +246,8 @@ async def post_text(request: web.Request) -> web.Response:
     state.add_message(message, sender.open_id)
     pushed = []
     for app_id in chat.apps:
-        if mention or chat.chat_type == "p2p":
-            app = state.apps[app_id]
+        app = state.apps[app_id]
+        if mention or chat.chat_type == "p2p" or app.group_msg_scope:
             envelope = events.message_received(
                 state, app, chat, sender, message, events.text_with_mention(text, mention)
             )

@@ -39,6 +39,9 @@ class App:
     # The web sign-in's allowed redirect_uri values (Lark: Security Settings > Redirect URLs);
     # authorize sends a browser nowhere else.
     redirect_urls: list[str] = field(default_factory=list)
+    # The app holds im:message.group_msg ("read all messages in groups it is in"): Lark then
+    # delivers every group message to it, not only those that mention the bot.
+    group_msg_scope: bool = False
 
     def __post_init__(self) -> None:
         if not self.bot_open_id:

@@ -144,9 +144,8 @@ class ExecutionLedger:
         the attempt answered, the card due, the execution state moved and the next look
         scheduled."""
         digest = _digest(operation_id, seen)
-        intent = observation_intent(
-            operation_id, seen, digest, self.store.clock(), self.store.sqlite
-        )
+        now = self.store.clock()
+        intent = observation_intent(operation_id, seen, digest, now, self.store.sqlite)
         try:
             await self.store.submit(intent)
         except ConditionNotMet:
@@ -161,6 +160,7 @@ class ExecutionLedger:
             dict(seen.detail),
             digest,
             seen.reconciles,
+            now,
         )
 
     async def _step_to(self, operation_id: str, target: Execution) -> None:

@@ -45,6 +45,7 @@ class Outcome:
     detail: dict[str, Any]
     outcome_digest: str
     reconciles_digest: str | None
+    observed_at: datetime | None = None
 
     @classmethod
     def from_row(cls, row: Any) -> Outcome:
@@ -55,6 +56,7 @@ class Outcome:
             json.loads(row.detail),
             row.outcome_digest,
             row.reconciles_digest,
+            row.observed_at,
         )
 
 

@@ -371,3 +371,18 @@ class DeliveryAttemptRow(Base):
     ok: Mapped[bool] = mapped_column(Boolean, nullable=False)
     code: Mapped[int | None] = mapped_column(Integer)
     detail: Mapped[str | None] = mapped_column(String(300))
+
+
+class SignalRow(Base):
+    """A text the counterparty wrote in a message destination's chat (store/signals.py)."""
+
+    __tablename__ = "signals"
+
+    message_id: Mapped[str] = mapped_column(String(128), primary_key=True)
+    destination: Mapped[str] = mapped_column(String(64), nullable=False)
+    chat_id: Mapped[str] = mapped_column(String(128), nullable=False)
+    sender_open_id: Mapped[str] = mapped_column(String(128), nullable=False)
+    text: Mapped[str] = mapped_column(Text, nullable=False)
+    received_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
+
+    __table_args__ = (Index("ix_signals_destination_received_at", "destination", "received_at"),)

@@ -24,6 +24,7 @@ def outcome_view(outcome: Outcome) -> dict[str, Any]:
         "detail": outcome.detail,
         "outcome_digest": outcome.outcome_digest,
         "reconciles_digest": outcome.reconciles_digest,
+        "observed_at": iso_utc(outcome.observed_at) if outcome.observed_at else None,
     }
 
 

@@ -22,12 +22,13 @@ from cards.vocabulary import (
     headline,
     needs_attention,
     person,
+    span,
     term_label,
     value_words,
     when,
 )
 from store.reasons import Reason
-from store.timeutil import iso_utc
+from store.timeutil import iso_utc, parse_iso_utc
 
 Cell = str | dict[str, Any] | None
 # terms that are digests: cut short like an id (whole on hover), never wrapped
@@ -174,7 +175,45 @@ def facts(
         (label("fact.request", lang), ident(str((view.get("source") or {}).get("request_id")))),
         (label("col.created", lang), moment(view["created_at"], now, lang)),
         (label("col.updated", lang), moment(view["updated_at"], now, lang)),
+        *_signal_fact(view, people, lang),
     ]
+
+
+def signal_timeline(view: Mapping[str, Any], people: Mapping[str, str], lang: Lang) -> str | None:
+    """A draft that answers an inbound message: inbound -> drafted -> sent, with the time each
+    step took ("om_1 from Carl at 10:00 UTC → drafted 2 min later → sent 3 min later")."""
+    signal = (view.get("terms") or {}).get("signal")
+    if not isinstance(signal, dict):
+        return None
+    received = parse_iso_utc(str(signal["received_at"]))
+    drafted = parse_iso_utc(view["created_at"])
+    steps = [
+        label("timeline.inbound", lang).format(
+            id=signal["id"],
+            who=person(signal.get("sender"), people),
+            at=when(str(signal["received_at"])),
+        ),
+        label("timeline.drafted", lang).format(
+            span=span((drafted - received).total_seconds(), lang)
+        ),
+    ]
+    sent = next(
+        (o for o in view.get("outcomes") or [] if o["status"] == "sent" and o.get("observed_at")),
+        None,
+    )
+    if sent is not None:
+        delay = (parse_iso_utc(sent["observed_at"]) - drafted).total_seconds()
+        steps.append(label("timeline.sent", lang, span=span(delay, lang)))
+    return " → ".join(steps)
+
+
+def _signal_fact(
+    view: Mapping[str, Any], people: Mapping[str, str], lang: Lang
+) -> list[tuple[str, Cell]]:
+    timeline = signal_timeline(view, people, lang)
+    if timeline is None:
+        return []
+    return [(label("fact.signal", lang), {**long_text(timeline), "id": "signal-timeline"})]
 
 
 def table(key: str, lang: Lang, headers: Sequence[str], rows: list[list[Cell]]) -> dict[str, Any]:

@@ -77,6 +77,11 @@ LABELS: Mapping[str, Mapping[Lang, str]] = {
     "fact.audience": {"en": "Audience", "zh": "审批群"},
     "fact.request": {"en": "Request id", "zh": "请求 ID"},
     "fact.entry": {"en": "Decided on", "zh": "决定入口"},
+    # a draft that answers an inbound message: inbound -> drafted -> sent
+    "fact.signal": {"en": "Answers", "zh": "回复"},
+    "timeline.inbound": {"en": "{id} from {who} at {at}", "zh": "{who} 于 {at} 发来 {id}"},
+    "timeline.drafted": {"en": "drafted {span} later", "zh": "{span}后起草"},
+    "timeline.sent": {"en": "sent {span} after the draft", "zh": "起草后{span}发送"},
     "entry.lark": {"en": "the Lark card", "zh": "飞书卡片"},
     "entry.web": {"en": "the web", "zh": "网页"},
     "entry.auto": {"en": "the clock (time-boxed auto-send)", "zh": "时限自动发送"},

@@ -187,8 +187,10 @@ def _auto_send_fits(after_s: int, expires_in_s: int, required: int) -> None:
         )
 
 
-def with_terms(projection: dict[str, Any], more: list[dict[str, Any]]) -> dict[str, Any]:
-    return {**projection, "terms": [*projection["terms"], *more]} if more else projection
+def with_additions(projection: dict[str, Any], additions: dict[str, Any]) -> dict[str, Any]:
+    """The domain's projection with what its preconditions add (terms appended)."""
+    more = additions.get("terms") or []
+    return {**projection, **additions, "terms": [*projection["terms"], *more]}
 
 
 def build_draft(
@@ -322,7 +324,7 @@ def build_draft(
     if problems or payload is None:
         raise ProblemsFound(problems)
     # only an admissible draft meets its preconditions: their refusal has a code of its own
-    more_terms = domain.preconditions(payload, domain_settings, reading)
+    additions = domain.preconditions(payload, domain_settings, reading)
     notional = domain.notional(payload, domain_settings, capabilities)
     approval = approval_for(settings, audience, domain.kind, notional)
     auto_send_after_s = domain.auto_send_after_s(payload)
@@ -353,7 +355,7 @@ def build_draft(
         executor_revision=domain.executor_revision,
         simulated=domain.simulated,
         payload=payload.model_dump(mode="python", exclude_none=True),
-        projection=with_terms(domain.project(payload), more_terms),
+        projection=with_additions(domain.project(payload), additions),
         audience=Audience(
             name=audience.name,
             chat_id=audience.chat_id,

@@ -30,7 +30,9 @@ from store.canonical import loads_strict
 from store.execution_reads import view as op_view
 from store.problems import FieldProblem, ProblemsFound
 from store.proposals import ActiveClaim, Draft, RequestConflict
-from workers.domains.message.baseline import BaselineReading, FileBaseline, read_baseline
+from store.signals import signal_of
+from workers.domains.message.baseline import FileBaseline, read_baseline
+from workers.domains.message.linkage import Readings
 from workers.domains.message.schema import MessageDomain
 
 log = logging.getLogger("countersign.api")
@@ -100,7 +102,7 @@ async def _draft(request: web.Request) -> Draft | web.Response:
     settings = request.app[CONFIG_KEY].settings
     try:
         capabilities = await _capabilities(request, body)
-        reading = await _baseline(request, body)
+        reading = await _readings(request, body)
         return build_draft(body, proposer.settings, settings, capabilities, reading)
     except ProblemsFound as error:
         return _problems(request, error)
@@ -179,19 +181,25 @@ async def _precheck(request: web.Request, draft: Draft) -> list[FieldProblem]:
         raise CapabilitiesUnavailable(draft.kind) from None
 
 
-async def _baseline(request: web.Request, body: Any) -> BaselineReading | None:
-    """For a message draft to a destination with a baseline source: what it says of the
-    destination's counterparty now (read off the loop: a file may sit on a slow disk)."""
+async def _readings(request: web.Request, body: Any) -> Readings | None:
+    """For a message draft: what its destination's baseline source says of the counterparty
+    now (read off the loop: a file may sit on a slow disk), and the inbound signal it names."""
     payload = body.get("payload") if isinstance(body, dict) else None
     if not isinstance(payload, dict) or body.get("kind") != MessageDomain.kind:
         return None
-    name = payload.get("destination")
+    name, signal_id = payload.get("destination"), payload.get("signal_id")
     messages = request.app[CONFIG_KEY].settings.domains.message
     destination = messages.destination(name) if isinstance(name, str) else None
-    if destination is None or destination.baseline_file is None:
-        return None  # no gate; intake refuses an unknown destination on its own
-    source = FileBaseline(destination.baseline_file)
-    return await asyncio.to_thread(read_baseline, source, destination.counterparty)
+    if destination is None:
+        return None  # intake refuses an unknown destination on its own
+    baseline = None
+    if destination.baseline_file is not None:
+        source = FileBaseline(destination.baseline_file)
+        baseline = await asyncio.to_thread(read_baseline, source, destination.counterparty)
+    signal = None
+    if isinstance(signal_id, str):
+        signal = await signal_of(request.app[STORE_KEY], signal_id[:128])
+    return Readings(baseline, signal)
 
 
 async def _capabilities(request: web.Request, body: Any) -> Any:

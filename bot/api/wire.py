@@ -85,6 +85,7 @@ class OutcomeView(Wire):
     detail: dict[str, Any]
     outcome_digest: str
     reconciles_digest: str | None
+    observed_at: str | None = Field(default=None, description="when it was observed")
 
 
 class OperationView(Wire):

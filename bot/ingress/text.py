@@ -28,6 +28,7 @@ from store.groupcommit import answering_a_person
 from store.inbox import Inbox
 from store.lifecycle import State
 from store.projection import operation_view
+from store.signals import Signal, record_signal
 from store.timeutil import utc_now
 
 log = logging.getLogger("countersign.text")
@@ -51,6 +52,9 @@ class TextSettings:
     lang: Lang = "en"
     tz: tzinfo = UTC  # the cards' time zone: replies give times as the card does
     people: Mapping[str, str] = field(default_factory=dict)  # open id -> display name
+    # message destinations' chats (chat id -> destination): what is written there is kept
+    # as an inbound signal, and never answered
+    signal_chats: Mapping[str, str] = field(default_factory=dict)
     max_tries: int = 3
     workers: int = 2
 
@@ -183,6 +187,10 @@ class TextListener:
         if received.entry.status != "received":
             self.stats.outcomes["duplicate"] += 1
             return
+        destination = self.settings.signal_chats.get(str(message.get("chat_id")))
+        if destination is not None:
+            await self._signal(envelope, destination)
+            return
         if not self._addressed(envelope):
             await self.inbox.answered(
                 INBOX_KIND, message_id, {"ignored": "not addressed to the bot"}
@@ -209,6 +217,27 @@ class TextListener:
         await self.inbox.answered(INBOX_KIND, message_id, {"reply": reply, "scope": verdict.why})
         outcome = "answered" if shows_data else "neutral"
         self.stats.observe_ack((utc_now() - started).total_seconds() * 1000, outcome)
+
+    async def _signal(self, envelope: dict[str, Any], destination: str) -> None:
+        """A text in a destination's chat: kept as an inbound signal, answered by silence."""
+        event = envelope.get("event", {})
+        message = event.get("message", {})
+        sender = event.get("sender", {})
+        if sender.get("sender_type") == "user":  # not the bot's own messages
+            await record_signal(
+                self.store,
+                Signal(
+                    message_id=str(message["message_id"]),
+                    destination=destination,
+                    chat_id=str(message.get("chat_id")),
+                    sender_open_id=str(sender.get("sender_id", {}).get("open_id", "")),
+                    text=command_text(envelope),
+                    received_at=self.store.clock(),
+                ),
+            )
+        ignored = {"ignored": "a message destination's chat", "signal": destination}
+        await self.inbox.answered(INBOX_KIND, message["message_id"], ignored)
+        self.stats.outcomes["signal"] += 1
 
     def _addressed(self, envelope: dict[str, Any]) -> bool:
         message = envelope.get("event", {}).get("message", {})

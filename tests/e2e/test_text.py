@@ -216,7 +216,7 @@ async def test_the_counterparty_chat_gets_no_answer_at_all(stack: Stack) -> None
     for message_id in asked:  # recorded as handled, so a restart does not answer it either
         entry = await inbox.get(INBOX_KIND, message_id)
         assert entry is not None and entry.tries == 0
-        assert entry.answer == {"ignored": "a message destination's chat"}
+        assert entry.answer == {"ignored": "a message destination's chat", "signal": "acme"}
     assert not {e.key for e in await inbox.unanswered(INBOX_KIND)} & set(asked)
 
 

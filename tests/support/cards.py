@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from bot.api.intake import with_terms
+from bot.api.intake import with_additions
 from store.authority import Store
 from store.decisions import Claimed, Click, Counted, Decided
 from store.records import Operation
@@ -191,9 +191,9 @@ def message_view(
         "simulated": False,
         "executor": {"name": "lark-message", "revision": "1"},
         "audience": {"name": "ops", "chat_id": "oc_ops", "operators": OPERATORS},
-        "terms": with_terms(
+        "terms": with_additions(
             MessageDomain().project(model),
-            [{"name": "baseline", "value": baseline}] if baseline else [],
+            {"terms": [{"name": "baseline", "value": baseline}] if baseline else []},
         ),
         "source": {"proposer": "dev-agent", "request_id": "r1", "requester_open_id": requester},
         "decision": None,

@@ -65,12 +65,11 @@ class Domain(Protocol):
         kind moves no amount)."""
         ...
 
-    def preconditions(
-        self, payload: BaseModel, settings: Any, reading: Any
-    ) -> list[dict[str, Any]]:
+    def preconditions(self, payload: BaseModel, settings: Any, reading: Any) -> dict[str, Any]:
         """What `reading` (what the caller read for this payload before filing, e.g. a
-        message's baseline; None: nothing) says: more terms for the card, or ProblemsFound
-        with the domain's own code (pure)."""
+        message's baseline and the signal it answers; None: nothing) says: additions to the
+        projection (`terms` appended, other keys set), or ProblemsFound with the domain's own
+        code (pure)."""
         ...
 
     def auto_send_after_s(self, payload: BaseModel) -> int | None:

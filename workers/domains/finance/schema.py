@@ -150,10 +150,8 @@ class FinanceDomain:
     def filing_receipt(self, payload: BaseModel, settings: Any) -> Notice | None:
         return None  # the card in the audience's chat is the only word of an order
 
-    def preconditions(
-        self, payload: BaseModel, settings: Any, reading: Any
-    ) -> list[dict[str, Any]]:
-        return []  # an order is checked against capabilities instead
+    def preconditions(self, payload: BaseModel, settings: Any, reading: Any) -> dict[str, Any]:
+        return {}  # an order is checked against capabilities instead
 
     def auto_send_after_s(self, payload: BaseModel) -> int | None:
         return None  # an order always waits for a person

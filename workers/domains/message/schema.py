@@ -11,7 +11,13 @@ from pydantic_core import PydanticCustomError
 
 from store.problems import FieldProblem, ProblemsFound
 from workers.domains.base import Amount, Notice, terms
-from workers.domains.message.baseline import BASELINE_TERM, REFUSAL_CODE, BaselineReading, gate
+from workers.domains.message.baseline import BASELINE_TERM, REFUSAL_CODE, gate
+from workers.domains.message.linkage import (
+    UNKNOWN_SIGNAL,
+    Readings,
+    signal_additions,
+    signal_problem,
+)
 from workers.domains.message.settings import Destination, MessageSettings
 from workers.domains.message.text import draft_text_problem, outbound_text
 from workers.domains.types import Name, OpenId, StrictModel, TextProblem, normalise_newlines
@@ -71,6 +77,8 @@ class MessageSendV1(StrictModel):
     # sent by itself this long after filing if nobody has decided (only where the destination
     # allows it, up to its auto_send_max_s); without it a draft waits for a person
     auto_send_after_s: Annotated[int, Field(ge=10, le=86_400)] | None = None
+    # the inbound message this draft answers (recorded from the destination's chat)
+    signal_id: MessageId | None = None
 
     def outbound(self) -> str:
         """The text Lark receives for this draft."""
@@ -193,16 +201,23 @@ class MessageDomain:
     def notional(self, payload: BaseModel, settings: Any, capabilities: Any) -> Amount | None:
         return None  # a message moves no amount
 
-    def preconditions(
-        self, payload: BaseModel, settings: Any, reading: Any
-    ) -> list[dict[str, Any]]:
-        """The baseline gate (`reading`: a BaselineReading, or None without a source)."""
+    def preconditions(self, payload: BaseModel, settings: Any, reading: Any) -> dict[str, Any]:
+        """The baseline gate and the signal link (`reading`: Readings, or None: neither)."""
         assert isinstance(payload, MessageSendV1)
-        assert reading is None or isinstance(reading, BaselineReading)
-        said = gate(reading, forced=payload.force_despite_signed_contract is True)
+        readings = reading if isinstance(reading, Readings) else Readings()
+        said = gate(readings.baseline, forced=payload.force_despite_signed_contract is True)
         if said.problems:
             raise ProblemsFound(said.problems, code=REFUSAL_CODE)
-        return [{"name": BASELINE_TERM, "value": said.stamp}] if said.stamp else []
+        additions: dict[str, Any] = {"terms": []}
+        if payload.signal_id is not None:
+            problem = signal_problem(payload.signal_id, readings.signal, payload.destination)
+            if problem is not None:
+                raise ProblemsFound([problem], code=UNKNOWN_SIGNAL)
+            assert readings.signal is not None
+            additions = signal_additions(readings.signal)
+        if said.stamp:
+            additions["terms"].append({"name": BASELINE_TERM, "value": said.stamp})
+        return additions
 
     def filing_receipt(self, payload: BaseModel, settings: Any) -> Notice | None:
         """Its destination's internal ops chat hears of the draft, if it has one."""
