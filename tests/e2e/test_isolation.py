@@ -27,7 +27,7 @@ from larksandbox import longconn as sandbox_longconn
 from larksandbox import state as sandbox_state
 from tests.support.factories import order_request
 from tests.support.stack import Stack, StackFactory
-from tests.support.waiting import eventually
+from tests.support.waiting import eventually, scaled
 
 # far above Lark's 3 s: under 300 clicks a slow machine may answer late, and lateness is the
 # bench's to measure; an answer that never comes still fails
@@ -54,7 +54,7 @@ async def http() -> AsyncIterator[aiohttp.ClientSession]:
 async def within(deadline_s: float, check: Callable[[], Awaitable[bool]]) -> None:
     """`eventually` bounded in wall-clock time too: its deadline counts polls, and these
     checks read hundreds of rows per poll."""
-    async with asyncio.timeout(deadline_s):
+    async with asyncio.timeout(scaled(deadline_s)):
         await eventually(check, deadline_s)
 
 

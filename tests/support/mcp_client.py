@@ -16,6 +16,7 @@ from mcp import Client, StdioServerParameters
 
 from bot.mcp.serving import LISTENING
 from tests.support.processes import ENV, ROOT
+from tests.support.waiting import scaled
 
 START_DEADLINE_S = 40.0
 
@@ -39,7 +40,7 @@ async def http_server(api_url: str, token: str) -> AsyncIterator[str]:
     assert process.stdout is not None
     seen: list[str] = []
     try:
-        async with asyncio.timeout(START_DEADLINE_S):
+        async with asyncio.timeout(scaled(START_DEADLINE_S)):
             while not (line := (await process.stdout.readline()).decode()).startswith(LISTENING):
                 assert line, "countersign mcp exited:\n" + "".join(seen)
                 seen.append(line)
@@ -47,7 +48,7 @@ async def http_server(api_url: str, token: str) -> AsyncIterator[str]:
     finally:
         if process.returncode is None:
             process.send_signal(signal.SIGTERM)
-        code = await asyncio.wait_for(process.wait(), 20)
+        code = await asyncio.wait_for(process.wait(), scaled(20))
     assert code == 0, f"countersign mcp exited {code}"
 
 

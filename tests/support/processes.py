@@ -12,6 +12,8 @@ from pathlib import Path
 
 import aiohttp
 
+from tests.support.waiting import scaled
+
 ROOT = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 
@@ -47,7 +49,7 @@ async def cli(
         cwd=cwd,
         env=env or ENV,
     )
-    out, err = await asyncio.wait_for(process.communicate(stdin), 60)
+    out, err = await asyncio.wait_for(process.communicate(stdin), scaled(60))
     assert process.returncode is not None
     return Result(process.returncode, out.decode(), err.decode())
 
@@ -71,7 +73,7 @@ async def start(*args: str, env: dict[str, str] | None = None) -> Running:
         env=env or ENV,
     )
     assert process.stdout is not None
-    async with asyncio.timeout(30):
+    async with asyncio.timeout(scaled(30)):
         while True:
             line = (await process.stdout.readline()).decode()
             assert line, "the bot exited before it was ready"
@@ -81,7 +83,7 @@ async def start(*args: str, env: dict[str, str] | None = None) -> Running:
 
 async def stop(running: Running) -> int:
     running.process.send_signal(signal.SIGTERM)
-    return await asyncio.wait_for(running.process.wait(), 20)
+    return await asyncio.wait_for(running.process.wait(), scaled(20))
 
 
 async def start_sandbox(port: int, state_file: Path) -> tuple[asyncio.subprocess.Process, str]:
@@ -101,7 +103,7 @@ async def start_sandbox(port: int, state_file: Path) -> tuple[asyncio.subprocess
     )
     assert process.stdout is not None
     banner = []
-    async with asyncio.timeout(30):
+    async with asyncio.timeout(scaled(30)):
         while True:
             line = (await process.stdout.readline()).decode()
             assert line, "the sandbox exited early:\n" + "".join(banner)
@@ -109,7 +111,7 @@ async def start_sandbox(port: int, state_file: Path) -> tuple[asyncio.subprocess
             if line.strip().startswith("OpenAPI domain for lark-oapi:"):
                 break
     # the server starts right after the banner; wait until it answers
-    async with asyncio.timeout(30), aiohttp.ClientSession() as http:
+    async with asyncio.timeout(scaled(30)), aiohttp.ClientSession() as http:
         while True:
             try:
                 async with http.get(f"http://127.0.0.1:{port}/sandbox/api/apps") as response:

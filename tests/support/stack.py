@@ -35,7 +35,7 @@ from store.timeutil import utc_now
 from tests.support.backends import Backend
 from tests.support.processes import free_port
 from tests.support.sandbox import TEST_URL_VERIFY_TIMEOUT_S
-from tests.support.waiting import eventually
+from tests.support.waiting import eventually, scaled
 
 DEV_TOKEN = "e2e-dev-token-123456"
 OTHER_TOKEN = "e2e-other-token-654321"
@@ -310,13 +310,13 @@ async def make_stack(backend: Backend, store: Store, tmp_path: Path) -> AsyncIte
         bot = asyncio.create_task(
             serve(config, stop=stop, clock=clock, on_ready=lambda _url: ready.set())
         )
-        await asyncio.wait_for(ready.wait(), 30)
+        await asyncio.wait_for(ready.wait(), scaled(30))
         bot_url = f"http://127.0.0.1:{port}"
         http = aiohttp.ClientSession()
 
         async def cleanup() -> None:
             stop.set()
-            await asyncio.wait_for(bot, 30)
+            await asyncio.wait_for(bot, scaled(30))
             await http.close()
             await server.close()
 

@@ -5,10 +5,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import os
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 Check = Callable[[], bool | Awaitable[bool]]
+
+# Every deadline is multiplied by this (CI sets 3): a deadline only bounds a failure, so a
+# slow or shared machine stretches how long a broken test takes to fail, never what passes.
+DEADLINE_SCALE = float(os.environ.get("COUNTERSIGN_DEADLINE_SCALE") or 1)
+
+
+def scaled(deadline_s: float) -> float:
+    return deadline_s * DEADLINE_SCALE
 
 
 class Notifier(Protocol):
@@ -36,12 +45,14 @@ async def eventually(
     is bounded by its own timeouts. On failure the message names `what` (or the check itself).
     """
     loop = asyncio.get_running_loop()
-    deadline = loop.time() + deadline_s
+    deadline = loop.time() + scaled(deadline_s)
     changes = woken_by.subscribe() if woken_by is not None else None
     try:
         while not await _holds(check):
             if loop.time() > deadline:
-                raise AssertionError(f"not within {deadline_s} s: {what or _described(check)}")
+                raise AssertionError(
+                    f"not within {scaled(deadline_s)} s: {what or _described(check)}"
+                )
             if changes is None:
                 await asyncio.sleep(interval_s)
             else:

@@ -17,7 +17,7 @@ from store.decisions import Claimed, Click
 from tests.support.backends import Backend
 from tests.support.factories import offered
 from tests.support.processes import ENV, ROOT
-from tests.support.waiting import eventually
+from tests.support.waiting import eventually, scaled
 
 
 def worker_config(path: Path, backend: Backend, venue: Path, *, poll_s: float = 0.2) -> Path:
@@ -109,7 +109,9 @@ async def worker_process(config: Path, env: dict[str, str]) -> AsyncIterator[Wor
     try:
         yield worker
         process.send_signal(signal.SIGTERM)
-        assert await asyncio.wait_for(process.wait(), 20) == 0, "\n".join(worker.output[-30:])
+        assert await asyncio.wait_for(process.wait(), scaled(20)) == 0, "\n".join(
+            worker.output[-30:]
+        )
     finally:
         if process.returncode is None:
             process.kill()
