@@ -232,12 +232,21 @@ class TextListener:
                     chat_id=str(message.get("chat_id")),
                     sender_open_id=str(sender.get("sender_id", {}).get("open_id", "")),
                     text=command_text(envelope),
-                    received_at=self.store.clock(),
+                    received_at=self._sent_at(message),
                 ),
             )
         ignored = {"ignored": "a message destination's chat", "signal": destination}
         await self.inbox.answered(INBOX_KIND, message["message_id"], ignored)
         self.stats.outcomes["signal"] += 1
+
+    def _sent_at(self, message: dict[str, Any]) -> datetime:
+        """When Lark says the message was sent (`create_time`, ms), so a text recovered after
+        a restart keeps its time; now if Lark gave none that reads."""
+        try:
+            millis = int(message.get("create_time") or "")
+        except ValueError:
+            return self.store.clock()
+        return datetime.fromtimestamp(millis / 1000, UTC)
 
     def _addressed(self, envelope: dict[str, Any]) -> bool:
         message = envelope.get("event", {}).get("message", {})
