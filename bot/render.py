@@ -14,7 +14,7 @@ from datetime import datetime, tzinfo
 from typing import Any
 
 from cards.outcomes import outcome_parts, outcome_title
-from cards.strings import Lang, decision_key, text
+from cards.strings import Lang, decision_key, reason_key, text
 from cards.vocabulary import (
     OPEN_STATES,
     headline,
@@ -175,9 +175,8 @@ def decision_lines(
         said += ", " + LABELS.get(f"entry.{entry}", {}).get(lang, str(entry))
     lines = [f"  {said}"]
     if decision.get("reason"):
-        said = "detail.note" if decision.get("action") == "request_changes" else "detail.reason"
-        note = str(decision["reason"])
-        lines.append("  " + text(said, lang, reason=note, note=note))
+        said = reason_key(decision.get("action"))
+        lines.append("  " + text(said, lang, reason=str(decision["reason"])))
     return lines
 
 

@@ -83,7 +83,7 @@ def outcome_parts(detail: dict[str, Any], lang: Lang = "en") -> list[str]:
     if detail.get("reason"):
         parts.append(text("detail.reason", lang, reason=str(detail["reason"])))
     if detail.get("note"):  # what an operator asked to change in a draft sent back
-        parts.append(text("detail.note", lang, note=str(detail["note"])))
+        parts.append(text("detail.note", lang, reason=str(detail["note"])))
     for child in detail.get("protective") or []:
         parts.append(protective_result(child, lang))
     return parts

@@ -29,7 +29,7 @@ from cards.decide import (
     decide_elements,
 )
 from cards.outcomes import newest_per_stage, outcome_lines, plain_text
-from cards.strings import LANGS, LARK_LOCALE, Lang, i18n, text
+from cards.strings import LANGS, LARK_LOCALE, Lang, i18n, reason_key, text
 from cards.terms import each_lang, term_elements
 from cards.vocabulary import EXECUTING, OPEN_STATES, headline, relative, when
 
@@ -124,14 +124,14 @@ def _decision(view: dict[str, Any], people: People, tz: tzinfo, lang: Lang) -> l
     ]
     given = decision.get("reason")
     if given:  # the operator's words, as plain text: nothing in them can format
-        said = "detail.note" if state == "changes_requested" else "detail.reason"
+        said = reason_key(decision.get("action"))
         elements.append(
             {
                 "tag": "div",
                 "element_id": "decision_reason",
                 "text": plain_text(
-                    text(said, lang, reason=given, note=given),
-                    i18n(said, reason=given, note=given),
+                    text(said, lang, reason=given),
+                    i18n(said, reason=given),
                 ),
             }
         )

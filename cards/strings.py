@@ -222,7 +222,7 @@ TEXT: Mapping[str, Mapping[Lang, str]] = {
         "en": "Changes requested by {who} at {at}",
         "zh": "由 {who} 于 {at} 要求修改",
     },
-    "detail.note": {"en": "Changes asked: {note}", "zh": "修改要求：{note}"},
+    "detail.note": {"en": "Changes asked: {reason}", "zh": "修改要求：{reason}"},
     "toast.changes_requested": {
         "en": "Sent back to the proposer with your note",
         "zh": "已附上您的说明退回发起方",
@@ -415,12 +415,13 @@ def text(key: str, lang: Lang, **values: str) -> str:
     return template.format(**values)
 
 
-# the words of a decision, by the button that made it: (its line, its toast); Confirm else
-DECISION_WORDS: Mapping[str, tuple[str, str]] = {
-    "reject": ("state.rejected", "toast.rejected"),
-    "request_changes": ("state.changes_requested", "toast.changes_requested"),
+# the words of a decision, by the button that made it: (its line, its toast, the line of the
+# operator's words with it, as {reason}); Confirm else
+DECISION_WORDS: Mapping[str, tuple[str, str, str]] = {
+    "reject": ("state.rejected", "toast.rejected", "detail.reason"),
+    "request_changes": ("state.changes_requested", "toast.changes_requested", "detail.note"),
 }
-CONFIRM_WORDS = ("state.claimed", "toast.confirmed")
+CONFIRM_WORDS = ("state.claimed", "toast.confirmed", "detail.reason")
 
 
 def decision_key(action: Any) -> str:
@@ -431,6 +432,12 @@ def decision_key(action: Any) -> str:
 def toast_key(action: Any) -> str:
     """The catalogue key of the toast that answers an accepted decision's click."""
     return DECISION_WORDS.get(str(action), CONFIRM_WORDS)[1]
+
+
+def reason_key(action: Any) -> str:
+    """The catalogue key of the line that gives the operator's words ({reason}) with a
+    decision: a reject's reason, a request's note."""
+    return DECISION_WORDS.get(str(action), CONFIRM_WORDS)[2]
 
 
 def i18n(key: str, suffix: str = "", **values: str) -> dict[str, str]:

@@ -16,7 +16,7 @@ from typing import Any
 from bot.api.dashboard_words import ident, label, long_text, moment, tone_class
 from cards.approval import approval_elements
 from cards.outcomes import newest_per_stage, outcome_parts, outcome_title
-from cards.strings import TEXT, Lang, decision_key, refusal_text, text, toast_key
+from cards.strings import TEXT, Lang, decision_key, reason_key, refusal_text, text, toast_key
 from cards.vocabulary import (
     OPEN_STATES,
     headline,
@@ -151,8 +151,8 @@ def header_lines(
             lines.append([label("fact.entry", lang) + label("colon", lang) + entry])
         if decision.get("reason"):
             reason = {**long_text(str(decision["reason"])), "id": "decision-reason"}
-            said = "detail.note" if state == "changes_requested" else "detail.reason"
-            lines.append(pieces(said, lang, "note" if said == "detail.note" else "reason", reason))
+            said = reason_key(decision.get("action"))
+            lines.append(pieces(said, lang, "reason", reason))
     elif state == "expired":
         lines.append(_at("state.expired", view["expires_at"], now, lang))
     elif state in ("cancelled", "superseded"):
