@@ -46,7 +46,13 @@ arguments returns the same operation (request_id defaults to one made from the c
 Errors carry {code, message, fields: [{field, reason, fix}]}.
 """
 
-Kind = Annotated[str, Field(description="the operation kind: finance.order or message.send")]
+Kind = Annotated[
+    str,
+    Field(
+        description="the operation kind: finance.order or message.send",
+        json_schema_extra={"enum": sorted(DOMAINS)},
+    ),
+]
 Payload = Annotated[
     dict[str, Any],
     Field(

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import aiohttp
 
+from bot.api.signin import CALLBACK_PATH
 from bot.config.settings import WebSettings
 from tests.support.processes import ENV, ROOT, cli, free_port, start_sandbox
 
@@ -144,3 +145,17 @@ def test_the_sign_in_sections_web_tables_are_valid_settings() -> None:
         table = tomllib.loads(textwrap.dedent(block))["web"]
         web = WebSettings.model_validate({"public_url": "https://countersign.example.com", **table})
         assert web.sign_in or "session_idle_s" in table
+
+
+def test_the_sign_in_section_names_the_redirect_url_the_bot_uses_and_the_scopes() -> None:
+    """What a real app needs for sign-in: the redirect URL the bot sends (its public URL plus
+    the callback path it serves), where Lark takes it, and the scopes (none beyond the bot's)."""
+    text = GUIDE.read_text(encoding="utf-8")
+    section = text[text.index("## 7. Sign in with Lark") :]
+    end = section.find("\n## ", 1)
+    section = section if end < 0 else section[:end]
+    web = WebSettings.model_validate({"public_url": "https://YOUR-HOST", "sign_in": True})
+    assert web.redirect_uri.endswith(CALLBACK_PATH)
+    assert f"`{web.redirect_uri}`" in section
+    assert "Security Settings → Redirect URLs" in section
+    assert "Permissions & Scopes" in section and "/open-apis/authen/v1/user_info" in section

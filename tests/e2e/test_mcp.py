@@ -12,10 +12,12 @@ import pytest
 from mcp import MCPError
 from mcp.client.subscriptions import ResourceUpdated
 
+from bot.api.intake import ProposalIn
 from tests.support.factories import ORDER_PAYLOAD, order_request
 from tests.support.mcp_client import call, connected
 from tests.support.stack import DEV_TOKEN, OTHER_TOKEN, Stack, StackFactory
 from tests.support.waiting import eventually
+from workers.domains import DOMAINS
 
 TOOLS = {
     "propose_operation",
@@ -174,4 +176,58 @@ async def test_another_proposers_server_cannot_see_or_cancel_the_operation(
         with pytest.raises(MCPError):
             await other.read_resource(f"countersign://operations/{operation_id}")
     op = await stack.store.get(operation_id)
+    assert op is not None and op.state.value in ("prepared", "awaiting_confirmation")
+
+
+async def test_the_tools_take_the_apis_shapes_and_the_owner_reads_pages_and_cancels(
+    make_stack: StackFactory,
+) -> None:
+    """The schemas an agent is shown are the API's: the kinds it knows, the request id's
+    pattern, a kind's payload schema from the model the API validates with; the token is
+    never an argument; a wait is bounded at 60 s. The owner pages through and cancels."""
+    stack: Stack = await make_stack("ws")
+    api = ProposalIn.model_json_schema()["properties"]
+    async with connected("stdio", stack.bot_url, DEV_TOKEN) as agent:
+        tools = {tool.name: tool for tool in (await agent.list_tools()).tools}
+        assert all("token" not in t.input_schema.get("properties", {}) for t in tools.values())
+        for name in ("propose_operation", "check_operation"):
+            properties = tools[name].input_schema["properties"]
+            assert properties["kind"]["enum"] == sorted(DOMAINS)
+            [request_id] = [s for s in properties["request_id"]["anyOf"] if "pattern" in s]
+            assert request_id["pattern"] == api["request_id"]["pattern"]
+        waiting = tools["wait_for_operation"].input_schema["properties"]
+        assert waiting["timeout_s"]["maximum"] == 60
+        assert waiting["until"]["enum"] == ["decided", "final"]
+        kind = await agent.read_resource("countersign://kinds/finance.order")
+        described = json.loads(kind.contents[0].text)  # type: ignore[union-attr]
+        model = DOMAINS["finance.order"].schema(1)
+        assert model is not None and described["payload_schema"] == model.model_json_schema()
+
+        filed = []
+        for quantity in ("0.010", "0.020"):
+            failed, proposed = await call(agent, "propose_operation", **order(quantity=quantity))
+            assert not failed
+            filed.append(proposed["operation_id"])
+        too_long = await agent.call_tool("wait_for_operation", {"id": filed[0], "timeout_s": 61})
+        assert too_long.is_error
+        failed, read = await call(agent, "get_operation", id=filed[0])
+        assert not failed and read["id"] == filed[0]
+
+        seen: list[str] = []
+        cursor = None
+        for _ in range(3):
+            arguments = {"limit": 1} if cursor is None else {"limit": 1, "cursor": cursor}
+            failed, page = await call(agent, "list_operations", **arguments)
+            assert not failed and len(page["items"]) <= 1
+            seen += [item["id"] for item in page["items"]]
+            cursor = page["next_cursor"]
+            if cursor is None:
+                break
+        assert seen == filed[::-1]  # newest first, one a page, each once
+
+        failed, cancelled = await call(agent, "cancel_operation", id=filed[1])
+        assert not failed and cancelled["state"] == "cancelled"
+        failed, page = await call(agent, "list_operations", state="cancelled")
+        assert not failed and [item["id"] for item in page["items"]] == [filed[1]]
+    op = await stack.store.get(filed[0])
     assert op is not None and op.state.value in ("prepared", "awaiting_confirmation")

@@ -6,7 +6,7 @@ Alice's Confirm on the page she had open is told so on that page."""
 
 from __future__ import annotations
 
-from playwright.async_api import Browser, Page, expect
+from playwright.async_api import expect
 
 from cards.strings import REFUSALS
 from store.reasons import Reason
@@ -14,32 +14,7 @@ from tests.support.browser import ARTIFACTS, UI_TIMEOUT_MS
 from tests.support.dashboard import chromium
 from tests.support.factories import order_request
 from tests.support.stack import Stack, StackFactory, card_says, settled
-from tests.support.waiting import eventually
-
-PEOPLE = {"ou_alice": "Alice", "ou_bob": "Bob", "ou_mallory": "Mallory"}
-
-
-async def card_shown(stack: Stack, operation_id: str) -> None:
-    """Until the card is marked shown: a page opened after it has nothing to reload for."""
-
-    async def current() -> bool:
-        _, view = await stack.api("GET", f"/api/v1/operations/{operation_id}")
-        return bool(view["card"]["delivery"] == "current")
-
-    await eventually(current)
-
-
-async def signed_in_page(browser: Browser, stack: Stack, user: str) -> Page:
-    """A page of a new browser context in which `user` signed in through Lark's page."""
-    context = await browser.new_context(viewport={"width": 1280, "height": 900})
-    page = await context.new_page()
-    await page.goto(f"{stack.bot_url}/ops")
-    await page.locator("#sign-in").click()
-    await page.locator("#user").select_option(user, timeout=UI_TIMEOUT_MS)
-    await page.locator("#approve").click()
-    await page.wait_for_url(f"{stack.bot_url}/ops", timeout=UI_TIMEOUT_MS)
-    await expect(page.locator("#who")).to_have_text(PEOPLE[user])
-    return page
+from tests.support.web_chromium import CONFIRMED_ON_THE_WEB, PEOPLE, card_shown, signed_in_page
 
 
 async def test_alice_confirms_in_chromium_and_the_card_says_web_then_filled(
@@ -65,10 +40,17 @@ async def test_alice_confirms_in_chromium_and_the_card_says_web_then_filled(
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         shot = ARTIFACTS / f"web-decide-chromium-{backend_name}.png"
         await alice.screenshot(path=str(shot), full_page=True)
-    await card_says(stack, message_id, "Confirmed by ", " on the web at")
+    await card_says(stack, message_id, CONFIRMED_ON_THE_WEB)
     done = await settled(stack, view["id"], "filled")
     assert (done["decision"]["by"], done["decision"]["entry"]) == ("ou_alice", "web")
+    assert done["approval"]["confirmed_by"] == ["ou_alice"]  # the API's view: one claim
     await card_says(stack, message_id, "Filled")
+    # the card said Alice confirmed on the web before it said Filled
+    shown = [revision.content for revision in stack.state.messages[message_id].history]
+    confirmed = [n for n, card in enumerate(shown) if CONFIRMED_ON_THE_WEB in card]
+    filled = [n for n, card in enumerate(shown) if "Filled" in card]
+    assert confirmed and filled and confirmed[0] < filled[0], shown
+    assert "Filled" not in shown[confirmed[0]]
     assert await stack.store.claim_count(view["id"]) == 1
 
 

@@ -76,10 +76,17 @@ def config_for(sandbox: Sandbox, data_dir: Path, port: int) -> Config:
 
 
 @asynccontextmanager
-async def sign_in_bot(sandbox: Sandbox, store: Store, data_dir: Path) -> AsyncIterator[SignInBot]:
-    """The bot's HTTP app with sign-in on, its redirect URL registered with the sandbox."""
+async def sign_in_bot(
+    sandbox: Sandbox, store: Store, data_dir: Path, public_url: str | None = None
+) -> AsyncIterator[SignInBot]:
+    """The bot's HTTP app with sign-in on, its redirect URL registered with the sandbox
+    (`public_url`: where it says it is reached, e.g. behind an https proxy)."""
     port = free_port()
     config = config_for(sandbox, data_dir, port)
+    if public_url is not None:
+        web = config.settings.web.model_copy(update={"public_url": public_url})
+        settings = config.settings.model_copy(update={"web": web})
+        config = dataclasses.replace(config, settings=settings)
     clock = Clock()
     store.clock = clock
     server = TestServer(create_app(config, store), host="127.0.0.1", port=port)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -164,6 +164,7 @@ class Stack:
     store: Store
     clock: ShiftableClock
     http: aiohttp.ClientSession
+    restart: Callable[[], Awaitable[None]]
 
     async def propose(self, body: dict[str, Any]) -> dict[str, Any]:
         status, view = await self.post("/api/v1/operations", body)
@@ -305,30 +306,50 @@ async def make_stack(backend: Backend, store: Store, tmp_path: Path) -> AsyncIte
         if web is not None:  # its redirect URL, registered as a real app's is
             await register_sign_in(sandbox, config)
         clock = ShiftableClock()
-        stop = asyncio.Event()
-        ready = asyncio.Event()
-        bot = asyncio.create_task(
-            serve(config, stop=stop, clock=clock, on_ready=lambda _url: ready.set())
-        )
-        await asyncio.wait_for(ready.wait(), scaled(30))
+        running: list[tuple[asyncio.Event, asyncio.Task[Any]]] = []
+
+        async def start() -> None:
+            stop, ready = asyncio.Event(), asyncio.Event()
+            bot = asyncio.create_task(
+                serve(config, stop=stop, clock=clock, on_ready=lambda _url: ready.set())
+            )
+            running.append((stop, bot))
+            await asyncio.wait_for(ready.wait(), scaled(30))
+
+        async def halt() -> None:
+            stop, bot = running.pop()
+            stop.set()
+            await asyncio.wait_for(bot, scaled(30))
+
+        await start()
         bot_url = f"http://127.0.0.1:{port}"
         http = aiohttp.ClientSession()
 
         async def cleanup() -> None:
-            stop.set()
-            await asyncio.wait_for(bot, scaled(30))
+            if running:
+                await halt()
             await http.close()
             await server.close()
 
         cleanups.append(cleanup)
         hub = sandbox_app[HUB_KEY]
-        if mode == "webhook":
-            await point_webhooks(sandbox, bot_url)
-        else:
-            await eventually(
-                lambda: hub.longconn.connected(app.app_id) >= 1, deadline_s=30, woken_by=state
-            )
-        return Stack(mode, bot_url, sandbox, state, hub, store, clock, http)
+
+        async def connected() -> None:
+            if mode == "webhook":
+                await point_webhooks(sandbox, bot_url)
+            else:
+                await eventually(
+                    lambda: hub.longconn.connected(app.app_id) >= 1, deadline_s=30, woken_by=state
+                )
+
+        async def restart() -> None:  # the same config, port, store and sandbox
+            await halt()
+            await eventually(lambda: hub.longconn.connected(app.app_id) == 0, woken_by=state)
+            await start()
+            await connected()
+
+        await connected()
+        return Stack(mode, bot_url, sandbox, state, hub, store, clock, http, restart)
 
     yield make
     for cleanup in reversed(cleanups):

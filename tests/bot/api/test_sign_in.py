@@ -95,6 +95,26 @@ async def test_the_cookie_is_secure_when_the_page_came_over_https(bot: SignInBot
             assert "Secure" in cookie and "HttpOnly" in cookie
 
 
+async def test_the_cookie_is_secure_when_the_public_url_is_https(
+    sandbox: Sandbox, store: Store, tmp_path: Path
+) -> None:
+    """Behind an https proxy that says nothing: the configured public URL decides."""
+    async with sign_in_bot(sandbox, store, tmp_path, "https://countersign.example.com") as bot:
+        async with browsing(bot) as browser:
+            link = await browser.approve(await browser.start(), "ou_alice")
+            assert link.startswith("https://countersign.example.com/ops/auth/callback?")
+            local = bot.url + link.removeprefix("https://countersign.example.com")
+            # the state cookie came Secure too; over https the browser would send it back
+            state = browser.cookie(STATE_COOKIE)
+            assert state is not None
+            async with browser.http.get(
+                local, allow_redirects=False, headers={"Cookie": f"{STATE_COOKIE}={state}"}
+            ) as response:
+                assert response.status == 302
+                [cookie] = [h for h in response.headers.getall("Set-Cookie") if SESSION_COOKIE in h]
+                assert "Secure" in cookie and "HttpOnly" in cookie
+
+
 async def test_a_callback_from_another_browser_or_with_another_state_is_refused(
     bot: SignInBot, store: Store
 ) -> None:

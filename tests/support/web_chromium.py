@@ -1,0 +1,36 @@
+"""The web entry in headless Chromium against a stack: people signed in through the sandbox's
+authorize page, and waiting until a card is shown (so a page opened after it stays still)."""
+
+from __future__ import annotations
+
+from playwright.async_api import Browser, Page, expect
+
+from tests.support.browser import UI_TIMEOUT_MS
+from tests.support.stack import Stack
+from tests.support.waiting import eventually
+
+PEOPLE = {"ou_alice": "Alice", "ou_bob": "Bob", "ou_mallory": "Mallory"}
+CONFIRMED_ON_THE_WEB = "Confirmed by Alice on the web at"
+
+
+async def card_shown(stack: Stack, operation_id: str) -> None:
+    """Until the card is marked shown: a page opened after it has nothing to reload for."""
+
+    async def current() -> bool:
+        _, view = await stack.api("GET", f"/api/v1/operations/{operation_id}")
+        return bool(view["card"]["delivery"] == "current")
+
+    await eventually(current)
+
+
+async def signed_in_page(browser: Browser, stack: Stack, user: str) -> Page:
+    """A page of a new browser context in which `user` signed in through Lark's page."""
+    context = await browser.new_context(viewport={"width": 1280, "height": 900})
+    page = await context.new_page()
+    await page.goto(f"{stack.bot_url}/ops")
+    await page.locator("#sign-in").click()
+    await page.locator("#user").select_option(user, timeout=UI_TIMEOUT_MS)
+    await page.locator("#approve").click()
+    await page.wait_for_url(f"{stack.bot_url}/ops", timeout=UI_TIMEOUT_MS)
+    await expect(page.locator("#who")).to_have_text(PEOPLE[user])
+    return page
