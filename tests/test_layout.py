@@ -78,11 +78,15 @@ def test_every_module_is_at_most_400_lines_or_says_why() -> None:
 
 
 def test_no_test_module_imports_another_test_module() -> None:
-    """Shared helpers live in tests/support/ (and fixtures in conftest.py files)."""
+    """Shared helpers live in tests/support/ (and fixtures in conftest.py files); imports are
+    absolute, so a relative one cannot slip past."""
     offenders = []
     for path in sorted((ROOT / "tests").rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
-            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            if isinstance(node, ast.ImportFrom) and node.level > 0:
+                offenders.append(f"{path.relative_to(ROOT)}:{node.lineno} (relative)")
+                continue
+            if isinstance(node, ast.ImportFrom) and node.module:
                 names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
             elif isinstance(node, ast.Import):
                 names = [alias.name for alias in node.names]
@@ -96,3 +100,22 @@ def test_no_test_module_imports_another_test_module() -> None:
 def is_test_module(dotted: str) -> bool:
     """tests.x.test_y or tests.x.conftest (helpers belong in tests/support)."""
     return any(part.startswith("test_") or part == "conftest" for part in dotted.split(".")[1:])
+
+
+def test_tests_outside_the_sandbox_use_its_public_surface() -> None:
+    """The sandbox's own tests may reach inside it; every other test imports `larksandbox`
+    itself (larksandbox/__init__.py lists the surface), so its insides can move freely."""
+    offenders = []
+    for path in sorted((ROOT / "tests").rglob("*.py")):
+        if (ROOT / "tests" / "larksandbox") in path.parents:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            elif isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            else:
+                continue
+            if any(name.startswith("larksandbox.") for name in names):
+                offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert offenders == []

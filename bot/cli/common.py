@@ -6,12 +6,12 @@ import argparse
 import asyncio
 import os
 import sys
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
 from typing import Any
 
 from bot import config as config_mod
-from bot.profiles import DEFAULT_DEV_DIR, dev_settings
+from bot.profiles import DEFAULT_DEV_DIR, DEV_ENVIRON, dev_settings
 
 DEFAULT_CONFIG = Path("countersign.toml")
 DEFAULT_PORT = 8080
@@ -61,11 +61,21 @@ def uses_dev_data(args: argparse.Namespace) -> bool:
     return False
 
 
-def settings_of(args: argparse.Namespace) -> config_mod.Settings:
+def settings_and_source(args: argparse.Namespace) -> tuple[config_mod.Settings, bool]:
+    """The settings, and whether they are the dev profile's (over the demo's data)."""
     if uses_dev_data(args):
         port = getattr(args, "port", None)
-        return dev_settings(args.data_dir, DEFAULT_PORT if port is None else port)
-    return config_mod.parse(file_data(args))
+        return dev_settings(args.data_dir, DEFAULT_PORT if port is None else port), True
+    return config_mod.parse(file_data(args)), False
+
+
+def settings_of(args: argparse.Namespace) -> config_mod.Settings:
+    return settings_and_source(args)[0]
+
+
+def environ_for(dev: bool) -> Mapping[str, str]:
+    """Where secrets are read: the dev profile's are its own (nothing to export first)."""
+    return {**os.environ, **DEV_ENVIRON} if dev else os.environ
 
 
 def with_store(args: argparse.Namespace, use: Callable[[Any], Coroutine[Any, Any, Any]]) -> Any:

@@ -6,10 +6,9 @@ import argparse
 import asyncio
 import contextlib
 import logging
-import os
 
 from bot import config as config_mod
-from bot.cli.common import DEFAULT_PORT, settings_of
+from bot.cli.common import DEFAULT_PORT, environ_for, settings_and_source
 from bot.logs import configure, redact
 from bot.profiles import DEV_TOKEN, DEV_TOKEN_ENV, dev_config
 
@@ -28,12 +27,12 @@ def cmd_run(args: argparse.Namespace) -> int:
             args.host or "127.0.0.1",
         )
     else:
-        settings = settings_of(args)
+        settings, dev = settings_and_source(args)
         if args.host:
             settings = settings.model_copy(
                 update={"http": settings.http.model_copy(update={"host": args.host})}
             )
-        config = config_mod.resolve(settings, os.environ)
+        config = config_mod.resolve(settings, environ_for(dev))
 
     def ready(url: str) -> None:
         print(f"countersign API listening on {url}", flush=True)
@@ -55,7 +54,8 @@ def cmd_worker(args: argparse.Namespace) -> int:
     from bot.server import serve_workers
 
     configure()
-    config = config_mod.resolve(settings_of(args), os.environ)
+    settings, dev = settings_and_source(args)
+    config = config_mod.resolve(settings, environ_for(dev))
 
     def ready() -> None:
         print(

@@ -16,10 +16,14 @@ from typing import Any
 
 TESTED_RANGE = ">=1.7.5,<1.8"
 
-# (module, attribute) the HTTP transport and the ws transport import or replace
-MODULE_PARTS = (
+# (module, attribute) the HTTP transport imports (every Lark mode sends through it)
+HTTP_PARTS = (
     ("lark_oapi.core.http.transport", "_build_header"),
     ("lark_oapi.core.http.transport", "_build_url"),
+)
+# ... and the ws transport imports or replaces
+MODULE_PARTS = (
+    *HTTP_PARTS,
     ("lark_oapi.ws.client", "loop"),  # the module-global loop the SDK schedules on
     ("lark_oapi.ws.client", "Client"),
 )
@@ -48,14 +52,18 @@ def _module(name: str) -> ModuleType | None:
         return None
 
 
+def _missing_parts(parts: tuple[tuple[str, str], ...]) -> list[str]:
+    return [
+        f"{module}.{name}"
+        for module, name in parts
+        if (found := _module(module)) is None or not hasattr(found, name)
+    ]
+
+
 def sdk_mismatch(client_class: Any | None = None, log_level: Any = None) -> list[str]:
     """What is missing, as `module.name` / `Client.name` / `Client().name` (empty: all there).
     `client_class`: the ws client class to inspect (default: the installed SDK's)."""
-    missing = [
-        f"{module}.{name}"
-        for module, name in MODULE_PARTS
-        if (found := _module(module)) is None or not hasattr(found, name)
-    ]
+    missing = _missing_parts(MODULE_PARTS)
     if client_class is None:
         ws = _module("lark_oapi.ws.client")
         client_class = getattr(ws, "Client", None)
@@ -79,7 +87,15 @@ def sdk_mismatch(client_class: Any | None = None, log_level: Any = None) -> list
 
 def check_sdk(log_level: Any = None, client_class: Any | None = None) -> None:
     """Raise `SdkMismatch` with one line if the installed lark-oapi moved what we rely on."""
-    missing = sdk_mismatch(client_class, log_level)
+    _refuse(sdk_mismatch(client_class, log_level))
+
+
+def check_http_parts() -> None:
+    """`check_sdk` for the HTTP transport alone (webhook mode, sign-in: no ws client)."""
+    _refuse(_missing_parts(HTTP_PARTS))
+
+
+def _refuse(missing: list[str]) -> None:
     if missing:
         try:
             installed = version("lark-oapi")

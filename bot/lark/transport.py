@@ -16,14 +16,12 @@ from typing import Any, TypeVar
 import httpx
 import lark_oapi as lark  # type: ignore[import-untyped]
 from lark_oapi.core.const import UTF_8  # type: ignore[import-untyped]
-from lark_oapi.core.http.transport import (  # type: ignore[import-untyped]
-    _build_header,
-    _build_url,
-)
 from lark_oapi.core.json import JSON  # type: ignore[import-untyped]
 from lark_oapi.core.log import logger as lark_logger  # type: ignore[import-untyped]
 from lark_oapi.core.model import BaseRequest, RawResponse  # type: ignore[import-untyped]
 from lark_oapi.core.token import verify  # type: ignore[import-untyped]
+
+from bot.lark.sdk_check import check_http_parts
 
 __all__ = ["LarkTransport"]
 
@@ -54,6 +52,16 @@ class LarkTransport:
     """
 
     def __init__(self, domain: str, *, timeout_s: float) -> None:
+        # the SDK's private URL and header helpers, imported here so that an SDK in which
+        # they moved is refused in one line at start-up (SdkMismatch), not an ImportError
+        check_http_parts()
+        from lark_oapi.core.http.transport import (  # type: ignore[import-untyped]
+            _build_header,
+            _build_url,
+        )
+
+        self._build_url: Any = _build_url
+        self._build_header: Any = _build_header
         self.config: Any = sdk_config(domain, timeout_s)
         # No cap on connections in flight, as with a client per request (a capped pool would add
         # a wait for a free connection to each call); idle ones are kept for reuse. Otherwise
@@ -76,8 +84,10 @@ class LarkTransport:
             # countersign sends JSON only (cards, texts, replies, reads); a file upload would
             # need a multipart body this transport does not build, so it is refused, not sent
             raise TypeError("LarkTransport sends JSON requests only; this request carries files")
-        url = _build_url(self.config.domain, request_.uri, request_.paths)
-        _build_header(request_, option, self.config)  # UA and Authorization into request.headers
+        url = self._build_url(self.config.domain, request_.uri, request_.paths)
+        self._build_header(
+            request_, option, self.config
+        )  # UA and Authorization into request.headers
         body = None if request_.body is None else json.loads(JSON.marshal(request_.body))
         response = await self.client.request(
             str(request_.http_method.name),

@@ -13,8 +13,7 @@ import pytest
 from cards.render import render_card
 from cards.strings import LANGS, LARK_LOCALE, Lang
 from cards.vocabulary import headline
-from larksandbox import cardcheck
-from larksandbox.cards.schema import ELEMENT_LIMIT, element_count
+from larksandbox import ELEMENT_LIMIT, cardcheck, element_count
 from tests.support.card_gallery import PEOPLE, gallery
 
 NOW = datetime(2025, 3, 1, 1, 30, tzinfo=UTC)

@@ -17,7 +17,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from cards.render import render_card
 from cards.vocabulary import headline
-from larksandbox.state import DEFAULT_APP_ID
+from larksandbox import DEFAULT_APP_ID
 from tests.support.browser import ARTIFACTS, UI_TIMEOUT_MS, http, watch_console
 from tests.support.card_gallery import PEOPLE, gallery
 from tests.support.ui_sandbox import send_card

@@ -20,8 +20,7 @@ import pytest
 from bot.lark.api import _compact
 from cards.render import EXECUTING, REASON_MAX_CHARS, render_card
 from cards.strings import LANGS, Lang
-from larksandbox import cardcheck
-from larksandbox.cards.schema import ELEMENT_LIMIT, element_count
+from larksandbox import ELEMENT_LIMIT, cardcheck, element_count
 from store.authority import Store
 from store.envelope import Approval, Audience, Source
 from store.projection import operation_view

@@ -23,8 +23,7 @@ import aiohttp
 
 from bot.ingress.callbacks import INBOX_KIND
 from cards.strings import REFUSALS, TEXT
-from larksandbox import answers
-from larksandbox.entities import Click
+from larksandbox import Click, answers
 from store.authority import Store
 from store.inbox import RECEIVED, Inbox
 from store.lifecycle import State

@@ -10,8 +10,7 @@ import json
 from datetime import timedelta
 from typing import Any
 
-from larksandbox import User
-from larksandbox.state import DEFAULT_APP_ID
+from larksandbox import DEFAULT_APP_ID, User
 from store.signals import signal_of
 from tests.support.factories import message_request
 from tests.support.stack import ACME_DESTINATION, Stack, StackFactory, card_says, settled

@@ -12,8 +12,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from larksandbox.state import DEFAULT_APP_ID
-from larksandbox.webhook import sealed_body, signed_headers
+from larksandbox import DEFAULT_APP_ID, sealed_body, signed_headers
 from store.reasons import Reason
 from tests.support.factories import order_request
 from tests.support.stack import Stack, button_value, envelope_for, push

@@ -16,8 +16,7 @@ import pytest
 
 from bot.ingress.text import INBOX_KIND
 from cards.strings import text
-from larksandbox import events
-from larksandbox.state import DEFAULT_APP_ID
+from larksandbox import DEFAULT_APP_ID, events
 from store.inbox import Inbox
 from tests.support.factories import order_request
 from tests.support.stack import OPS_AUDIENCE, Stack, StackFactory

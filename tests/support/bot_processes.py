@@ -26,9 +26,14 @@ from bot.devstack import (
     VERIFICATION_TOKEN_ENV,
     SandboxApp,
 )
-from larksandbox.app import SandboxOptions, build_sandbox
-from larksandbox.longconn_wire import ClientConfig
-from larksandbox.state import DEFAULT_APP_ID, SandboxState, default_state
+from larksandbox import (
+    DEFAULT_APP_ID,
+    ClientConfig,
+    SandboxOptions,
+    SandboxState,
+    build_sandbox,
+    default_state,
+)
 from store.authority import Store
 from tests.support.backends import Backend
 from tests.support.processes import ENV, ROOT, free_port

@@ -7,7 +7,7 @@ import secrets
 import time
 from typing import Any
 
-from larksandbox.entities import App
+from larksandbox import App
 
 
 def _header(app: App, event_type: str, create_time: str) -> dict[str, Any]:

@@ -22,9 +22,7 @@ import lark_oapi as lark  # type: ignore[import-untyped]
 from aiohttp.test_utils import TestServer
 from lark_oapi.api.authen.v1 import GetUserInfoRequest  # type: ignore[import-untyped]
 
-from larksandbox.app import SandboxOptions, build_sandbox
-from larksandbox.control_requests import HUB_KEY
-from larksandbox.state import SandboxState
+from larksandbox import HUB_KEY, SandboxOptions, SandboxState, build_sandbox
 from tests.support.sandbox import Sandbox, sdk
 
 # Where the web app wants the browser back; registered per test with `register_redirects`.

@@ -14,7 +14,7 @@ from aiohttp import web
 from aiohttp.test_utils import TestServer
 from lark_oapi.core.model import RawRequest  # type: ignore[import-untyped]
 
-from larksandbox.entities import App
+from larksandbox import App
 
 CardHandler = Callable[[Any], Any]
 

@@ -23,11 +23,16 @@ from lark_oapi.api.im.v1 import (  # type: ignore[import-untyped]
 )
 from lark_oapi.core.token.manager import TokenManager  # type: ignore[import-untyped]
 
-from larksandbox.app import SandboxOptions, build_sandbox
-from larksandbox.control_requests import HUB_KEY
-from larksandbox.entities import App
-from larksandbox.hub import Hub
-from larksandbox.state import DEFAULT_APP_ID, SandboxState, default_state
+from larksandbox import (
+    DEFAULT_APP_ID,
+    HUB_KEY,
+    App,
+    Hub,
+    SandboxOptions,
+    SandboxState,
+    build_sandbox,
+    default_state,
+)
 from tests.support.receivers import Receiver, webhook_receiver
 
 T = TypeVar("T")

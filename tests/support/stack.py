@@ -23,12 +23,18 @@ from aiohttp.test_utils import TestServer
 from bot.config import Config, parse, resolve
 from bot.devstack import SandboxApp, point_webhooks, register_sign_in
 from bot.server import serve
-from larksandbox import answers, events
-from larksandbox.app import SandboxOptions, build_sandbox
-from larksandbox.control_requests import HUB_KEY
-from larksandbox.hub import Hub
-from larksandbox.longconn_wire import ClientConfig
-from larksandbox.state import DEFAULT_APP_ID, SandboxState, default_state
+from larksandbox import (
+    DEFAULT_APP_ID,
+    HUB_KEY,
+    ClientConfig,
+    Hub,
+    SandboxOptions,
+    SandboxState,
+    answers,
+    build_sandbox,
+    default_state,
+    events,
+)
 from store.authority import Store
 from store.lifecycle import State
 from store.timeutil import utc_now

@@ -19,8 +19,7 @@ from aiohttp import web
 from aiohttp.test_utils import TestServer
 
 from bot.lark.webhook import add_webhook_routes
-from larksandbox.entities import App
-from larksandbox.webhook import WebhookPusher
+from larksandbox import App, WebhookPusher
 from tests.support.fake_ack import FakeAck
 
 ANSWER: dict[str, Any] = {

@@ -19,10 +19,15 @@ from aiohttp import web
 from aiohttp.test_utils import TestServer
 
 from bot.lark.ws import WsTransport
-from larksandbox.app import SandboxOptions, build_sandbox
-from larksandbox.control_requests import HUB_KEY
-from larksandbox.longconn_wire import ENDPOINT_PATH, ClientConfig
-from larksandbox.state import DEFAULT_APP_ID, default_state
+from larksandbox import (
+    DEFAULT_APP_ID,
+    ENDPOINT_PATH,
+    HUB_KEY,
+    ClientConfig,
+    SandboxOptions,
+    build_sandbox,
+    default_state,
+)
 from tests.support.fake_ack import FakeAck
 from tests.support.sandbox import Sandbox
 

@@ -23,6 +23,7 @@ from store.decisions import Click, Decided
 from store.deliveries import Delivery, DeliveryLedger
 from store.envelope import CallbackRoute, Source
 from tests.support.factories import offered
+from tests.support.processes import free_port
 from workers.deliveries import DeliveryWorker
 from workers.targets import Address
 
@@ -167,9 +168,7 @@ async def test_a_failed_connection_logs_the_origin_never_the_path_or_query(
     store: Store, caplog: pytest.LogCaptureFixture
 ) -> None:
     # receivers often carry a credential in the path or query (hook URLs, ?token=)
-    with socket.socket() as probe:  # a port nothing listens on
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()  # nothing listens on it
     url = f"http://localhost:{port}/hooks/T0-path-secret?token=query-secret"
     delivery = await concluded(store, url)
 

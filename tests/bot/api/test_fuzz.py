@@ -32,7 +32,7 @@ from bot.lark.api import LarkApi
 from bot.lark.webhook import add_webhook_routes
 from bot.server import Ingress
 from bot.workforce import RetryingLark
-from larksandbox.webhook import encrypt, signature
+from larksandbox import encrypt, signature
 from store.authority import Store
 from tests.support.api import TOKENS, settings_data
 from tests.support.factories import MESSAGE_PAYLOAD, ORDER_PAYLOAD

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.processes import ENV, ROOT, cli
+from tests.support.processes import ENV, ROOT, cli, free_port
 
 
 @pytest.fixture
@@ -43,7 +43,18 @@ async def test_a_busy_port_is_one_line_naming_the_fix(
     port = str(port_of(listener))
     bot = await cli("run", "--dev", "--data-dir", str(tmp_path), "--port", port)
     sandbox = await cli("sandbox", "--port", port)
-    for result in (bot, sandbox):
+    # what `make run` starts: the demo's bot port busy, and then its sandbox port
+    demo = await cli("demo", "--data-dir", str(tmp_path / "demo"), "--port", port)
+    demo_sandbox = await cli(
+        "demo",
+        "--data-dir",
+        str(tmp_path / "demo2"),
+        "--port",
+        str(free_port()),
+        "--sandbox-port",
+        port,
+    )
+    for result in (bot, sandbox, demo, demo_sandbox):
         assert result.code == 2 and no_traceback(result.err)
         last = result.err.strip().splitlines()[-1]
         assert last.startswith("error: ") and "address already in use" in last

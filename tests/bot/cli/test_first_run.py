@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from tests.support.processes import ENV, ROOT, cli, free_port
+from tests.support.waiting import scaled
 
 ORDER_EXAMPLE = str(ROOT / "examples" / "order.json")
 
@@ -86,8 +87,40 @@ async def test_the_demo_says_what_to_do_next_and_each_suggestion_works(tmp_path:
         demo.send_signal(signal.SIGTERM)
         await asyncio.wait_for(demo.wait(), 30)
         logs.close()
+    # The workers alone, on the demo's data, with nothing exported: found alone, or by --dev.
+    bare = {k: v for k, v in ENV.items() if not k.startswith("COUNTERSIGN_")}
+    for extra in ((), ("--dev",)):
+        said = await worker_starts(tmp_path, bare, *extra)
+        assert "countersign worker running" in said, said
+        assert ("using the dev data in var/dev" in said) == (extra == ()), said
     # Quiet at the default level: one line for the migrations, none per step or HTTP request.
     logged = (tmp_path / "demo.log").read_text(encoding="utf-8").splitlines()
     assert [line for line in logged if "alembic" in line or "httpx" in line] == []
     # (the bot and its worker process each open the store; whichever comes first migrates)
     assert sum("countersign.store store migrated from nothing to" in line for line in logged) == 1
+
+
+async def worker_starts(cwd: Path, env: dict[str, str], *extra: str) -> str:
+    """`countersign worker` until it says it runs; stopped by SIGTERM, it must exit 0. Its
+    output (stderr merged)."""
+    worker = await asyncio.create_subprocess_exec(
+        *(sys.executable, "-m", "bot.cli", "worker", *extra),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+        cwd=cwd,
+        env=env,
+    )
+    assert worker.stdout is not None
+    seen: list[str] = []
+    try:
+        async with asyncio.timeout(scaled(60)):
+            while not seen or "countersign worker running" not in seen[-1]:
+                line = (await worker.stdout.readline()).decode()
+                assert line, "the worker exited:\n" + "".join(seen)
+                seen.append(line)
+    finally:
+        if worker.returncode is None:
+            worker.send_signal(signal.SIGTERM)
+        code = await asyncio.wait_for(worker.wait(), scaled(30))
+    assert code == 0, "".join(seen)
+    return "".join(seen)

@@ -29,11 +29,15 @@ from lark_oapi.core.token.manager import TokenManager  # type: ignore[import-unt
 from bot.lark.api import LarkApi, LarkApiError, retrying
 from bot.lark.tokens import TenantTokens
 from bot.lark.transport import LarkTransport
-from larksandbox.app import SandboxOptions, build_sandbox
-from larksandbox.control_requests import HUB_KEY
-from larksandbox.entities import App
-from larksandbox.openapi import Handler
-from larksandbox.state import DEFAULT_APP_ID, default_state
+from larksandbox import (
+    DEFAULT_APP_ID,
+    HUB_KEY,
+    App,
+    Handler,
+    SandboxOptions,
+    build_sandbox,
+    default_state,
+)
 from tests.support.sandbox import Sandbox, v2_card
 
 DAY_S = 86400

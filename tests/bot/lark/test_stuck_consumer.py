@@ -32,8 +32,7 @@ from bot.lark.ws_client import close_sdk_loop
 from bot.server import Ingress
 from bot.workforce import RetryingLark
 from cards.render import render_card
-from larksandbox.entities import App
-from larksandbox.webhook import WebhookPusher
+from larksandbox import App, WebhookPusher
 from store.authority import Store
 from store.lifecycle import State
 from store.opening import open_store

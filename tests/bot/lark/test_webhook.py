@@ -15,10 +15,10 @@ import aiohttp
 import pytest
 
 from bot.ingress.ack import AckTerms
-from larksandbox.entities import App
-from larksandbox.webhook import (
+from larksandbox import (
     SIGNATURE_HEADER,
     TIMESTAMP_HEADER,
+    App,
     WebhookPusher,
     sealed_body,
     signed_headers,

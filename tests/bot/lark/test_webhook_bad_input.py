@@ -11,8 +11,7 @@ import json
 import aiohttp
 import pytest
 
-from larksandbox.entities import App
-from larksandbox.webhook import encrypt, sealed_body, signed_headers
+from larksandbox import App, encrypt, sealed_body, signed_headers
 from tests.support.lark_events import card_action
 from tests.support.logs import logged_once_without_traceback
 from tests.support.webhook_routes import FakePort, Serve, no_secrets, post

@@ -19,7 +19,7 @@ import pytest
 
 from bot.ingress.ack import AckTerms
 from bot.lark.ws import WsTransport
-from larksandbox.state import DEFAULT_APP_ID
+from larksandbox import DEFAULT_APP_ID
 from tests.support.fake_ack import FakeAck
 from tests.support.sandbox import Sandbox, card_content, create_request, lark_client, sdk, v2_card
 from tests.support.waiting import eventually
