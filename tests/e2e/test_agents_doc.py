@@ -5,11 +5,18 @@ fill, marked simulated."""
 from __future__ import annotations
 
 import asyncio
+import json
 import re
+import shlex
 from typing import Any
 
 import pytest
 
+from bot.cli.mcp_command import cmd_mcp
+from bot.cli.parser import build_parser
+from bot.client import Client
+from bot.mcp.server import build_server
+from bot.mcp.serving import MCP_PATH
 from tests.support.processes import ROOT
 from tests.support.stack import DEV_TOKEN, Stack, StackFactory
 from tests.support.waiting import eventually
@@ -43,3 +50,26 @@ async def test_the_guides_python_example_files_waits_and_prints_the_fill(
     assert reply["toast"]["type"] == "success", reply
     await asyncio.wait_for(running, 120)
     assert capsys.readouterr().out.strip() == "filled (simulated)"
+
+
+async def test_the_guides_mcp_configs_and_tools_table_match_the_server() -> None:
+    """What the guide tells an MCP client to run is a command the CLI takes (stdio and HTTP),
+    the HTTP URL's path is the one served, and its tools table names the server's tools."""
+    text = GUIDE.read_text(encoding="utf-8")
+    [stdio] = [
+        json.loads(block)
+        for block in re.findall(r"```json\n(.*?)```", text, re.DOTALL)
+        if "mcpServers" in block
+    ]
+    server = stdio["mcpServers"]["countersign"]
+    assert server["command"] == "countersign" and "COUNTERSIGN_TOKEN" in server["env"]
+    parser = build_parser()
+    assert parser.parse_args(server["args"]).func is cmd_mcp
+    http_line = next(line for line in text.splitlines() if "countersign mcp --http" in line)
+    http_args = shlex.split(http_line.split("countersign ", 1)[1].split("#")[0])
+    assert parser.parse_args(http_args).http
+    assert f'"url": "http://127.0.0.1:8765{MCP_PATH}"' in text
+
+    tools = await build_server(Client("http://127.0.0.1:9", "unused")).list_tools()
+    table = set(re.findall(r"^\| `([a-z_]+)\(", text, re.MULTILINE))
+    assert table == {tool.name for tool in tools}
