@@ -145,6 +145,41 @@ def test_an_audience_asking_more_than_its_operators() -> None:
     ]
 
 
+# -- escalation: another audience, with a chat of its own, at the reminder -------------------------
+
+ESCALATING = {**OPS, "remind_before_s": 300, "escalate_to": "desk"}
+
+
+def test_an_escalation_to_another_audiences_chat_at_the_reminder_is_valid() -> None:
+    assert problems([], [DESK, ESCALATING]) == []
+
+
+def test_an_escalation_to_an_unknown_audience() -> None:
+    found = problems([], [DESK, {**ESCALATING, "escalate_to": "leads"}])
+    assert found == [("audiences[1].escalate_to", "'leads' is not another configured audience")]
+
+
+def test_an_audience_escalating_to_itself() -> None:
+    found = problems([], [DESK, {**ESCALATING, "escalate_to": "ops"}])
+    assert found == [("audiences[1].escalate_to", "'ops' is not another configured audience")]
+
+
+def test_an_escalation_without_a_reminder_to_escalate_at() -> None:
+    without = {key: value for key, value in ESCALATING.items() if key != "remind_before_s"}
+    found = problems([], [DESK, without])
+    assert found == [
+        (
+            "audiences[1].escalate_to",
+            "escalates at the reminder, and this audience sets no remind_before_s",
+        )
+    ]
+
+
+def test_an_escalation_to_an_audience_in_the_same_chat() -> None:
+    found = problems([], [{**DESK, "chat_id": "oc_ops"}, ESCALATING])
+    assert found == [("audiences[1].escalate_to", "audience 'desk' posts to the same chat oc_ops")]
+
+
 def test_every_policy_problem_is_listed_at_once() -> None:
     rules = [
         large(audiences=["treasury"], operators=[]),

@@ -226,6 +226,23 @@ def test_the_policy_digest_changes_with_anything_that_decides_what_ops_needs(
     assert ops_digest(changed) != ops_digest(settings(BASE_RULES)), what
 
 
+def escalating(**desk: Any) -> Settings:
+    """ops escalating to desk at its reminder, desk changed by `desk`."""
+    ops = {**OPS, "remind_before_s": 300, "escalate_to": "desk"}
+    return parse({"audiences": [ops, {**DESK, **desk}], "approval_rules": BASE_RULES})
+
+
+def test_the_escalation_audience_is_part_of_the_escalating_audiences_policy() -> None:
+    """Its operators may decide ops' operations and its chat shows the copy: a change to
+    either is a new policy for ops (an old card's click is stale)."""
+    base = ops_digest(escalating())
+    assert base != ops_digest(settings(BASE_RULES, remind_before_s=300))  # escalation added
+    assert ops_digest(escalating(operators=["ou_dave"])) != base
+    assert ops_digest(escalating(operators=[*DESK["operators"], "ou_frank"])) != base
+    assert ops_digest(escalating(chat_id="oc_desk_2")) != base
+    assert ops_digest(escalating(operators=["ou_erin", "ou_dave"])) == base  # a set
+
+
 def test_the_order_of_the_rules_that_cover_an_audience_is_part_of_its_policy() -> None:
     # ties go to the first listed, so swapping two rules may change what applies
     first, second = by_amount("first", "50000", 2), by_amount("second", "50000", 3)

@@ -11,11 +11,13 @@ from typing import Any
 from store.lifecycle import State
 from store.reasons import Reason
 from tests.support.backends import Backend
-from tests.support.bot_processes import bot_env, bot_processes, write_config
+from tests.support.bot_processes import BotProcess, bot_env, bot_processes, write_config
 from tests.support.factories import LARGE_ORDERS_RULE, TRIO_AUDIENCE, big_order, order_request
 from tests.support.processes import free_port
 from tests.support.stack import Stack, StackFactory, button_value, card_says, settled
 from tests.support.waiting import eventually
+from workers.domains.execution import client_id_for
+from workers.domains.finance.sim.venue import SimVenue
 
 TRIO = TRIO_AUDIENCE
 LARGE = LARGE_ORDERS_RULE
@@ -99,11 +101,18 @@ async def confirm_together(stack: Stack, message_id: str, value: dict[str, Any])
     )
 
 
+async def clicks_received(stack: Stack, replica: BotProcess) -> list[int]:
+    """Card clicks each process has taken so far: this one's, then the replica's."""
+    _, here = await stack.api("GET", "/readyz")
+    _, there = await replica.readyz()
+    return [body["components"]["callback_consumer"]["events"] for body in (here, there)]
+
+
 async def test_two_replicas_racing_for_the_last_confirmation_claim_once(
     make_stack: StackFactory, backend: Backend, tmp_path: Path
 ) -> None:
-    """Bob and Carol confirm at the same moment, each click handed at random to one of two
-    bot processes on one store: one claim and one execution, every time."""
+    """Bob and Carol confirm at the same moment, one click on each of two bot processes on
+    one store: one claim, one execution and one venue order, every round."""
     stack = await make_stack("ws", **RACE_POLICY)
     app_id = stack.sandbox.app_id
     async with bot_processes() as start:
@@ -114,12 +123,22 @@ async def test_two_replicas_racing_for_the_last_confirmation_claim_once(
         await eventually(
             lambda: stack.hub.longconn.connected(app_id) == 2, deadline_s=30, woken_by=stack.state
         )
+        # Lark hands each push to a connected client at random; the sandbox can take them in
+        # turn, so two clicks pushed one after the other always land on different processes.
+        status, settings = await stack.control("POST", "/dispatch", {"mode": "round_robin"})
+        assert status == 200 and settings["dispatch"] == "round_robin", settings
+        operation_ids = []
         for round_ in range(4):
             view, message_id = await stack.offered(order_request(f"race-{round_}"))
             assert view["approval"]["required"] == 2
+            operation_ids.append(view["id"])
             value = button_value(stack, message_id)
             await stack.click(message_id, "ou_alice", value=value)
+            before = await clicks_received(stack, replica)
             replies = await confirm_together(stack, message_id, value)
+            after = await clicks_received(stack, replica)
+            # one racing click on each process: the race crossed processes
+            assert [b - a for a, b in zip(before, after, strict=True)] == [1, 1], (before, after)
 
             assert all(reply["status"] == "answered" for reply in replies), replies
             kinds = [reply["toast"]["type"] for reply in replies]
@@ -132,3 +151,11 @@ async def test_two_replicas_racing_for_the_last_confirmation_claim_once(
             assert len(done["outcomes"]) == 1
             assert len(done["approval"]["confirmed_by"]) == 2
         assert await replica.terminate() == 0
+
+    # the venue took one order per operation, submitted once (its protective legs carry
+    # client ids of their own)
+    async with await SimVenue.open(tmp_path / "venue.db", create=False) as venue:
+        orders = await venue.orders()
+    placed = sorted(order.client_id for order in orders if order.role == "order")
+    assert placed == sorted(client_id_for(operation_id) for operation_id in operation_ids)
+    assert all(order.submit_count == 1 for order in orders), orders

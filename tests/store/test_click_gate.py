@@ -14,8 +14,8 @@ import pytest
 
 from store.authority import Store
 from store.clicks import ClickWrites, FirstWrite
-from store.decisions import Click
-from store.envelope import Audience, Source
+from store.decisions import Claimed, Click, Counted, Decided
+from store.envelope import Approval, Audience, Source
 from store.lifecycle import State
 from store.records import Operation
 from tests.support.factories import offered
@@ -92,3 +92,86 @@ async def test_a_card_click_from_its_card_returns_the_operation_as_decided(
     assert decided == await store.get(op.id)
     assert (decided.state, decided.version, decided.decided_by) == (state, op.version + 1, "ou_bob")
     assert decided.envelope == op.envelope and decided.card_message_id == op.card_message_id
+
+
+# -- the approval policy: who counts toward a quorum ------------------------------------------
+
+TRIO = ("ou_alice", "ou_bob", "ou_carol")
+
+
+def counted_by(confirmations: list[Any]) -> list[str]:
+    return [c.operator_open_id for c in confirmations if c.action == "confirm" and c.accepted]
+
+
+async def test_the_requester_never_counts_toward_a_quorum_even_where_she_may_decide_alone(
+    store: Store,
+) -> None:
+    """allow_self_approval lets a requester confirm a one-confirmation operation, never count
+    toward two: her confirm changes nothing, before and after another's; her reject decides."""
+    lenient = Audience("ops", "oc_ops", TRIO, allow_self_approval=True)
+    op = await offered(
+        store,
+        audience=lenient,
+        approval=Approval(required=2),
+        source=Source("dev-agent", "own-quorum", requester_open_id="ou_alice"),
+    )
+    first = await first_write(store, card_click(op, "confirm", "ev-own-1"))
+    assert first.decided is None and not first.already_confirmed
+    await nothing_decided(store, op)
+
+    bob = await first_write(store, card_click(op, "confirm", "ev-bob", operator_open_id="ou_bob"))
+    assert isinstance(bob.decided, Counted)
+    assert bob.decided.operation.confirmed_by == ("ou_bob",)
+    again = await first_write(store, card_click(op, "confirm", "ev-own-2"))
+    assert again.decided is None  # Bob's and hers would be two: still not counted
+    assert counted_by(await store.confirmations(op.id)) == ["ou_bob"]
+    assert await store.claim_count(op.id) == 0
+
+    vetoed = await first_write(store, card_click(op, "reject", "ev-own-reject"))
+    assert isinstance(vetoed.decided, Decided)
+    assert vetoed.decided.operation.state is State.REJECTED
+    assert vetoed.decided.operation.decided_by == "ou_alice"
+    assert await store.claim_count(op.id) == 0
+
+
+@pytest.mark.parametrize("required", [1, 2])
+async def test_only_a_rules_narrowed_approvers_confirm(store: Store, required: int) -> None:
+    """A rule naming Bob and Carol: Alice, an operator of the audience, confirms nothing
+    (the database's condition, whatever the caller checked); Bob and Carol do."""
+    op = await offered(
+        store,
+        audience=Audience("ops", "oc_ops", TRIO),
+        approval=Approval(required=required, approvers=("ou_bob", "ou_carol"), rule="huge"),
+    )
+    refused = await first_write(store, card_click(op, "confirm", "ev-alice"))
+    assert refused.decided is None and not refused.already_confirmed
+    await nothing_decided(store, op)
+
+    bob = await first_write(store, card_click(op, "confirm", "ev-bob", operator_open_id="ou_bob"))
+    if required == 2:
+        assert isinstance(bob.decided, Counted)
+        assert await store.claim_count(op.id) == 0
+        last = await first_write(
+            store, card_click(op, "confirm", "ev-carol", operator_open_id="ou_carol")
+        )
+    else:
+        last = bob
+    assert isinstance(last.decided, Claimed)
+    assert last.decided.operation.state is State.CLAIMED
+    assert last.decided.operation.confirmed_by == ("ou_bob", "ou_carol")[:required]
+    assert counted_by(await store.confirmations(op.id)) == ["ou_bob", "ou_carol"][:required]
+    assert await store.claim_count(op.id) == 1
+
+
+async def test_an_operator_outside_a_rules_approvers_may_still_veto(store: Store) -> None:
+    op = await offered(
+        store,
+        audience=Audience("ops", "oc_ops", TRIO),
+        approval=Approval(required=2, approvers=("ou_bob", "ou_carol"), rule="huge"),
+    )
+    bob = await first_write(store, card_click(op, "confirm", "ev-bob", operator_open_id="ou_bob"))
+    assert isinstance(bob.decided, Counted)
+    vetoed = await first_write(store, card_click(op, "reject", "ev-alice-reject"))
+    assert isinstance(vetoed.decided, Decided)
+    assert vetoed.decided.operation.state is State.REJECTED
+    assert await store.claim_count(op.id) == 0

@@ -117,6 +117,28 @@ async def test_a_reject_past_expiry_is_refused_before_the_sweep(store: Store) ->
     assert still is not None and still.state is State.AWAITING_CONFIRMATION
 
 
+async def test_a_confirmation_at_expiry_counts_nothing_though_one_was_counted_before(
+    store: Store,
+) -> None:
+    """The quorum branch's own condition: Alice counted while it was open; at the expiry
+    instant (no sweep has run) Bob's confirm is refused by the write, not counted, no claim."""
+    op = await offered(store, **quorum())
+    assert isinstance(await store.confirm_and_claim(confirm(op, "ou_alice")), Counted)
+
+    store.clock = lambda: op.envelope.expires_at
+    late = await store.confirm_and_claim(confirm(op, "ou_bob"))
+    assert isinstance(late, Refused) and late.reason is Reason.EXPIRED
+    assert await store.claim_count(op.id) == 0
+    still = await store.get(op.id)
+    assert still is not None and still.state is State.AWAITING_CONFIRMATION
+    assert still.confirmed_by == ("ou_alice",)
+    records = await store.confirmations(op.id)
+    assert [(c.operator_open_id, c.accepted, c.reason_code) for c in records] == [
+        ("ou_alice", True, None),
+        ("ou_bob", False, Reason.EXPIRED.value),
+    ]
+
+
 @pytest.mark.parametrize("required", [2, 3])
 async def test_replicas_racing_for_the_last_confirmations_claim_exactly_once(
     store: Store, backend: Backend, required: int

@@ -54,9 +54,15 @@ CLAIMED_OR_AFTER = frozenset({State.CLAIMED, State.OUTCOME_OBSERVED})
 @dataclass
 class ShiftableClock:
     offset: timedelta = field(default_factory=timedelta)
+    # set: time stands still there (plus the offset), so "not yet due" cannot run out
+    # while a slow machine works
+    frozen_at: datetime | None = None
 
     def __call__(self) -> datetime:
-        return utc_now() + self.offset
+        return (self.frozen_at or utc_now()) + self.offset
+
+    def freeze(self) -> None:
+        self.frozen_at, self.offset = self(), timedelta()
 
 
 # Quick looks so tests see outcomes promptly; the timeouts keep their production order.

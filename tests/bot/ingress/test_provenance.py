@@ -461,6 +461,23 @@ async def test_not_self_approval_allowed_when_the_audience_allows_it(
     assert not_self_approval(click, mine, ctx_at()) is None
 
 
+async def test_not_self_approval_never_counts_the_requester_toward_a_quorum(
+    store: Store, clock: FixedClock
+) -> None:
+    """allow_self_approval covers one confirmation alone; toward two, the requester's confirm
+    is refused however the audience is set, while her reject still decides."""
+    audience = Audience(
+        "ops", "oc_ops", ("ou_alice", "ou_bob", "ou_carol"), allow_self_approval=True
+    )
+    mine = await requested_by(store, "ou_alice", audience=audience, approval=Approval(required=2))
+    click = Scenario(mine, operator="ou_alice").click()
+    assert not_self_approval(click, mine, ctx_at()) is Reason.SELF_APPROVAL
+    reject = Scenario(mine, operator="ou_alice", action="reject").click()
+    assert not_self_approval(reject, mine, ctx_at()) is None
+    other = Scenario(mine, operator="ou_bob").click()
+    assert not_self_approval(other, mine, ctx_at()) is None
+
+
 def test_not_self_approval_without_a_requester_is_fine(op: Operation) -> None:
     assert op.envelope.source.requester_open_id is None
     for operator in ("ou_alice", "ou_bob"):
