@@ -24,6 +24,10 @@ p99 <= 0.5 s and final card p99 <= 1 s.
 
 `--concurrency` is the executor's window (`[execution] concurrency`, passes in flight);
 `--workers process` runs the bot's workers in a second process (`[execution] workers`).
+`--card-lock-ms` is how long after a click's answer the sandbox refuses patches of that card
+("card action is lock", 230099/11310). Lark documents the lock but not its length; the
+sandbox assumes 1000 ms (its default here too). The final card cannot come sooner than that
+after the answer, so 0 shows countersign's own part of the time.
 """
 
 from __future__ import annotations
@@ -221,10 +225,14 @@ def verdict(row: Row) -> str:
 
 
 async def main(
-    levels: Sequence[int], concurrency: int = CONCURRENCY, workers: str = "inline"
+    levels: Sequence[int],
+    concurrency: int = CONCURRENCY,
+    workers: str = "inline",
+    card_lock_ms: int | None = None,
 ) -> int:
     sandbox = await SandboxProcess.start()
     rows: list[Row] = []
+    lock = "the sandbox's default" if card_lock_ms is None else f"{card_lock_ms} ms"
     try:
         with tempfile.TemporaryDirectory(prefix="cs-bench-") as tmp:
             port = free_port()
@@ -239,6 +247,11 @@ async def main(
                 async with aiohttp.ClientSession(connector=connector) as http:
                     await asyncio.wait_for(ready.wait(), CONNECT_DEADLINE_S)
                     await sandbox.wait_connections(http, 1, "the bot's long connection")
+                    if card_lock_ms is not None:
+                        faults = {"card_lock_after_answer_ms": card_lock_ms}
+                        url = f"{sandbox.base_url}/sandbox/api/faults"
+                        async with http.post(url, json=faults) as response:
+                            assert response.status == 200, await response.text()
                     bot_url = f"http://127.0.0.1:{port}"
                     await run_level(http, sandbox, bot_url, store_url, 5)  # warm-up
                     for count in levels:
@@ -252,7 +265,8 @@ async def main(
         await sandbox.stop()
     print(
         "confirm -> outcome (SQLite, simulated venue, sandbox over ws), latency from the click; "
-        f"executor concurrency {concurrency}, workers {workers}"
+        f"executor concurrency {concurrency}, workers {workers}; card lock after an answer: "
+        f"{lock}"
     )
     print(
         f"{'operations':>10} | {'start p50':>10} {'start p99':>10} | "
@@ -287,10 +301,15 @@ def cli() -> None:
         default="process",
         help="the bot's [execution] workers: a second process (run's default) or inline",
     )
+    parser.add_argument(
+        "--card-lock-ms",
+        type=int,
+        help="the sandbox's card lock after a click's answer (default: its own, 1000)",
+    )
     args = parser.parse_args()
     logging.basicConfig(level=logging.ERROR)
     levels = [int(x) for x in args.levels.split(",") if x.strip()]
-    code = asyncio.run(main(levels, args.concurrency, args.workers))
+    code = asyncio.run(main(levels, args.concurrency, args.workers, args.card_lock_ms))
     sys.stdout.flush()
     os._exit(code)
 
