@@ -85,9 +85,8 @@ class LarkTransport:
             # need a multipart body this transport does not build, so it is refused, not sent
             raise TypeError("LarkTransport sends JSON requests only; this request carries files")
         url = self._build_url(self.config.domain, request_.uri, request_.paths)
-        self._build_header(
-            request_, option, self.config
-        )  # UA and Authorization into request.headers
+        # UA and Authorization into request.headers
+        self._build_header(request_, option, self.config)
         body = None if request_.body is None else json.loads(JSON.marshal(request_.body))
         response = await self.client.request(
             str(request_.http_method.name),

@@ -7,6 +7,7 @@ import os
 import signal
 import socket
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -60,25 +61,38 @@ class Running:
     url: str
 
 
-async def start(*args: str, env: dict[str, str] | None = None) -> Running:
+async def start_command(
+    *args: str,
+    ready: Callable[[str], bool],
+    env: dict[str, str] | None = None,
+    cwd: Path = ROOT,
+    deadline_s: float = 30,
+) -> tuple[asyncio.subprocess.Process, list[str]]:
+    """`python -m bot.cli *args` until a line of its output (stderr merged) is `ready`; an
+    exit before it fails the test. The process, and its lines so far."""
     process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "bot.cli",
-        "run",
-        *args,
+        *(sys.executable, "-m", "bot.cli", *args),
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
-        cwd=ROOT,
+        cwd=cwd,
         env=env or ENV,
     )
     assert process.stdout is not None
-    async with asyncio.timeout(scaled(30)):
-        while True:
+    seen: list[str] = []
+    async with asyncio.timeout(scaled(deadline_s)):
+        while not seen or not ready(seen[-1]):
             line = (await process.stdout.readline()).decode()
-            assert line, "the bot exited before it was ready"
-            if line.startswith("countersign API listening on "):
-                return Running(process, line.split()[-1])
+            assert line, f"{args[0]} exited before it was ready:\n" + "".join(seen)
+            seen.append(line)
+    return process, seen
+
+
+async def start(*args: str, env: dict[str, str] | None = None) -> Running:
+    """`countersign run *args` until it listens."""
+    process, seen = await start_command(
+        "run", *args, ready=lambda line: line.startswith("countersign API listening on "), env=env
+    )
+    return Running(process, seen[-1].split()[-1])
 
 
 async def stop(running: Running) -> int:

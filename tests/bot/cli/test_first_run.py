@@ -8,8 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.support.processes import ENV, ROOT, cli, free_port
-from tests.support.waiting import scaled
+from tests.support.processes import ENV, ROOT, Running, cli, free_port, start_command, stop
 
 ORDER_EXAMPLE = str(ROOT / "examples" / "order.json")
 
@@ -103,24 +102,14 @@ async def test_the_demo_says_what_to_do_next_and_each_suggestion_works(tmp_path:
 async def worker_starts(cwd: Path, env: dict[str, str], *extra: str) -> str:
     """`countersign worker` until it says it runs; stopped by SIGTERM, it must exit 0. Its
     output (stderr merged)."""
-    worker = await asyncio.create_subprocess_exec(
-        *(sys.executable, "-m", "bot.cli", "worker", *extra),
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-        cwd=cwd,
+    worker, seen = await start_command(
+        "worker",
+        *extra,
+        ready=lambda line: "countersign worker running" in line,
         env=env,
+        cwd=cwd,
+        deadline_s=60,
     )
-    assert worker.stdout is not None
-    seen: list[str] = []
-    try:
-        async with asyncio.timeout(scaled(60)):
-            while not seen or "countersign worker running" not in seen[-1]:
-                line = (await worker.stdout.readline()).decode()
-                assert line, "the worker exited:\n" + "".join(seen)
-                seen.append(line)
-    finally:
-        if worker.returncode is None:
-            worker.send_signal(signal.SIGTERM)
-        code = await asyncio.wait_for(worker.wait(), scaled(30))
+    code = await stop(Running(worker, ""))
     assert code == 0, "".join(seen)
     return "".join(seen)
