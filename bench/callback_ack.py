@@ -1,4 +1,5 @@
-"""Click -> answer through the sandbox: the real bot against a bare lark-oapi handler (the floor).
+"""Click -> answer through the sandbox: the real bot against a bare lark-oapi handler (the floor)
+and against that handler doing the answer contract's least work.
 
 For 1, 10 and 100 concurrent clickers, each clicking Confirm on a DISTINCT card through the
 sandbox control API (`POST /sandbox/api/messages/{id}/click`), this prints the callback's
@@ -21,9 +22,15 @@ record but its claim missed the 2 s budget) and "busy" (not even on record in ti
   lark-oapi `ws.Client` in this process whose card.action.trigger handler returns a
   constant toast, on cards the app sent through the sandbox's OpenAPI. Lark itself is not
   faster than this.
+* contract: the same SDK client, on cards of its own, doing in its handler the least a
+  countersign answer needs: one durable SQLite commit of the click's inbox entry and the
+  claim (the store's schema and SQL, raw sqlite3), the card rendered from the row it
+  returned, the toast and that card as the answer (bench/contract_floor.py). What the
+  contract itself costs on this machine, before any design of ours.
 
-The ratio rows are bot/floor of p50, p99 and answers/s per level, next to the issue's
-targets: p99 <= 2x the floor's at 10 and 100 in flight, and no "processing" at 100.
+The ratio rows are bot/floor and contract/floor of p50, p99 and answers/s per level, the
+first next to the issue's targets: p99 <= 2x the floor's at 10 and 100 in flight, and no
+"processing" at 100.
 
     .venv/bin/python bench/callback_ack.py [--clicks N] [--levels 1,10,100]
         [--workers inline|process] [--pin]
@@ -46,7 +53,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -61,6 +68,7 @@ from cards.strings import text
 sys.path.insert(0, str(Path(__file__).parent))  # run as a script: its sibling benches
 from clickers import STAND_IN_CPUS, Level
 from clickers import click_level as click_cards
+from contract_floor import ContractHandler, prepare
 from sandbox_process import SandboxProcess, post_cards
 from sandbox_push import start_sdk_client
 
@@ -270,25 +278,53 @@ FLOOR_CARD: dict[str, Any] = {
 }
 
 
+@dataclass(frozen=True)
+class Floors:
+    """Per level: the bare SDK's constant toast, and the same client doing the least the
+    answer contract needs (bench/contract_floor.py)."""
+
+    bare: list[Level]
+    contract: list[Level]
+
+
 async def bench_floor(
     http: aiohttp.ClientSession,
     sandbox: SandboxProcess,
     clicks: int,
     levels: Sequence[int],
     warmup: int,
-) -> list[Level]:
-    """A bare lark-oapi ws.Client answering every callback with a constant toast."""
-    start_sdk_client(sandbox.app.app_id, sandbox.app.app_secret, sandbox.base_url, FLOOR_TOAST)
-    await sandbox.wait_connections(http, 1, "the floor client's long connection")
-    cards = await post_cards(sandbox, FLOOR_CARD, warmup + clicks * len(levels))
-    await click_level(sandbox, cards[:warmup], 10, "success")
-    results = []
-    offset = warmup
-    for in_flight in levels:
-        batch = cards[offset : offset + clicks]
-        offset += clicks
-        results.append(await click_level(sandbox, batch, in_flight, "success"))
-    return results
+) -> Floors:
+    """One bare lark-oapi ws.Client (one per process: the SDK's loop is a module global): on
+    the contract floor's cards it answers through `ContractHandler`, on the others with a
+    constant toast. Each level clicks the bare floor's cards, then the contract floor's."""
+    with tempfile.TemporaryDirectory(prefix="cs-contract-") as directory:
+        per_floor = warmup + clicks * len(levels)
+        bare_cards = await post_cards(sandbox, FLOOR_CARD, per_floor)
+        contract_cards = await post_cards(sandbox, FLOOR_CARD, per_floor)
+        path = Path(directory) / "contract.db"
+        contract = ContractHandler(path, await prepare(path, contract_cards))
+
+        def answer(data: Any) -> dict[str, Any]:
+            if contract.owns(str(data.event.context.open_message_id)):
+                return contract.answer(data)
+            return FLOOR_TOAST
+
+        start_sdk_client(sandbox.app.app_id, sandbox.app.app_secret, sandbox.base_url, answer)
+        await sandbox.wait_connections(http, 1, "the floor client's long connection")
+        await click_level(sandbox, bare_cards[:warmup], 10, "success")
+        await click_level(sandbox, contract_cards[:warmup], 10, "success")
+        floors = Floors([], [])
+        offset = warmup
+        for in_flight in levels:
+            window = slice(offset, offset + clicks)
+            offset += clicks
+            floors.bare.append(await click_level(sandbox, bare_cards[window], in_flight, "success"))
+            floors.contract.append(
+                await click_level(sandbox, contract_cards[window], in_flight, "success")
+            )
+        if contract.claimed != per_floor:
+            raise RuntimeError(f"the contract floor claimed {contract.claimed} of {per_floor}")
+        return floors
 
 
 # -- main ---------------------------------------------------------------------------------------
@@ -305,28 +341,34 @@ def verdict(bot: Level, floor: Level) -> str:
     return "; ".join(parts)
 
 
-def table(bot: Sequence[Level], floor: Sequence[Level], clicks: int) -> str:
+def table(bot: Sequence[Level], floors: Floors, clicks: int) -> str:
     lines = [
         f"click -> answer through the sandbox (its own process; push -> ack as it measures "
         f"it), {clicks} clicks per level, each on its own card",
-        f"{'in_flight':>9} | {'who':<5} {'p50_ms':>8} {'p99_ms':>8} {'ans/s':>8} "
+        f"{'in_flight':>9} | {'who':<8} {'p50_ms':>8} {'p99_ms':>8} {'ans/s':>8} "
         f"{'processing':>10} {'busy':>5} {'failed':>6} {'cpu_ms/click':>12}",
     ]
-    for b, f in zip(bot, floor, strict=True):
-        for who, r in (("bot", b), ("floor", f)):
+    for b, f, c in zip(bot, floors.bare, floors.contract, strict=True):
+        for who, r in (("bot", b), ("floor", f), ("contract", c)):
             lines.append(
-                f"{r.in_flight:>9} | {who:<5} {r.p50_ms:>8.1f} {r.p99_ms:>8.1f} {r.per_s:>8.0f} "
+                f"{r.in_flight:>9} | {who:<8} {r.p50_ms:>8.1f} {r.p99_ms:>8.1f} {r.per_s:>8.0f} "
                 f"{r.share(r.processing):>10} {r.share(r.busy):>5} {r.failed:>6} "
                 f"{r.cpu_ms_per_click:>12.2f}"
             )
-        lines.append(
-            f"{'':>9} | {'ratio':<5} {b.p50_ms / f.p50_ms:>8.1f} {b.p99_ms / f.p99_ms:>8.1f} "
-            f"{b.per_s / f.per_s:>8.2f}   (bot/floor)  {verdict(b, f)}"
-        )
+        for over, name, says in ((b, "bot/floor", verdict(b, f)), (c, "contract/floor", "")):
+            lines.append(
+                f"{'':>9} | {'ratio':<8} {over.p50_ms / f.p50_ms:>8.1f} "
+                f"{over.p99_ms / f.p99_ms:>8.1f} {over.per_s / f.per_s:>8.2f}   ({name})  {says}"
+            )
     lines.append(
         f"targets: p99 <= {TARGET_P99_RATIO:.0f}x the floor's p99 at "
         f"{' and '.join(map(str, TARGET_LEVELS))} in flight; "
         f"no 'processing' answer at {NO_PROCESSING_AT}"
+    )
+    lines.append(
+        "floor: the bare SDK answering a constant toast; contract: the same client doing the "
+        "least an answer needs (one durable commit of the inbox entry and the claim, the card "
+        "rendered from the row it returned; bench/contract_floor.py)"
     )
     lines.append(
         "cpu_ms/click: CPU of the answering process (all its threads) per click; the bot's "
@@ -364,14 +406,17 @@ async def main(clicks: int, levels: Sequence[int], warmup: int, workers: str) ->
         connector = aiohttp.TCPConnector(limit=0)
         async with aiohttp.ClientSession(connector=connector) as http:
             bot = await bench_bot(http, sandbox, clicks, levels, warmup, workers)
-            print("bot done; floor: a bare lark-oapi ws client answering a constant toast")
-            floor = await bench_floor(http, sandbox, clicks, levels, warmup)
+            print(
+                "bot done; floors: a bare lark-oapi ws client answering a constant toast, "
+                "and the answer contract's least work in its handler"
+            )
+            floors = await bench_floor(http, sandbox, clicks, levels, warmup)
         print(f"bot workers: {workers}")
-        print(table(bot, floor, clicks), flush=True)
+        print(table(bot, floors, clicks), flush=True)
     finally:
         logging.getLogger("Lark").setLevel(logging.CRITICAL)  # it logs the close as an error
         await sandbox.stop()
-    return 1 if any(r.failed for r in (*bot, *floor)) else 0
+    return 1 if any(r.failed for r in (*bot, *floors.bare, *floors.contract)) else 0
 
 
 def cli() -> None:

@@ -25,7 +25,7 @@ import collections
 import sqlite3
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -41,7 +41,9 @@ from store.claim_sql import (
     SQLITE_UPDATE,
     claim_params,
 )
+from store.envelope import Audience, Source
 from store.groupcommit.pg_writer import asyncpg_dsn, positional
+from store.proposals import Draft
 
 
 @dataclass(frozen=True)
@@ -52,8 +54,9 @@ class Target:
     digest: str
     operator: str
 
-    def claim_values(self, *, sqlite: bool) -> dict[str, Any]:
-        """The claim's parameters, timed now, with a fresh claim id."""
+    def claim_values(self, *, sqlite: bool, **click: Any) -> dict[str, Any]:
+        """The claim's parameters, timed now, with a fresh claim id; `click`: where a card's
+        click came from (`claim_params`' chat_id, message_id, event_id)."""
         now = datetime.now(UTC)
         return claim_params(
             operation_id=self.operation_id,
@@ -62,7 +65,34 @@ class Target:
             claim_id=str(ULID.from_datetime(now)),
             now=now,
             sqlite=sqlite,
+            **click,
         )
+
+
+def finance_draft(
+    request_id: str,
+    payload: Mapping[str, Any],
+    projection: Mapping[str, Any],
+    *,
+    expires_in_s: int,
+    index: int,
+) -> Draft:
+    """A simulated finance order for the benches' stores to file: ops's operators may confirm
+    it (ou_alice, ou_bob in oc_ops)."""
+    return Draft(
+        kind="finance.order",
+        schema_version=1,
+        executor_name="sim-venue",
+        executor_revision="1",
+        simulated=True,
+        payload=payload,
+        projection=projection,
+        audience=Audience("ops", "oc_ops", ("ou_alice", "ou_bob")),
+        target_ref="account:sim/sim-main",
+        expires_in_s=expires_in_s,
+        source=Source("bench", request_id),
+        request_content={"i": index},
+    )
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,16 +49,20 @@ class Result:
 
 
 def start_sdk_client(
-    app_id: str, app_secret: str, domain: str, answer: dict[str, Any] | None = None
+    app_id: str,
+    app_secret: str,
+    domain: str,
+    answer: dict[str, Any] | Callable[[Any], dict[str, Any]] | None = None,
 ) -> threading.Thread:
-    """A bare SDK client in its own thread and loop, answering every callback with `answer`.
+    """A bare SDK client in its own thread and loop, answering every callback with `answer`
+    (or what `answer(data)` returns for the SDK's P2CardActionTrigger `data`).
 
     It runs until the process exits (the SDK has no stop).
     """
     constant = TOAST if answer is None else answer
 
-    def on_card(_data: Any) -> dict[str, Any]:
-        return constant
+    def on_card(data: Any) -> dict[str, Any]:
+        return constant(data) if callable(constant) else constant
 
     def run() -> None:
         loop = asyncio.new_event_loop()
