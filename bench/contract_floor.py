@@ -21,7 +21,6 @@ from __future__ import annotations
 import json
 import sqlite3
 import sys
-import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -35,6 +34,8 @@ from cards.render import render_card
 from cards.strings import text
 from store.claim_sql import claim_statements
 from store.click_sql import ENTRY_INSERT
+from store.groupcommit import Intent, Statement
+from store.groupcommit.sqlite_writer import run_intent
 from store.opening import open_store
 from store.projection import operation_view
 from store.proposals import Draft
@@ -81,19 +82,14 @@ async def prepare(path: Path, message_ids: Sequence[str]) -> dict[str, Card]:
 
 
 class ContractHandler:
-    """The SDK handler: one durable write, the card rendered from what it returned."""
+    """The SDK handler: one durable write, the card rendered from what it returned. The SDK
+    runs its handlers on its own one thread, so one connection serves them all."""
 
     def __init__(self, path: Path, cards: Mapping[str, Card]) -> None:
         self.path = path
         self.cards = cards
         self.claimed = 0
-        self._local = threading.local()  # sqlite3 connections stay on their thread
-
-    def _conn(self) -> sqlite3.Connection:
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = self._local.conn = sqlite_connect(str(self.path))
-        return conn
+        self._db: sqlite3.Connection | None = None
 
     def owns(self, message_id: str) -> bool:
         return message_id in self.cards
@@ -101,37 +97,38 @@ class ContractHandler:
     def answer(self, data: Any) -> dict[str, Any]:
         event_id = str(data.header.event_id)
         message_id = str(data.event.context.open_message_id)
-        operator = str(data.event.operator.open_id)
         card = self.cards[message_id]
+        operator = str(data.event.operator.open_id)
         values = Target(card.operation_id, card.digest, operator).claim_values(
             sqlite=True, chat_id=CHAT_ID, message_id=message_id, event_id=event_id
         )
-        conn = self._conn()
-        conn.execute("BEGIN IMMEDIATE")
+        entry = {
+            "kind": "callback",
+            "key": event_id,
+            "at": values["at"],
+            "payload": json.dumps(data.event.action.value, separators=(",", ":")),
+            "status": InboxStatus.RECEIVED.value,
+        }
+        # the entry, then the claim only if the entry was new: the click path's own intent
+        click = Intent(
+            (
+                Statement(ENTRY_INSERT, entry),
+                *claim_statements(values, sqlite=True, at=1, after=0, card_click=True),
+            )
+        )
+        if self._db is None:
+            self._db = sqlite_connect(str(self.path))
+        self._db.execute("BEGIN IMMEDIATE")
         try:
-            entry = {
-                "kind": "callback",
-                "key": event_id,
-                "at": values["at"],
-                "payload": json.dumps(data.event.action.value, separators=(",", ":")),
-                "status": InboxStatus.RECEIVED.value,
-            }
-            if not conn.execute(ENTRY_INSERT, entry).fetchall():
-                raise AssertionError(f"{event_id}: delivered twice")
-            first, *rest = claim_statements(values, sqlite=True, at=0, card_click=True)
-            cursor = conn.execute(first.sql, dict(first.params))
-            names = [column[0] for column in cursor.description or ()]
-            rows = cursor.fetchall()
-            if not rows:
-                raise AssertionError(f"{card.operation_id}: nothing to claim")
-            for statement in rest:
-                conn.execute(statement.sql, dict(statement.params))
-            conn.execute("COMMIT")
+            claimed = run_intent(self._db, click)[1]
+            self._db.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            self._db.execute("ROLLBACK")
             raise
+        if not claimed:
+            raise AssertionError(f"{card.operation_id}: nothing claimed (event {event_id})")
         self.claimed += 1
-        op = Operation.from_stored(dict(zip(names, rows[0], strict=True)))
+        op = Operation.from_stored(claimed[0])
         return {
             "toast": {"type": "success", "content": text("toast.confirmed", "en")},
             "card": {"type": "raw", "data": render_card(operation_view(op), now=datetime.now(UTC))},
