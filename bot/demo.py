@@ -1,7 +1,8 @@
 """The demo: sandbox + bot + simulated venue on SQLite, with sample operations to click.
 
 `countersign demo` proposes four samples (an order that fills, one that rests and then fills
-in parts as the mark moves, one the preflight refuses, an outbound message draft), prints the
+in parts as the mark moves, one the preflight refuses once confirmed (a reduce-only sell
+larger than the position), an outbound message draft), prints the
 sandbox UI and dashboard URLs, and leaves the clicking to you. `countersign demo --script`
 tells the same story without a person: it clicks through the sandbox control API, prints
 each card transition, and exits 0 only if every step behaved as expected.
@@ -86,9 +87,12 @@ SAMPLES = (
         ("Resting on the book · SIMULATED", "Partially filled · SIMULATED", "Filled · SIMULATED"),
     ),
     Sample(
+        # Terms the venue could never take are refused at filing (no card); what the
+        # preflight refuses after the claim is what only the claim can know: here, a
+        # reduce-only sell larger than the position it would reduce (at most 0.020).
         "preflight refuses",
         "finance.order",
-        order_payload(quantity="0.0105"),
+        order_payload(side="sell", quantity="0.100", reduce_only=True, max_fee="3.5"),
         ("Refused by pre-check — nothing sent · SIMULATED",),
     ),
     Sample(

@@ -58,6 +58,13 @@ def policy_digest(settings: Settings, audience: AudienceSettings) -> str:
     return sha256_hex(canonical_json(document))
 
 
+def second_look_above(settings: Settings) -> tuple[Decimal, str] | None:
+    """The worst case above which a card's Confirm asks Lark's dialog first: the web's
+    re-sign-in amount, so both entries ask a second look of the same operations."""
+    web = settings.web
+    return None if web.reauth_above is None else (Decimal(web.reauth_above), web.reauth_currency)
+
+
 def policy_digests(settings: Settings) -> dict[str, str]:
     """Every configured audience's policy digest, by audience name."""
     return {audience.name: policy_digest(settings, audience) for audience in settings.audiences}

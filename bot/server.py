@@ -26,7 +26,7 @@ from bot.ingress.text_scope import AudienceScope, Scope
 from bot.lark.api import LarkApi
 from bot.lark.webhook import add_webhook_routes
 from bot.lark.ws import WsTransport
-from bot.policy import policy_digests
+from bot.policy import policy_digests, second_look_above
 from bot.worker_process import WorkerProcess
 from bot.workforce import RetryingLark, Workforce, build_workforce, start_workforce
 from store.authority import Store
@@ -110,7 +110,7 @@ async def serve(
     api = _lark_api(config)
     force = await build_workforce(config, store, api, clock=clock, tz=tz)
     # "process": the workers run in a child; this process only forwards their wake-ups
-    workers = WorkerProcess(config) if settings.execution.workers == "process" else None
+    workers = WorkerProcess(config, store) if settings.execution.workers == "process" else None
     kick_cards = workers.kicker("cards") if workers else force.kick_cards
     kick_executor = workers.kicker("executor") if workers else force.executor.kick
     kick_deliveries = workers.kicker("deliveries") if workers else force.deliveries.kick
@@ -130,6 +130,7 @@ async def serve(
                 answer_budget_s=lark.answer_budget_s,
                 policies=policy_digests(settings),
                 people=settings.people,
+                second_look_above=second_look_above(settings),
             ),
             on_card_due=kick_cards,
             on_claimed=kick_executor,

@@ -19,6 +19,7 @@ from typing import Any
 
 from bot.config import Config, zone
 from bot.lark.api import LarkApi, retrying
+from bot.policy import policy_digests, second_look_above
 from cards.conclusion import Voice
 from store.authority import Store
 from store.engine import is_sqlite
@@ -26,7 +27,7 @@ from store.events import DueListener
 from store.execution import ExecutionLedger
 from store.operation_reads import claim_id
 from store.timeutil import Clock
-from workers.auto_send import run_auto_send
+from workers.auto_send import auto_send_rules, run_auto_send
 from workers.cards import CardWorker
 from workers.crash import crash_point
 from workers.deliveries import DeliveryWorker
@@ -155,6 +156,7 @@ async def build_workforce(
             tz=tz or zone(settings.cards.timezone),
             poll_s=settings.cards.poll_s,
             people=settings.people,
+            second_look_above=second_look_above(settings),
         )
         reminders = ReminderWorker(
             store,
@@ -163,6 +165,7 @@ async def build_workforce(
             tz=tz or zone(settings.cards.timezone),
             poll_s=settings.cards.poll_s,
             people=settings.people,
+            second_look_above=second_look_above(settings),
         )
     runners: dict[str, Runner] = {}
     # The venue opens even with finance disabled: its claimed orders are still reconciled.
@@ -215,6 +218,7 @@ async def build_workforce(
         submit_timeout_s=execution.submit_timeout_s,
         not_found_after_s=execution.not_found_after_s,
         track_max_s=execution.track_max_s,
+        max_failed_passes=execution.max_failed_passes,
         on_outcome=on_outcome,
     )
     force = Workforce(
@@ -252,7 +256,14 @@ def start_workforce(force: Workforce, config: Config, store: Store, stop: asynci
 
     force.tasks.append(
         asyncio.create_task(
-            run_auto_send(store, settings.operations.expiry_sweep_s, stop, on_auto_sent),
+            run_auto_send(
+                store,
+                # re-checked at each claim, as a click is: the policies and time boxes now
+                auto_send_rules(policy_digests(settings), settings.domains.for_kind),
+                settings.operations.expiry_sweep_s,
+                stop,
+                on_auto_sent,
+            ),
             name="auto-send",
         )
     )

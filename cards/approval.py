@@ -97,9 +97,12 @@ def approval_elements(
     return elements
 
 
-def confirm_dialog(view: dict[str, Any], lang: Lang) -> dict[str, Any] | None:
-    """Lark's confirmation dialog for the Confirm button, with the key terms (None: none)."""
-    if not needs_a_second_look(view):
+def confirm_dialog(
+    view: dict[str, Any], lang: Lang, *, high_value: bool = False
+) -> dict[str, Any] | None:
+    """Lark's confirmation dialog for the Confirm button, with the key terms (None: none).
+    `high_value`: asked for a reason of the caller's too (cards/decide.py's rule)."""
+    if not (high_value or needs_a_second_look(view)):
         return None
     approval = view["approval"]
     title = str(view["terms"].get("title", ""))

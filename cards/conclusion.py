@@ -1,6 +1,8 @@
 """The conclusion that goes back to the proposer: a bounded reply text and the webhook body.
 
-Pure: both are built from the operation's projection and one of its outcomes.
+Pure: both are built from the operation's projection and one of its outcomes. The reply is
+Lark text: whatever people typed in it (a reason, a note) is text, never markup
+(cards/plain_text.py).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from datetime import UTC, tzinfo
 from typing import Any
 
 from cards.outcomes import outcome_parts, outcome_title
+from cards.plain_text import NAME_MAX_CHARS, TITLE_MAX_CHARS, people_text
 from cards.strings import Lang, decision_key, text
 from cards.vocabulary import person, when
 from store.conclusions import EXPIRED
@@ -61,7 +64,7 @@ def reply_text(view: dict[str, Any], outcome: dict[str, Any], voice: Voice = ENG
     catalogue's words (the same the card and the dashboard use)."""
     lang = voice.lang
     decision = view.get("decision") or {}
-    title = str(view["terms"].get("title", view["kind"]))
+    title = people_text(view["terms"].get("title", view["kind"]), TITLE_MAX_CHARS, lang)
     status = outcome_title({**outcome, "stage": "initial"}, view["simulated"], lang)
     if outcome["stage"] == "reconciled":
         settles = str(outcome["reconciles_digest"])[:12]
@@ -72,7 +75,8 @@ def reply_text(view: dict[str, Any], outcome: dict[str, Any], voice: Voice = ENG
     if decision.get("by"):
         key = decision_key(decision.get("action"))
         at = when(decision["at"], voice.tz) if decision.get("at") else "?"
-        lines.append(text(key, lang, who=person(decision["by"], voice.people), at=at))
+        who = people_text(person(decision["by"], voice.people), NAME_MAX_CHARS, lang)
+        lines.append(text(key, lang, who=who, at=at))
     elif outcome["status"] == EXPIRED:
         expired_at = outcome["detail"].get("expired_at")
         at = when(expired_at, voice.tz) if expired_at else "?"
@@ -81,7 +85,6 @@ def reply_text(view: dict[str, Any], outcome: dict[str, Any], voice: Voice = ENG
     lines += outcome_parts(detail, lang)
     card = view["card"].get("message_id") or text("reply.no_card", lang)
     lines.append(text("reply.card", lang, card=card, id=view["id"]))
-    reply = "\n".join(lines)
-    if len(reply) > REPLY_MAX_CHARS:
-        reply = reply[: REPLY_MAX_CHARS - 1] + "…"
-    return reply
+    # The whole reply once more through the one rule: the details carry words from outside
+    # (an operator's reason or note, a venue's), and a reply too long is cut visibly.
+    return people_text("\n".join(lines), REPLY_MAX_CHARS, lang, lines=True)

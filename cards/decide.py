@@ -5,13 +5,21 @@ with the click; an empty field is a reject without one). A draft that can be ste
 (message.send) has "Request changes" in the same form: the text is then the note that tells
 the proposer what to change, and it is required. Every button carries the callback
 value that binds a click to this operation and this digest.
+
+Confirm asks Lark's confirmation dialog (the button's `confirm {title, text}`, with the key
+terms) before the click is sent when the operation is high-value (`asks_second_look`): more
+than one confirmation is needed or an approval rule applied (cards/approval.py), or its
+worst-case notional could not be computed (it fails closed, as the approval rules and the web's
+re-sign-in do), or, when the renderer is given an amount (the web's [web] reauth_above and
+reauth_currency), the notional is above it or in another currency. Reject never asks.
 """
 
 from __future__ import annotations
 
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from cards.approval import confirm_dialog
+from cards.approval import confirm_dialog, needs_a_second_look
 from cards.outcomes import plain_text
 from cards.strings import Lang, i18n, text
 
@@ -33,8 +41,36 @@ def callback_value(view: dict[str, Any], action: str) -> dict[str, Any]:
     }
 
 
+# an amount and its currency: a notional above it (or in another currency) is high-value
+Threshold = tuple[Decimal, str]
+
+
+def asks_second_look(view: dict[str, Any], above: Threshold | None = None) -> bool:
+    """Whether Confirm asks Lark's dialog first (the module's rule)."""
+    if needs_a_second_look(view):
+        return True
+    notional = (view.get("approval") or {}).get("notional")
+    if not notional:  # nothing of value moves (a message)
+        return False
+    amount, _, currency = str(notional).partition(" ")
+    try:
+        value = Decimal(amount)
+    except InvalidOperation:  # "unknown USDC": the worst case could not be computed
+        return True
+    if not value.is_finite():
+        return True
+    return above is not None and (currency != above[1] or value > above[0])
+
+
 def _button(
-    view: dict[str, Any], action: str, style: str, lang: Lang, label: str | None = None, **more: Any
+    view: dict[str, Any],
+    action: str,
+    style: str,
+    lang: Lang,
+    label: str | None = None,
+    *,
+    second_look: bool = False,
+    **more: Any,
 ) -> dict[str, Any]:
     label = label or action
     element: dict[str, Any] = {
@@ -45,7 +81,7 @@ def _button(
         "behaviors": [{"type": "callback", "value": callback_value(view, action)}],
         **more,
     }
-    dialog = confirm_dialog(view, lang) if action == "confirm" else None
+    dialog = confirm_dialog(view, lang, high_value=second_look) if action == "confirm" else None
     if dialog is not None:  # a second look: the key terms before the click is sent
         element["confirm"] = dialog
     return element
@@ -61,8 +97,11 @@ def _row(*buttons: dict[str, Any], element_id: str | None = None) -> dict[str, A
     return row
 
 
-def decide_elements(view: dict[str, Any], lang: Lang) -> list[dict[str, Any]]:
-    """Confirm; then the reject form: a reason input, Reject and Reject without reason."""
+def decide_elements(
+    view: dict[str, Any], lang: Lang, second_look_above: Threshold | None = None
+) -> list[dict[str, Any]]:
+    """Confirm (its dialog by `asks_second_look`); then the reject form: a reason input,
+    Reject and Reject without reason."""
     reason = {
         "tag": "input",
         "element_id": REASON_FIELD,
@@ -94,7 +133,16 @@ def decide_elements(view: dict[str, Any], lang: Lang) -> list[dict[str, Any]]:
         )
         buttons.insert(0, steer)
     return [
-        _row(_button(view, "confirm", "primary_filled", lang), element_id="decide"),
+        _row(
+            _button(
+                view,
+                "confirm",
+                "primary_filled",
+                lang,
+                second_look=asks_second_look(view, second_look_above),
+            ),
+            element_id="decide",
+        ),
         {
             "tag": "form",
             "element_id": "reject_form",

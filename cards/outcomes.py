@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from cards.plain_text import WORDS_MAX_CHARS, people_text
 from cards.strings import LANGS, LARK_LOCALE, Lang, text
 
 
@@ -65,7 +66,7 @@ def outcome_lines(outcome: dict[str, Any], *, simulated: bool, lang: Lang) -> li
 
 def outcome_parts(detail: dict[str, Any], lang: Lang = "en") -> list[str]:
     """An outcome's details in words: the fill, fees (or that they are unknown), the message
-    sent, the reason, each protective order's own result."""
+    sent, the reason, the executor's failures, each protective order's own result."""
     parts = []
     if detail.get("filled_qty") is not None and detail.get("avg_price") is not None:
         qty, price = str(detail["filled_qty"]), str(detail["avg_price"])
@@ -80,13 +81,30 @@ def outcome_parts(detail: dict[str, Any], lang: Lang = "en") -> list[str]:
         )
     if detail.get("message_id"):
         parts.append(text("detail.message", lang, message_id=str(detail["message_id"])))
+    # an operator's (or a venue's) words: text, never markup (cards/plain_text.py)
     if detail.get("reason"):
-        parts.append(text("detail.reason", lang, reason=str(detail["reason"])))
+        reason = people_text(detail["reason"], WORDS_MAX_CHARS, lang)
+        parts.append(text("detail.reason", lang, reason=reason))
     if detail.get("note"):  # what an operator asked to change in a draft sent back
-        parts.append(text("detail.note", lang, reason=str(detail["note"])))
+        note = people_text(detail["note"], WORDS_MAX_CHARS, lang)
+        parts.append(text("detail.note", lang, reason=note))
+    if detail.get("error_class"):  # the executor gave up (only the class: no message)
+        parts += executor_failed(detail, lang)
     for child in detail.get("protective") or []:
         parts.append(protective_result(child, lang))
     return parts
+
+
+def executor_failed(detail: dict[str, Any], lang: Lang) -> list[str]:
+    """How many passes failed, with which error class, and whether anything left."""
+    failed = text(
+        "detail.executor_failed",
+        lang,
+        count=str(detail.get("failed_passes")),
+        error=str(detail["error_class"]),
+    )
+    sent = "detail.nothing_sent" if detail.get("nothing_sent") else "detail.may_be_sent"
+    return [failed, text(sent, lang)]
 
 
 def protective_result(child: dict[str, Any], lang: Lang) -> str:
@@ -95,5 +113,5 @@ def protective_result(child: dict[str, Any], lang: Lang) -> str:
     label = text(f"protective.{role}", lang, price=str(child.get("trigger_price")))
     status = text(f"protective.{child.get('status')}", lang)
     if child.get("reason") and child.get("status") in ("rejected", "cancelled"):
-        status = f"{status} ({child['reason']})"
+        status = f"{status} ({people_text(child['reason'], WORDS_MAX_CHARS, lang)})"
     return f"{label}: {status}"

@@ -10,6 +10,7 @@ from __future__ import annotations
 from datetime import datetime, tzinfo
 from typing import Any
 
+from cards.plain_text import TITLE_MAX_CHARS, people_text
 from cards.strings import Lang, text
 from store.timeutil import parse_iso_utc
 
@@ -29,12 +30,13 @@ def waiting_for(view: dict[str, Any]) -> list[str]:
 def reminder_text(view: dict[str, Any], *, lang: Lang, now: datetime, tz: tzinfo) -> str:
     expires = parse_iso_utc(view["expires_at"])
     minutes = max(int((expires - now).total_seconds() // 60), 0)
+    # the only markup in a reminder is the bot's own: mentions of the approvers it waits for
     who = " ".join(f'<at user_id="{open_id}"></at>' for open_id in waiting_for(view))
     approval = view["approval"]
     return text(
         "reminder",
         lang,
-        title=str(view["terms"].get("title", view["kind"])),
+        title=people_text(view["terms"].get("title", view["kind"]), TITLE_MAX_CHARS, lang),
         minutes=str(minutes),
         at=expires.astimezone(tz).strftime("%H:%M %Z"),
         who=who,

@@ -25,10 +25,12 @@ from cards.decide import (
     REASON_FIELD,
     REASON_MAX_CHARS,
     WITHOUT_REASON,
+    Threshold,
     callback_value,
     decide_elements,
 )
 from cards.outcomes import newest_per_stage, outcome_lines, plain_text
+from cards.plain_text import WORDS_MAX_CHARS, people_text
 from cards.strings import LANGS, LARK_LOCALE, Lang, i18n, reason_key, text
 from cards.terms import each_lang, term_elements
 from cards.vocabulary import EXECUTING, OPEN_STATES, headline, relative, when
@@ -122,16 +124,19 @@ def _decision(view: dict[str, Any], people: People, tz: tzinfo, lang: Lang) -> l
             people.mentioned(deciders),
         )
     ]
-    given = decision.get("reason")
-    if given:  # the operator's words, as plain text: nothing in them can format
+    if decision.get("reason"):  # the operator's words, a plain_text element: they never format
         said = reason_key(decision.get("action"))
+
+        def given(each: Lang) -> str:
+            return people_text(decision["reason"], WORDS_MAX_CHARS, each)
+
         elements.append(
             {
                 "tag": "div",
                 "element_id": "decision_reason",
                 "text": plain_text(
-                    text(said, lang, reason=given),
-                    i18n(said, reason=given),
+                    text(said, lang, reason=given(lang)),
+                    {LARK_LOCALE[each]: text(said, each, reason=given(each)) for each in LANGS},
                 ),
             }
         )
@@ -157,11 +162,13 @@ def _proposer(view: dict[str, Any], people: People, lang: Lang) -> list[dict[str
 
     markdown = known and people.mentioned([requester])
     elements = [_said("proposer", words, lang, markdown)]
-    reason = source.get("reason")
-    if reason:
-        elements.append(
-            _said("why", lambda each: text("card.why", each, reason=reason), lang, markdown=False)
-        )
+    if source.get("reason"):  # the proposer's words, plain text like an operator's
+
+        def why(each: Lang) -> str:
+            reason = people_text(source["reason"], WORDS_MAX_CHARS, each)
+            return text("card.why", each, reason=reason)
+
+        elements.append(_said("why", why, lang, markdown=False))
     return elements
 
 
@@ -250,8 +257,10 @@ def render_card(
     now: datetime,
     tz: tzinfo = UTC,
     people: Mapping[str, str] = NO_PEOPLE,
+    second_look_above: Threshold | None = None,
 ) -> dict[str, Any]:
-    """The card for one operation in its current state."""
+    """The card for one operation in its current state (`second_look_above`: the amount above
+    which Confirm asks Lark's dialog first, cards/decide.py)."""
     named = People(view, people)
     elements: list[dict[str, Any]] = []
     for outcome in newest_per_stage(view.get("outcomes", [])):  # original, then reconciled
@@ -264,7 +273,7 @@ def render_card(
     elements.append({"tag": "hr"})
     elements += term_elements(view["terms"]["terms"], _notional(view), lang)
     if view["state"] in OPEN_STATES:
-        elements += decide_elements(view, lang)
+        elements += decide_elements(view, lang, second_look_above)
     elements += _footer(view, lang)
     header = _header(view, people, lang)
     summary = header["title"]["content"]  # the chat list's preview: where it stands

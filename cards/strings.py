@@ -325,6 +325,26 @@ TEXT: Mapping[str, Mapping[Lang, str]] = {
     "detail.fees": {"en": "Fees {fees}", "zh": "手续费 {fees}"},
     "detail.fee_unknown": {"en": "Fee unknown", "zh": "手续费未知"},
     "detail.reason": {"en": "Reason: {reason}", "zh": "原因：{reason}"},
+    # people's words cut to fit (cards/plain_text.py): never silently
+    "plain.cut": {
+        "en": "(cut: the first {shown} of {total} characters are shown)",
+        "zh": "（已截断：显示 {total} 个字符中的前 {shown} 个）",
+    },
+    # the text listener's `status` with something that is no operation id: never echoed
+    "text.not_an_id": {
+        "en": "That is not an operation id (ids are letters and digits, as `pending` lists them).",
+        "zh": "这不是操作编号（编号由字母和数字组成，见 `pending` 列表）。",
+    },
+    # the executor gave up after failed passes in a row (workers/execution_failures.py)
+    "detail.executor_failed": {
+        "en": "Execution failed {count} times in a row ({error})",
+        "zh": "执行连续失败 {count} 次（{error}）",
+    },
+    "detail.nothing_sent": {"en": "Nothing was sent", "zh": "未发送任何内容"},
+    "detail.may_be_sent": {
+        "en": "It may have been sent: check the venue first",
+        "zh": "可能已经发出：请先到交易场所核对",
+    },
     # the text listener's one line outside its audiences: no data, not even help
     "text.not_set_up": {
         "en": "This chat is not set up for countersign.",

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
 from typing import Any
 
+from cards.plain_text import WORDS_MAX_CHARS, people_text
 from cards.strings import TEXT, Lang, text
 from store.timeutil import parse_iso_utc
 
@@ -99,8 +100,9 @@ def headline(view: Mapping[str, Any], people: Mapping[str, str]) -> Headline:
         decision = view.get("decision") or {}
         who = person(decision.get("by"), people)
         reason = decision.get("reason")
-        if reason:
-            values = {"who": who, "reason": shortened(str(reason), HEADLINE_REASON_CHARS)}
+        if reason:  # the operator's words: text, never markup (cards/plain_text.py)
+            shown = shortened(people_text(reason, WORDS_MAX_CHARS), HEADLINE_REASON_CHARS)
+            values = {"who": who, "reason": shown}
             return Headline("headline.rejected.reason", values, BAD)
         return Headline("headline.rejected", {"who": who}, BAD)
     if state == "changes_requested":

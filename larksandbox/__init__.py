@@ -17,7 +17,8 @@ The surface tests and tools use:
   `signature` and the header names for tests that forge one); pushing one: `WebhookPusher`.
 * in-process tests: the running application's `Hub` under `HUB_KEY` (its long connections
   and dispatch), the long connection's `ClientConfig` and `ENDPOINT_PATH`, the OpenAPI
-  `Handler`, and the card schema's `ELEMENT_LIMIT` and `element_count`. Tests outside
+  `Handler`, the card schema's `ELEMENT_LIMIT` and `element_count`, and how Lark reads a
+  text message's markup (`read_text`: its mentions and links). Tests outside
   tests/larksandbox/ import only from here (tests/test_layout.py holds that).
 * web sign-in (Lark's OAuth authorize page, token endpoint, user info): larksandbox/oauth.py;
   an app's `redirect_urls` are set with `PATCH /sandbox/api/apps/{app_id}`, as is its
@@ -32,6 +33,7 @@ from larksandbox.hub import Hub
 from larksandbox.longconn_wire import ENDPOINT_PATH, ClientConfig
 from larksandbox.openapi import Handler
 from larksandbox.state import DEFAULT_APP_ID, SandboxState, default_state
+from larksandbox.textmarkup import TextReading, read_text
 from larksandbox.webhook import (
     SIGNATURE_HEADER,
     TIMESTAMP_HEADER,
@@ -59,12 +61,14 @@ __all__ = [
     "Message",
     "SandboxOptions",
     "SandboxState",
+    "TextReading",
     "User",
     "WebhookPusher",
     "build_sandbox",
     "default_state",
     "element_count",
     "encrypt",
+    "read_text",
     "sealed_body",
     "signature",
     "signed_headers",

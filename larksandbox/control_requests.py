@@ -13,7 +13,7 @@ from aiohttp import web
 
 from larksandbox.entities import App, Chat, Message, User
 from larksandbox.hub import Hub
-from larksandbox.openapi import STATE_KEY
+from larksandbox.openapi import STATE_KEY, text_reading
 from larksandbox.state import SandboxState
 
 HUB_KEY = web.AppKey("sandbox_hub", Hub)
@@ -97,6 +97,9 @@ def owner_app(state: SandboxState, message: Message) -> App:
 def message_view(state: SandboxState, message: Message) -> dict[str, Any]:
     view = asdict(message)
     view["card"] = message.card()
+    # a text as Lark shows it: the mentions and links its markup made (None: not a text)
+    reading = text_reading(state, message)
+    view["text_reading"] = reading.as_json() if reading is not None else None
     view["clicks"] = [asdict(c) for c in state.clicks if c.message_id == message.message_id]
     view["locked"] = state.card_locked(message.message_id)
     view["refused_patches"] = list(state.patch_refusals.get(message.message_id, ()))

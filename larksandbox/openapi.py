@@ -16,6 +16,7 @@ from aiohttp import web
 from larksandbox import cardcheck
 from larksandbox.entities import App, Chat, Message
 from larksandbox.state import PATCH_MAX_AGE, SandboxState
+from larksandbox.textmarkup import ALL, TextReading, read_text
 
 STATE_KEY = web.AppKey("sandbox_state", SandboxState)
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -116,6 +117,35 @@ async def tenant_access_token(request: web.Request) -> web.Response:
 # -- messages ---------------------------------------------------------------------------------
 
 
+def text_reading(state: SandboxState, message: Message) -> TextReading | None:
+    """A text message as Lark shows it (its mentions and links); None for other types."""
+    if message.msg_type != "text":
+        return None
+    try:
+        text = json.loads(message.content).get("text")
+    except (ValueError, AttributeError):
+        return None
+    names = {user.open_id: user.name for user in state.users.values()}
+    return read_text(text, names) if isinstance(text, str) else None
+
+
+def _mentions(state: SandboxState, message: Message) -> list[dict[str, Any]]:
+    """The users a text mentions, as a message read lists them (`@_user_N` keys). Everyone
+    (`all`) is not a user: it is left out here; the control API's text_reading shows it."""
+    reading = text_reading(state, message)
+    users = [who for who in (reading.mentions if reading else ()) if who != ALL]
+    return [
+        {
+            "key": f"@_user_{n}",
+            "id": who,
+            "id_type": "open_id",
+            "name": user.name if (user := state.users.get(who)) else who,
+            "tenant_key": user.tenant_key if user else "",
+        }
+        for n, who in enumerate(users, start=1)
+    ]
+
+
 def message_json(state: SandboxState, message: Message) -> dict[str, Any]:
     created = str(int(_parse(message.created_at) * 1000))
     updated = str(int(_parse(message.history[-1].at) * 1000)) if message.history else created
@@ -138,7 +168,7 @@ def message_json(state: SandboxState, message: Message) -> dict[str, Any]:
             "tenant_key": app.tenant_key if app else "",
         },
         "body": {"content": message.content},
-        "mentions": [],
+        "mentions": _mentions(state, message),
         "upper_message_id": "",
     }
 

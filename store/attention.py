@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import ColumnElement, exists, func, or_, select
+from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.orm import aliased
 
 from store.lifecycle import State
@@ -86,9 +87,7 @@ async def attention(store: Store, limit: int = MAX_PAGE_SIZE) -> list[Group]:
     async with store.read() as conn:
         for key in GROUPS:
             condition = _group_condition(key)
-            count = (
-                await conn.execute(select(func.count()).select_from(OperationRow).where(condition))
-            ).scalar_one()
+            count = await _count(conn, condition)
             rows = (
                 await conn.execute(
                     select(OperationRow.__table__)
@@ -97,8 +96,22 @@ async def attention(store: Store, limit: int = MAX_PAGE_SIZE) -> list[Group]:
                     .limit(limit)
                 )
             ).all()
-            groups.append(Group(key, int(count), tuple(Operation.from_row(row) for row in rows)))
+            groups.append(Group(key, count, tuple(Operation.from_row(row) for row in rows)))
     return groups
+
+
+async def counts(store: Store, keys: Collection[str] = GROUPS) -> dict[str, int]:
+    """How many operations each of these groups holds (for `/readyz` and `/metrics`)."""
+    found = {}
+    async with store.read() as conn:
+        for key in keys:
+            found[key] = await _count(conn, _group_condition(key))
+    return found
+
+
+async def _count(conn: AsyncConnection, condition: ColumnElement[bool]) -> int:
+    query = select(func.count()).select_from(OperationRow).where(condition)
+    return int((await conn.execute(query)).scalar_one())
 
 
 async def recent(store: Store, limit: int = 20) -> list[Operation]:

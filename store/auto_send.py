@@ -4,22 +4,24 @@ Off unless a destination allows it and the draft asks for it (workers/domains/me
 sweep reads what is due, then claims each one in a conditional write that re-checks it all
 in SQL (`claim_sql.AUTO_DUE`): still awaiting confirmation with the digest it was filed with
 (a re-file has superseded it otherwise), nobody has confirmed toward it, not expired, and its
-time has come. So any operator's confirm or reject, or the proposer's re-file, that commits
-first wins, and one that comes after finds it claimed: one decision either way. The claim is
-an ordinary one, by operator `auto-ttl`, entry `auto`; the executor runs it as any other.
+time has come; and, as a click is re-checked against the config now, its audience's policy is
+still the one it was filed under and its target still allows a time box as long as its own
+(`AutoRules`, from the config the process runs with). A draft that fails the config checks
+is left to people. So any operator's confirm or reject, or the proposer's re-file, that
+commits first wins, and one that comes after finds it claimed: one decision either way. The
+claim is an ordinary one, by operator `auto-ttl`, entry `auto`; the executor runs it as any
+other.
 """
 
 from __future__ import annotations
 
-from sqlalchemy import select
+from sqlalchemy import text
 from ulid import ULID
 
 from store.authority import Store
-from store.claim_sql import claim_intent
+from store.claim_sql import AutoRules, auto_due_select, claim_intent, claim_params
 from store.decisions import Claimed
 from store.groupcommit import ConditionNotMet, Lane
-from store.lifecycle import State
-from store.models import OperationRow
 from store.records import Operation
 from store.vocabulary import Entry
 
@@ -27,32 +29,37 @@ AUTO_OPERATOR = "auto-ttl"
 SWEEP_LIMIT = 50
 
 
-async def auto_send_due(store: Store, limit: int = SWEEP_LIMIT) -> list[Claimed]:
-    """Claim the time-boxed drafts whose time has come and that nobody decided; the claims."""
+async def auto_send_due(store: Store, rules: AutoRules, limit: int = SWEEP_LIMIT) -> list[Claimed]:
+    """Claim the time-boxed drafts whose time has come, that nobody decided and that `rules`
+    (the config now) still let send themselves; the claims."""
     now = store.clock()
+    # the claim's own conditions select them, so one left to people never crowds the sweep
+    params = claim_params(
+        operation_id="",
+        digest="",
+        operator=AUTO_OPERATOR,
+        claim_id="",
+        now=now,
+        sqlite=store.sqlite,
+    )
     async with store.read() as conn:
         due = (
             await conn.execute(
-                select(OperationRow.id, OperationRow.confirm_digest)
-                .where(
-                    OperationRow.state == State.AWAITING_CONFIRMATION.value,
-                    OperationRow.auto_send_at <= now,
-                    OperationRow.expires_at > now,
-                    OperationRow.confirmed_by.is_(None),
-                )
-                .order_by(OperationRow.auto_send_at)
-                .limit(limit)
+                text(auto_due_select(store.sqlite)), {**params, **rules.params(), "limit": limit}
             )
         ).all()
     claimed = []
     for operation_id, digest in due:
-        if (claim := await claim_by_clock(store, operation_id, digest)) is not None:
+        if (claim := await claim_by_clock(store, operation_id, digest, rules)) is not None:
             claimed.append(claim)
     return claimed
 
 
-async def claim_by_clock(store: Store, operation_id: str, digest: str) -> Claimed | None:
-    """The clock's claim of one draft, or None if anything decided it first (or it changed)."""
+async def claim_by_clock(
+    store: Store, operation_id: str, digest: str, rules: AutoRules
+) -> Claimed | None:
+    """The clock's claim of one draft, or None if anything decided it first, it changed, or
+    the config no longer lets it send itself."""
     now = store.clock()
     claim_id = str(ULID.from_datetime(now))
     intent = claim_intent(
@@ -64,7 +71,7 @@ async def claim_by_clock(store: Store, operation_id: str, digest: str) -> Claime
         sqlite=store.sqlite,
         lane=Lane.BACKGROUND,
         entry=Entry.AUTO.value,
-        auto=True,
+        auto=rules,
     )
     try:
         (rows, *_) = await store.submit(intent)

@@ -10,7 +10,9 @@ submits it to the store's writer.
 
 from __future__ import annotations
 
-from dataclasses import replace
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -151,13 +153,54 @@ SELECT * FROM claimed
 PG_CLAIM = PG_CLAIM_FOR.format(from_card="")
 PG_CARD_CLAIM = PG_CLAIM_FOR.format(from_card=PG_CONFIRM_FROM_CARD)
 # A time-boxed draft's clock claims instead of a click (store/auto_send.py): only once its
-# time has come and while nobody has confirmed toward it; state, digest and expiry as ever.
+# time has come and while nobody has confirmed toward it; state, digest and expiry as ever;
+# and what a click re-checks of the config now: the audience's policy is still the one the
+# draft was filed under (`:policies`, as for a click; never NULL here, and a draft with no
+# policy digest never sends itself), and its target still lets drafts send themselves for at
+# least its time box (`:auto_limits`: JSON {target_ref: longest time box in seconds} from the
+# config now; a target it does not name sends nothing by itself).
 SQLITE_AUTO_DUE = """
-   AND auto_send_at IS NOT NULL AND auto_send_at <= :at AND confirmed_by IS NULL"""
+   AND auto_send_at IS NOT NULL AND auto_send_at <= :at AND confirmed_by IS NULL
+   AND policy_digest = coalesce(json_extract(:policies, '$."' || audience_name || '"'), '-')
+   AND CAST(strftime('%s', auto_send_at) AS INTEGER) - CAST(strftime('%s', created_at) AS INTEGER)
+       <= json_extract(:auto_limits, '$."' || target_ref || '"')"""
 PG_AUTO_DUE = """
-   AND auto_send_at IS NOT NULL AND auto_send_at <= :at::timestamptz AND confirmed_by IS NULL"""
+   AND auto_send_at IS NOT NULL AND auto_send_at <= CAST(:at AS timestamptz)
+   AND confirmed_by IS NULL
+   AND policy_digest = coalesce(CAST(:policies AS jsonb) ->> audience_name, '-')
+   AND EXTRACT(EPOCH FROM auto_send_at - created_at)
+       <= CAST(CAST(:auto_limits AS jsonb) ->> target_ref AS numeric)"""
 SQLITE_AUTO_UPDATE = SQLITE_UPDATE_FOR.format(from_card=SQLITE_AUTO_DUE)
 PG_AUTO_CLAIM = PG_CLAIM_FOR.format(from_card=PG_AUTO_DUE)
+
+
+@dataclass(frozen=True)
+class AutoRules:
+    """What the config says now that the clock's claim re-checks, as a click's would:
+    `policies`: audience name -> policy digest (bot.policy.policy_digests); `limits`:
+    target_ref -> the longest time box, in seconds, its drafts may still ask for."""
+
+    policies: Mapping[str, str]
+    limits: Mapping[str, int]
+
+    def params(self) -> dict[str, str]:
+        return {
+            "policies": json.dumps(dict(self.policies), sort_keys=True),
+            "auto_limits": json.dumps(dict(self.limits), sort_keys=True),
+        }
+
+
+# what the sweep reads: the drafts the clock's claim would take now, oldest time box first
+AUTO_DUE_SELECT = """
+SELECT id, confirm_digest FROM operations
+ WHERE state = :from_state AND expires_at > :at AND required_confirmations = 1{auto_due}
+ ORDER BY auto_send_at
+ LIMIT :limit
+"""
+
+
+def auto_due_select(sqlite: bool) -> str:
+    return AUTO_DUE_SELECT.format(auto_due=SQLITE_AUTO_DUE if sqlite else PG_AUTO_DUE)
 
 
 def sqlite_time(moment: datetime) -> str:
@@ -242,11 +285,11 @@ def claim_intent(
     message_id: str | None = None,
     event_id: str | None = None,
     entry: str = Entry.LARK.value,
-    auto: bool = False,
+    auto: AutoRules | None = None,
 ) -> Intent:
     """The claim as one intent: raises `ConditionNotMet` (nothing written) if the operation is
     not claimable; its first rows are the operation's row as claimed when it was. `auto`: the
-    clock's claim of a time-boxed draft (store/auto_send.py)."""
+    clock's claim of a time-boxed draft, under the config's rules now (store/auto_send.py)."""
     params = claim_params(
         operation_id=operation_id,
         digest=digest,
@@ -259,5 +302,7 @@ def claim_intent(
         event_id=event_id,
         entry=entry,
     )
-    first, *rest = claim_statements(params, sqlite=sqlite, at=0, auto=auto)
+    if auto is not None:
+        params.update(auto.params())
+    first, *rest = claim_statements(params, sqlite=sqlite, at=0, auto=auto is not None)
     return Intent((replace(first, require_row=True), *rest), lane)

@@ -81,23 +81,42 @@ VALUES (:operation_id, :version, :action, :at, :ok)
 """
 
 
+# A person's refused web posts on one operation are one row that counts them (a signed-in
+# script can post as fast as it likes; its page must not grow with it): the latest post's time,
+# action, digest, form key and reason, `refusals` + 1. A card click's refusal never meets this
+# partial index (entry lark): a row each, found again by its event id. Migration 0020.
 REFUSAL_CONFIRMATION = """
 INSERT INTO confirmations (operation_id, at, action, operator_open_id, digest, chat_id,
-                           message_id, event_id, accepted, reason_code, entry)
+                           message_id, event_id, accepted, reason_code, entry, refusals)
 VALUES (:operation_id, :at, :action, :operator, :digest, :chat_id, :message_id, :event_id,
-        :accepted, :reason, :entry)
+        :accepted, :reason, :entry, 1)
+ON CONFLICT (operation_id, operator_open_id) WHERE NOT accepted AND entry = 'web'
+DO UPDATE SET at = excluded.at, action = excluded.action, digest = excluded.digest,
+              event_id = excluded.event_id, reason_code = excluded.reason_code,
+              refusals = confirmations.refusals + 1
+RETURNING refusals
 """
-# the operation's state on both sides of the audit row (none for an unknown operation)
+# The operation's state on both sides of the audit row (none for an unknown operation). A
+# person's refused web posts on one operation are audited once, at the first. SQLite: run
+# before the confirmation row is written (writes are serial there), "none yet" is the first.
+# PostgreSQL: concurrent posts would each see "none yet", so the audit row follows from the
+# upsert itself (which waits for the row's lock): written when it counted the first refusal.
 SQLITE_REFUSAL_AUDIT = """
 INSERT INTO audit (operation_id, at, actor, event, from_state, to_state, reason_code)
 SELECT :operation_id, :at, :actor, 'click_refused', op.state, op.state, :reason
   FROM (SELECT 1 AS one) AS refused LEFT JOIN operations AS op ON op.id = :operation_id
+ WHERE :entry <> 'web' OR NOT EXISTS (
+       SELECT 1 FROM confirmations AS c
+        WHERE c.operation_id = :operation_id AND c.operator_open_id = :operator
+          AND NOT c.accepted AND c.entry = 'web')
 """
-PG_REFUSAL_AUDIT = """
+PG_REFUSAL = f"""
+WITH refused AS ({REFUSAL_CONFIRMATION})
 INSERT INTO audit (operation_id, at, actor, event, from_state, to_state, reason_code)
 SELECT :operation_id::text, :at::timestamptz, :actor::text, 'click_refused', op.state,
        op.state, :reason::text
-  FROM (SELECT 1 AS one) AS refused LEFT JOIN operations AS op ON op.id = :operation_id::text
+  FROM refused LEFT JOIN operations AS op ON op.id = :operation_id::text
+ WHERE refused.refusals = 1
 """
 
 
@@ -198,36 +217,27 @@ def refusal_statements(
     event_id: str | None = None,
     entry: str = "lark",
 ) -> tuple[Statement, ...]:
-    """A refused click on record: its confirmation row (not accepted, with the reason) and
-    its audit row. Values are cut to their columns: a refused click may carry anything."""
-    at = bound_time(now, sqlite)
-    return (
-        Statement(
-            REFUSAL_CONFIRMATION,
-            {
-                "operation_id": operation_id[:64],
-                "at": at,
-                "action": action[:32],
-                "operator": operator[:128],
-                "digest": digest[:128],
-                "chat_id": chat_id[:128] if chat_id else chat_id,
-                "message_id": message_id[:128] if message_id else message_id,
-                "event_id": event_id[:128] if event_id else event_id,
-                "accepted": 0 if sqlite else False,
-                "reason": reason,
-                "entry": entry,
-            },
-        ),
-        Statement(
-            SQLITE_REFUSAL_AUDIT if sqlite else PG_REFUSAL_AUDIT,
-            {
-                "operation_id": operation_id[:64],
-                "at": at,
-                "actor": f"operator:{operator}"[:160],
-                "reason": reason,
-            },
-        ),
-    )
+    """A refused click on record: its audit row and its confirmation row (not accepted, with
+    the reason; a web post's counted into the person's one row). Values are cut to their
+    columns: a refused click may carry anything."""
+    operator = operator[:128]
+    params = {
+        "operation_id": operation_id[:64],
+        "at": bound_time(now, sqlite),
+        "action": action[:32],
+        "operator": operator,
+        "digest": digest[:128],
+        "chat_id": chat_id[:128] if chat_id else chat_id,
+        "message_id": message_id[:128] if message_id else message_id,
+        "event_id": event_id[:128] if event_id else event_id,
+        "accepted": 0 if sqlite else False,
+        "reason": reason,
+        "entry": entry,
+        "actor": f"operator:{operator}"[:160],
+    }
+    if not sqlite:
+        return (Statement(PG_REFUSAL, params),)
+    return Statement(SQLITE_REFUSAL_AUDIT, params), Statement(REFUSAL_CONFIRMATION, params)
 
 
 def replayed(rows: list[Row]) -> Row:

@@ -38,7 +38,7 @@ from sqlalchemy import Connection, select, update
 from store import execution_reads, execution_schedule, reservations
 from store.authority import Store
 from store.conclusions import outcome_digest
-from store.execution_records import Attempt, Observation, Outcome
+from store.execution_records import Attempt, FailedPass, Observation, Outcome
 from store.execution_schedule import EXEC_LEASE_S, schedule_values
 from store.execution_sql import (
     OUTCOME_SOURCES,
@@ -203,6 +203,11 @@ class ExecutionLedger:
         """Due again in `in_s` seconds (None: nothing left to do); `tried` counts a fruitless look.
         The one write of a pass that learned nothing new."""
         await execution_schedule.schedule(self.store, operation_id, in_s, tried=tried)
+
+    async def failed_pass(self, operation_id: str, in_s: float) -> FailedPass:
+        """A pass raised: counted (durably, so a restart never resets it), due again in
+        `in_s`; where the operation stands now and whether an attempt is recorded."""
+        return await execution_schedule.failed_pass(self.store, operation_id, in_s)
 
     async def due_now(self, operation_ids: Sequence[str]) -> int:
         """Something changed at the venue for these operations: look at them now."""

@@ -1,6 +1,7 @@
 """What an executor pass records, as values: the one `Attempt` (the submission and its
-client id), each `Outcome` appended, and the `Observation` a pass hands
-`ExecutionLedger.record_observation` to write (`store/execution_sql.py` turns it into SQL)."""
+client id), each `Outcome` appended, the `Observation` a pass hands
+`ExecutionLedger.record_observation` to write (`store/execution_sql.py` turns it into SQL),
+and the `FailedPass` counted when a pass raised."""
 
 from __future__ import annotations
 
@@ -79,3 +80,16 @@ class Observation:
     # last_error on it; progress of a working order does not answer it again
     answers_attempt: bool = False
     attempt_error: str | None = None
+    # the write holds only while no attempt is recorded: the store itself proves that nothing
+    # was sent (an attempt is written with `dispatching`, before the request leaves)
+    nothing_sent: bool = False
+
+
+@dataclass(frozen=True)
+class FailedPass:
+    """A pass that raised, as counted in the store: how many in a row, where the operation
+    stands now, and whether an attempt is recorded (then something may have been sent)."""
+
+    count: int
+    execution: Execution
+    attempt_recorded: bool

@@ -1,5 +1,6 @@
 """The executor's schedule on `operations.exec_due_at`: leasing what is due, when it is
-next due, due again later (or never), due now (a venue event, an operator's "check again").
+next due, due again later (or never), due again after a pass that raised (counted in
+`exec_failures`), due now (a venue event, an operator's "check again").
 
 `ExecutionLedger` keeps these as its methods and delegates here.
 """
@@ -10,12 +11,13 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Connection, and_, or_, select, update
+from sqlalchemy import Connection, and_, exists, or_, select, update
 
 from store import leases
 from store.authority import Store
+from store.execution_records import FailedPass
 from store.lifecycle import Execution
-from store.models import OperationRow
+from store.models import AttemptRow, OperationRow
 from store.records import Operation
 from store.timeutil import Clock
 
@@ -44,8 +46,39 @@ async def schedule(store: Store, operation_id: str, in_s: float | None, *, tried
 
 
 def schedule_values(clock: Clock, in_s: float | None, *, tried: bool) -> dict[str, Any]:
+    """A pass that ended normally: due again in `in_s`, and no longer failing."""
     due = None if in_s is None else clock() + timedelta(seconds=in_s)
-    return {"exec_due_at": due, "exec_tries": OperationRow.exec_tries + 1 if tried else 0}
+    return {
+        "exec_due_at": due,
+        "exec_tries": OperationRow.exec_tries + 1 if tried else 0,
+        "exec_failures": 0,
+    }
+
+
+async def failed_pass(store: Store, operation_id: str, in_s: float) -> FailedPass:
+    """A pass raised: one more failure in a row, due again in `in_s`, in one write that
+    reads back where the operation stands (the pass may have moved it before it raised)."""
+    failed = (
+        update(OperationRow)
+        .where(OperationRow.id == operation_id)
+        .values(
+            exec_due_at=store.clock() + timedelta(seconds=in_s),
+            exec_tries=OperationRow.exec_tries + 1,
+            exec_failures=OperationRow.exec_failures + 1,
+        )
+        .returning(OperationRow.exec_failures, OperationRow.execution_state)
+    )
+    recorded = select(exists().where(AttemptRow.operation_id == operation_id))
+
+    def write(conn: Connection) -> FailedPass:
+        count, execution = conn.execute(failed).one()
+        return FailedPass(
+            int(count),
+            Execution(execution or Execution.QUEUED),
+            bool(conn.execute(recorded).scalar_one()),
+        )
+
+    return await store.transact(write)
 
 
 async def due_now(store: Store, operation_ids: Sequence[str]) -> int:
@@ -90,7 +123,7 @@ async def reconcile_now(store: Store, operation_id: str | None = None) -> list[s
             conn.execute(
                 update(OperationRow)
                 .where(OperationRow.id.in_(ids))
-                .values(exec_due_at=store.clock(), exec_tries=0)
+                .values(exec_due_at=store.clock(), exec_tries=0, exec_failures=0)
             )
         return ids
 

@@ -52,6 +52,10 @@ UPDATE reservations SET state = :settles, released_at = :at
  WHERE operation_id = :operation_id AND state = :active
 RETURNING operation_id
 """
+# an observation that says nothing was sent holds only while the store agrees: no attempt
+NOTHING_SENT = (
+    " AND NOT EXISTS (SELECT 1 FROM attempts WHERE attempts.operation_id = operations.id)"
+)
 ANSWER_ATTEMPT = """
 UPDATE attempts SET resolved_at = :at, last_error = :error WHERE operation_id = :operation_id
 """
@@ -135,13 +139,14 @@ def observation_intent(
     states, state_params = _in("state", tuple(state.value for state in OUTCOME_SOURCES))
     steps, step_params = _in("source", tuple(state.value for state in execution_sources(execution)))
     due = None if look_again_in_s is None else now + timedelta(seconds=look_again_in_s)
+    unsent = NOTHING_SENT if seen.nothing_sent else ""
     statements = [
         Statement(
             "UPDATE operations SET state = :target_state, execution_state = :target,"
             " version = version + 1, updated_at = :at, card_due_at = :at,"
-            " exec_due_at = :due, exec_tries = 0"
+            " exec_due_at = :due, exec_tries = 0, exec_failures = 0"
             f" WHERE id = :operation_id AND state IN {states} AND execution_state IN {steps}"
-            " RETURNING id",
+            f"{unsent} RETURNING id",
             {
                 "operation_id": operation_id,
                 "target_state": OUTCOME_TARGET.value,

@@ -120,9 +120,10 @@ class OperationRow(Base):
     card_attempts: Mapped[int] = mapped_column(Integer, nullable=False, server_default="0")
     card_error: Mapped[str | None] = mapped_column(String(300))
     # execution schedule: the executor/reconciler is due at `exec_due_at` (None: nothing to do);
-    # leased by moving it forward with a compare-and-set, like card delivery
+    # leased by a compare-and-set, like card delivery; exec_failures: passes in a row that raised
     exec_due_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     exec_tries: Mapped[int] = mapped_column(Integer, nullable=False, server_default="0")
+    exec_failures: Mapped[int] = mapped_column(Integer, nullable=False, server_default="0")
     # the approval policy as filed (store.envelope.Approval): how many distinct operators
     # must confirm, who may (JSON list), the rule that applied (JSON) and the digest of the
     # audience's policy then; who has confirmed so far (JSON list, oldest first)
@@ -172,6 +173,9 @@ class ConfirmationRow(Base):
     reason_code: Mapped[str | None] = mapped_column(String(64))
     # where the click was made (store.vocabulary.Entry)
     entry: Mapped[str] = mapped_column(String(16), nullable=False, server_default="lark")
+    # refused posts this row stands for: one person's refused web posts on one operation are
+    # one row, counted (uq_confirmations_refused_web, store/click_sql.py); else 1
+    refusals: Mapped[int] = mapped_column(Integer, nullable=False, server_default="1")
 
     __table_args__ = (
         # one counted confirmation per operator and operation: a quorum counts people, and
@@ -183,6 +187,14 @@ class ConfirmationRow(Base):
             unique=True,
             sqlite_where=text("action = 'confirm' AND accepted"),
             postgresql_where=text("action = 'confirm' AND accepted"),
+        ),
+        Index(
+            "uq_confirmations_refused_web",
+            "operation_id",
+            "operator_open_id",
+            unique=True,
+            sqlite_where=text("NOT accepted AND entry = 'web'"),
+            postgresql_where=text("NOT accepted AND entry = 'web'"),
         ),
         *vocabulary_checks("confirmations"),
     )

@@ -169,6 +169,7 @@ class Confirmation:
     accepted: bool
     reason_code: str | None
     entry: str = "lark"  # where the click was made (store.vocabulary.Entry)
+    refusals: int = 1  # refused web posts this row counts (one row per person and operation)
 
     @classmethod
     def from_row(cls, row: Any) -> Confirmation:
@@ -185,6 +186,7 @@ class Confirmation:
             accepted=row.accepted,
             reason_code=row.reason_code,
             entry=row.entry,
+            refusals=row.refusals,
         )
 
 

@@ -1,28 +1,56 @@
 """Auto-send worker: time-boxed drafts nobody decided in time are confirmed by the clock
-(`store/auto_send.py` decides, in one conditional write each)."""
+(`store/auto_send.py` decides, in one conditional write each, under `AutoRules`: the config's
+policies and time boxes now)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol, runtime_checkable
 
 from store.authority import Store
 from store.auto_send import auto_send_due
+from store.claim_sql import AutoRules
 from store.logcontext import about
+from workers.domains import DOMAINS
 
 log = logging.getLogger("countersign.auto_send")
 
 
+@runtime_checkable
+class SendsItself(Protocol):
+    """A domain whose drafts may send themselves (message.send); any other kind never does."""
+
+    def auto_send_limits(self, settings: Any) -> Mapping[str, int]:
+        """target_ref -> the longest time box its drafts may ask for, under `settings`."""
+        ...
+
+
+def auto_send_rules(policies: Mapping[str, str], settings_of: Callable[[str], Any]) -> AutoRules:
+    """The rules the clock's claims re-check: every audience's policy digest now
+    (bot.policy.policy_digests), and the time boxes each enabled domain allows now."""
+    limits: dict[str, int] = {}
+    for kind, domain in DOMAINS.items():
+        domain_settings = settings_of(kind)
+        if isinstance(domain, SendsItself) and domain_settings.enabled:
+            limits.update(domain.auto_send_limits(domain_settings))
+    return AutoRules(policies, limits)
+
+
 async def run_auto_send(
-    store: Store, interval_s: float, stop: asyncio.Event, on_claimed: Callable[[], None]
+    store: Store,
+    rules: AutoRules,
+    interval_s: float,
+    stop: asyncio.Event,
+    on_claimed: Callable[[], None],
 ) -> None:
     """Sweep every `interval_s` until `stop`; `on_claimed` after a sweep that claimed any
     (the executor runs them, the card worker patches their cards)."""
     while not stop.is_set():
         try:
-            claimed = await auto_send_due(store)
+            claimed = await auto_send_due(store, rules)
             for claim in claimed:
                 with about(claim.operation.id):
                     log.info("nobody decided in time: sent by the clock (claim %s)", claim.claim_id)

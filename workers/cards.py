@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, tzinfo
 from typing import Any, Protocol
 
+from cards.decide import Threshold
 from cards.render import render_card
 from cards.strings import Lang
 from store.authority import Store
@@ -63,6 +64,7 @@ class CardWorker:
         tz: tzinfo = UTC,
         poll_s: float = 1.0,
         people: Mapping[str, str] | None = None,
+        second_look_above: Threshold | None = None,
     ) -> None:
         self.store = store
         self.ledger = CardLedger(store)
@@ -70,6 +72,7 @@ class CardWorker:
         self.lang = lang
         self.tz = tz
         self.people = people or {}  # open id -> display name, for the card
+        self.second_look_above = second_look_above  # Confirm's dialog above it (cards/decide)
         self.poll_s = poll_s
         self._kick = asyncio.Event()
         self._per_card: dict[str, CardTurn] = {}  # cards with a call under way or waiting
@@ -117,6 +120,7 @@ class CardWorker:
             now=self.store.clock(),
             tz=self.tz,
             people=self.people,
+            second_look_above=self.second_look_above,
         )
         action = "send" if op.card_message_id is None else "patch"
         try:

@@ -41,7 +41,14 @@ from store.vocabulary import Channel
 from workers.domains.base import Notice
 from workers.loop import drain_loop, seconds_until
 from workers.pinned import Resolve, pinned_session, system_resolve
-from workers.targets import Address, BadUrl, Network, parse_callback_url, refusal
+from workers.targets import (
+    Address,
+    BadUrl,
+    Network,
+    parse_callback_target,
+    parse_callback_url,
+    refusal,
+)
 from workers.webhook_signature import signed_headers
 
 log = logging.getLogger("countersign.deliveries")
@@ -224,9 +231,11 @@ class DeliveryWorker:
         ordinary failed attempt, retried.
         """
         try:
-            target = parse_callback_url(url)
+            target = parse_callback_target(url, self.allow_internal)
         except BadUrl as bad:
-            raise Permanent(f"callback URL refused: {bad.reason}; nothing sent") from None
+            raise Permanent(
+                f"callback URL refused: {bad.reason} ({bad.fix}); nothing sent"
+            ) from None
         if target.address is not None:
             addresses = [target.address]
         else:

@@ -46,6 +46,7 @@ from workers.domains.execution import (
     Unresolvable,
     client_id_for,
 )
+from workers.execution_failures import after_failure, error_class
 from workers.loop import seconds_until, window_loop
 
 log = logging.getLogger("countersign.executor")
@@ -67,6 +68,7 @@ class ExecutionWorker:
         submit_timeout_s: float = 10.0,
         not_found_after_s: float = 60.0,
         track_max_s: float = 30.0,
+        max_failed_passes: int = 5,
         on_outcome: Callable[[], None] = lambda: None,
     ) -> None:
         self.store = store
@@ -77,6 +79,7 @@ class ExecutionWorker:
         self.submit_timeout_s = submit_timeout_s
         self.not_found_after = timedelta(seconds=not_found_after_s)
         self.track_max_s = track_max_s
+        self.max_failed_passes = max_failed_passes
         # a pass is bounded by its two venue calls' timeouts (prepare, submit) plus a few
         # store writes; the lease outlives it, and a dead worker's lease soon falls due
         self.lease_s = 2 * submit_timeout_s + 3
@@ -125,15 +128,25 @@ class ExecutionWorker:
         return seconds_until(self.store.clock, await self.ledger.next_due())
 
     async def advance(self, op: Operation) -> None:
-        """One pass over a leased operation; any failure leaves it due again with backoff."""
+        """One pass; one that raises is due again with backoff, `max_failed_passes` of them in
+        a row end it, by where it stands, never a silent loop (`workers.execution_failures`)."""
         self.passes += 1
         try:
             with about(op.id):
                 await self._advance(op)
-        except Exception:
+        except Exception as error:
             self.failures += 1
-            log.exception("execution of %s failed; it will be looked at again", op.id)
-            await self.ledger.schedule(op.id, self._backoff(op), tried=True)
+            with about(op.id):
+                log.exception("execution of %s failed; it will be looked at again", op.id)
+                ended = await after_failure(
+                    self.ledger,
+                    op.id,
+                    error_class(error),
+                    backoff_s=self._backoff(op),
+                    budget=self.max_failed_passes,
+                )
+                if ended is not None:  # the budget is spent: it ends here, visibly
+                    await self._record(op, ended)
 
     def _backoff(self, op: Operation) -> float:
         return min(self.track_max_s, FIRST_LOOK_S * 2.0 ** min(op.exec_tries, 16))

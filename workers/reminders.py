@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from datetime import UTC, tzinfo
 from typing import Any, Protocol
 
+from cards.decide import Threshold
 from cards.reminder import reminder_text, waiting_for
 from cards.render import render_card
 from cards.strings import Lang
@@ -55,6 +56,7 @@ class ReminderWorker:
         tz: tzinfo = UTC,
         poll_s: float = 1.0,
         people: Mapping[str, str] | None = None,
+        second_look_above: Threshold | None = None,
     ) -> None:
         self.store = store
         self.ledger = ReminderLedger(store)
@@ -63,6 +65,7 @@ class ReminderWorker:
         self.lang = lang
         self.tz = tz
         self.people = people or {}  # open id -> display name, for the card
+        self.second_look_above = second_look_above  # Confirm's dialog above it (cards/decide)
         self.poll_s = poll_s
 
     async def run(self, stop: asyncio.Event) -> None:
@@ -103,6 +106,7 @@ class ReminderWorker:
             now=self.store.clock(),
             tz=self.tz,
             people=self.people,
+            second_look_above=self.second_look_above,
         )
         message_id = await self.channel.send_card(chat_id, card, escalation_uuid(op.id))
         await self.cards.escalated(op.id, message_id, op.version)

@@ -1,8 +1,8 @@
 """Where a result webhook may go: strict URL parsing and the address classifier (pure).
 
-A callback URL is the proposer's word. It is parsed strictly at intake (`parse_callback_url`)
-and again at delivery, where its host is resolved once and every resolved address must pass
-`refusal`: loopback, private, link-local, multicast, reserved, unspecified and otherwise
+A callback URL is the proposer's word. It is parsed strictly at intake and again at delivery
+(`parse_callback_target`: an IP literal inside is refused at both), where its host is resolved
+once and every resolved address must pass `refusal`: loopback, private, link-local, multicast, reserved, unspecified and otherwise
 non-global addresses are "inside" and refused in every notation (IPv4-mapped IPv6, IPv4
 embedded in 6to4, Teredo and NAT64 addresses, and the integer/octal/hex IPv4 forms the system
 resolver accepts), unless a configured network allows them (`[deliveries]
@@ -190,6 +190,21 @@ def refusal(address: Address, allowed: Sequence[Network] = ()) -> str | None:
     if inner is not None and not _allowed(inner, allowed) and (why := _inside(inner)):
         return f"{address} embeds {inner}, which is {why}"
     return None
+
+
+INSIDE_FIX = (
+    "use a globally routable host, or ask an administrator to allow its network in "
+    "[deliveries] allow_internal_targets (only for receivers you trust)"
+)
+
+
+def parse_callback_target(url: str, allowed: Sequence[Network] = ()) -> CallbackUrl:
+    """`parse_callback_url`, and an IP literal must be a target (`refusal`): an address inside
+    is refused at intake as at delivery, by this one function (BadUrl names the fix)."""
+    target = parse_callback_url(url)
+    if target.address is not None and (why := refusal(target.address, allowed)) is not None:
+        raise BadUrl(f"{why}: results are never sent inside", INSIDE_FIX)
+    return target
 
 
 def literal_address(host: str) -> Address | None:

@@ -236,6 +236,8 @@ def click_result(click: Any, lang: Lang) -> Cell:
         words = refusal_text(Reason(click.reason_code), lang)
     except ValueError:
         words = str(click.reason_code)
+    if click.refusals > 1:  # a person's refused web posts on this operation, one row
+        words = label("click.refused_times", lang, words=words, count=str(click.refusals))
     return {**long_text(words), "title": str(click.reason_code)}
 
 

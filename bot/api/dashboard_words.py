@@ -96,6 +96,17 @@ LABELS: Mapping[str, Mapping[Lang, str]] = {
         "zh": "确认此操作需要在最近 {minutes} 分钟内登录。",
     },
     "decide.sign_in_again": {"en": "Sign in again", "zh": "重新登录"},
+    # the newest of a person's refused posts on one operation, and how many there were
+    "click.refused_times": {
+        "en": "{words} · refused \u00d7{count}",  # the multiplication sign
+        "zh": "{words} · 已拒绝 \u00d7{count}",
+    },
+    # the browser's dialog before a Confirm is posted: a second look, and no one-click confirm
+    "decide.ask": {
+        "en": "Confirm {title}?\n\nDigest {digest} (the card shows the same). Once confirmed "
+        "it runs; this cannot be undone.",
+        "zh": "确认 {title}?\n\n摘要 {digest}（与卡片所示一致）。确认后将执行，无法撤销。",
+    },
     "ok": {"en": "ok", "zh": "成功"},
     "failed": {"en": "failed", "zh": "失败"},
     "not_found": {"en": "Not found", "zh": "未找到"},

@@ -1,5 +1,9 @@
 """Readiness: callback consumer and text listener reported apart, plus store and card backlog.
 
+Reported without failing readiness: result deliveries that failed and operations that need
+a person (`attention`: unresolved); a restart cannot settle them, so a 503 would only have an
+orchestrator restart a bot that is fine.
+
 No secrets anywhere in it: the config revision is a digest of the redacted settings.
 """
 
@@ -16,6 +20,7 @@ from sqlalchemy import func, select, text
 
 from bot.config import Config, redacted
 from bot.ingress.stats import ConsumerStats
+from store import attention
 from store.authority import Store
 from store.cards import CardLedger
 from store.deliveries import DeliveryLedger
@@ -88,6 +93,8 @@ class Health:
                 "outbox": outbox,
                 "executor": await self._executor() if readable else unknown,
                 "deliveries": await self._deliveries() if readable else unknown,
+                # not part of readiness either: a restart cannot settle these, people must
+                "attention": await self._attention() if readable else unknown,
                 # not part of readiness: a worker that misses a wake-up still polls
                 "due_listener": (
                     self.due_listener.status() if self.due_listener else {"state": "off"}
@@ -157,6 +164,14 @@ class Health:
             "failures": self.executor.failures,
             "unknown_outstanding": int(unknown),
         }
+
+    async def _attention(self) -> dict[str, Any]:
+        """Operations the executor gave up on or a lookup could not settle: unresolved, for
+        a person (the dashboard's "Needs attention" lists them)."""
+        unresolved = (await attention.counts(self.store, [attention.UNRESOLVED]))[
+            attention.UNRESOLVED
+        ]
+        return {"state": "needs_attention" if unresolved else "ok", "unresolved": unresolved}
 
     async def _deliveries(self) -> dict[str, Any]:
         """Result return: a failed conclusion needs an operator (`countersign deliveries`)."""

@@ -19,7 +19,7 @@ from store.problems import FieldProblem, ProblemsFound
 from store.proposals import Draft
 from workers.domains import DOMAINS
 from workers.domains.types import StrictModel, is_control
-from workers.targets import BadUrl, parse_callback_url
+from workers.targets import BadUrl, parse_callback_target
 
 MAX_CONTEXT_BYTES = 4096
 # the card shows the reason under its header: a sentence or two, not a document
@@ -155,8 +155,8 @@ def _route_problems(
             reason = f"proposer {proposer.name!r} may not reply into {chat}"
             problems.append(FieldProblem("source.conversation.chat_id", reason, fix))
     if source.callback is not None:
-        try:
-            parse_callback_url(source.callback.url)
+        try:  # an IP literal inside could only fail at delivery: refused now, as it would be
+            parse_callback_target(source.callback.url, settings.deliveries.allow_internal_targets)
         except BadUrl as bad:
             problems.append(FieldProblem("source.callback.url", bad.reason, bad.fix))
     return problems

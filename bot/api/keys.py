@@ -24,8 +24,8 @@ ON_PROPOSED_KEY: web.AppKey[Callable[[], None]] = web.AppKey("on_proposed")
 # kind -> a read of its adapter's capabilities (what it could ever execute)
 CapabilityReaders = Mapping[str, Callable[[], Awaitable[Any]]]
 CAPABILITIES_KEY: web.AppKey[CapabilityReaders] = web.AppKey("capabilities")
-# kind -> the pre-check a payload would meet if confirmed now: its field problems (the check
-# endpoint's dry run; filing never runs it, the executor does after the claim)
+# kind -> the pre-check a payload meets at filing (and in the check endpoint's dry run): its
+# field problems; raises ReadingUnavailable when the venue could not be read
 PrecheckReaders = Mapping[str, Callable[[Mapping[str, Any]], Awaitable[Any]]]
 PRECHECKS_KEY: web.AppKey[PrecheckReaders] = web.AppKey("prechecks")
 PROPOSER_KEY = web.RequestKey("proposer", Proposer)

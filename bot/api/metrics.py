@@ -97,7 +97,12 @@ async def metrics_text(health: Health) -> bytes:
         )
         for status, count in sorted(executor.outcomes.items()):
             executions.add_metric([status], count)
-        families.append(executions)
+        failed = CounterMetricFamily(
+            f"{PREFIX}_executor_failed_passes",
+            "Executor passes that raised (after max_failed_passes in a row it concludes)",
+            value=executor.failures,
+        )
+        families += [executions, failed]
     listener = report["due_listener"]
     if listener["state"] != "off":
         heard = CounterMetricFamily(
@@ -133,6 +138,11 @@ async def metrics_text(health: Health) -> bytes:
             "card_delivery_failed",
             "Cards that could not be delivered for good",
             report["outbox"].get("card_delivery_failed"),
+        ),
+        (
+            "unresolved_outstanding",
+            "Operations whose newest outcome is unresolved, waiting for a person",
+            report["attention"].get("unresolved"),
         ),
         (
             "delivery_failures",

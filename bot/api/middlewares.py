@@ -1,4 +1,5 @@
-"""The API's middlewares, outermost first: JSON errors, header bytes, Host names, proposer auth.
+"""The API's middlewares, outermost first: page headers, JSON errors, header bytes, Host names,
+proposer auth.
 
 Each refuses with one JSON error naming the fix (bot/api/errors.py) before a handler runs.
 """
@@ -28,6 +29,39 @@ from store.problems import FieldProblem
 log = logging.getLogger("countersign.api")
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+# No page of ours may be framed: a frame over a decoy turns one click into a decision
+# (clickjacking). CSP frame-ancestors for browsers that read it, X-Frame-Options for older ones.
+FRAME_HEADERS = {
+    "Content-Security-Policy": "frame-ancestors 'none'",
+    "X-Frame-Options": "DENY",
+    "X-Content-Type-Options": "nosniff",
+}
+# An HTML page may embed a CSRF token (the sign-out and decision forms): never kept by a cache,
+# a shared proxy's or the browser's back-forward one.
+NO_STORE = {"Cache-Control": "no-store"}
+
+
+def _protect(response: web.StreamResponse) -> None:
+    if response.prepared:  # already on the wire (nothing of ours streams today)
+        return
+    for name, value in FRAME_HEADERS.items():
+        response.headers.setdefault(name, value)
+    if response.content_type == "text/html":
+        response.headers.update(NO_STORE)
+
+
+@web.middleware
+async def page_headers(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Every answer, a redirect or refusal too, carries the framing headers; HTML no-store."""
+    try:
+        response = await handler(request)
+    except web.HTTPException as raised:
+        _protect(raised)
+        raise
+    _protect(response)
+    return response
 
 
 @web.middleware
@@ -130,4 +164,4 @@ def _rate_limited(request: web.Request, wait: float, why: str) -> web.Response:
     )
 
 
-MIDDLEWARES = (json_errors, header_bytes, host_names, proposer_auth)
+MIDDLEWARES = (page_headers, json_errors, header_bytes, host_names, proposer_auth)

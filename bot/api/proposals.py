@@ -5,6 +5,11 @@ request_id). POST /api/v1/operations/check takes the same body and runs every in
 capability check and the request_id replay check, and files nothing: 200 with what the card
 would show and what the policy would ask, or the very refusal (status, code, fields) the
 filing would get. An agent that plans before it acts (bot/mcp/) checks first.
+
+Both run the domain's pre-check against a fresh reading of the venue (`_vetted`): an order
+the venue could never take as it stands (off the lot or tick, leverage above the maximum, a
+fee currency it does not charge, a fee cap below the fee at the mark) is a 422 naming the
+field, and no card is ever offered for it. Only a failed read answers 503 (retry).
 """
 
 from __future__ import annotations
@@ -30,7 +35,9 @@ from store.canonical import loads_strict
 from store.execution_reads import view as op_view
 from store.problems import FieldProblem, ProblemsFound
 from store.proposals import ActiveClaim, Draft, RequestConflict
+from store.records import Operation
 from store.signals import signal_of
+from workers.domains.base import ReadingUnavailable
 from workers.domains.message.baseline import FileBaseline, read_baseline
 from workers.domains.message.linkage import Readings
 from workers.domains.message.schema import MessageDomain
@@ -83,6 +90,11 @@ def _conflict(
     )
 
 
+def _unavailable(request: web.Request, error: CapabilitiesUnavailable) -> web.Response:
+    """503: the adapter could not be read now; retry (the only refusal a retry can cure)."""
+    return refuse(request, 503, "capabilities_unavailable", f"{error}; nothing was stored")
+
+
 async def _draft(request: web.Request) -> Draft | web.Response:
     """The body as a draft, or the refusal the API answers it with (nothing stored)."""
     raw = await request.read()
@@ -109,13 +121,17 @@ async def _draft(request: web.Request) -> Draft | web.Response:
     except Forbidden as error:
         return refuse(request, 403, error.code, str(error))
     except CapabilitiesUnavailable as error:
-        return refuse(request, 503, "capabilities_unavailable", f"{error}; nothing was stored")
+        return _unavailable(request, error)
 
 
 async def propose(request: web.Request) -> web.Response:
     draft = await _draft(request)
     if isinstance(draft, web.Response):
         return draft
+    if draft.kind in request.app[PRECHECKS_KEY]:  # other kinds: the store answers replays
+        vetted = await _vetted(request, draft)
+        if isinstance(vetted, web.Response):
+            return vetted
     try:
         proposed = await request.app[STORE_KEY].propose(draft)
     except (RequestConflict, ActiveClaim) as error:
@@ -131,23 +147,9 @@ async def check(request: web.Request) -> web.Response:
     draft = await _draft(request)
     if isinstance(draft, web.Response):
         return draft
-    try:
-        before = await request.app[STORE_KEY].filed_before(draft)
-    except (RequestConflict, ActiveClaim) as error:
-        return _conflict(request, draft, error)
-    try:
-        problems = await _precheck(request, draft)
-    except CapabilitiesUnavailable as error:
-        return refuse(request, 503, "capabilities_unavailable", f"{error}; nothing was stored")
-    if problems:
-        return refuse(
-            request,
-            422,
-            "precheck_would_refuse",
-            "the filing would be accepted, but the venue's pre-check would refuse this "
-            "operation if it were confirmed now; nothing was stored",
-            problems,
-        )
+    before = await _vetted(request, draft)
+    if isinstance(before, web.Response):
+        return before
     approval = draft.approval
     return web.json_response(
         {
@@ -170,15 +172,40 @@ async def check(request: web.Request) -> web.Response:
     )
 
 
+async def _vetted(request: web.Request, draft: Draft) -> Operation | web.Response | None:
+    """The operation `draft` replays (None: a new one), or the refusal filing it gets: a
+    request_id conflict (409), the pre-check's problems (422) or a failed read (503). A
+    replay answers its operation as filed, without a second pre-check."""
+    try:
+        before = await request.app[STORE_KEY].filed_before(draft)
+    except (RequestConflict, ActiveClaim) as error:
+        return _conflict(request, draft, error)
+    if before is not None:
+        return before
+    try:
+        problems = await _precheck(request, draft)
+    except ReadingUnavailable as error:
+        log.warning("the %s pre-check could not read the venue: %s", draft.kind, error)
+        return _unavailable(request, CapabilitiesUnavailable(draft.kind))
+    if problems:
+        return refuse(
+            request,
+            422,
+            "precheck_would_refuse",
+            "the venue's pre-check refuses this operation as it stands: it could never run "
+            "as confirmed, so no card is offered; nothing was stored",
+            problems,
+        )
+    return None
+
+
 async def _precheck(request: web.Request, draft: Draft) -> list[FieldProblem]:
-    """The problems the pre-check would refuse `draft` with now ([] if its kind has none)."""
+    """The problems the pre-check refuses `draft` with now ([] if its kind has none).
+    Raises ReadingUnavailable only when the venue could not be read; anything else it
+    raises is an error of ours, answered as one (500), never as "retry later"."""
     if (run := request.app[PRECHECKS_KEY].get(draft.kind)) is None:
         return []
-    try:
-        return list(await run(draft.payload))
-    except Exception as error:
-        log.warning("the %s pre-check could not run: %s", draft.kind, error)
-        raise CapabilitiesUnavailable(draft.kind) from None
+    return list(await run(draft.payload))
 
 
 async def _readings(request: web.Request, body: Any) -> Readings | None:

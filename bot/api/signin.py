@@ -11,9 +11,13 @@ bot/lark/transport.py with the user's token), and opens a server-side session
 (store/web_sessions.py) in an HttpOnly, SameSite=Lax cookie on /ops. The user token is used
 once and dropped: the session is ours, Lark's token is not kept.
 
-POST /ops/auth/sign-out ends the session; it needs the session's CSRF token. Whether a session
-may read is the dashboard's question (`Dashboard._access`): its tenant must be one of
-[lark] tenant_keys. Tokens, codes and the cookie never reach a log line or a page.
+Sign-in starts are rate-limited per client address and per signed-in person (each writes a
+state row; bot/api/web_limits.py): past the limit a 429 page with Retry-After, nothing written.
+
+POST /ops/auth/sign-out ends the session; it needs the session's CSRF token (a body that is no
+readable form is a 400). Whether a session may read is the dashboard's question
+(`Dashboard._access`): its tenant must be one of [lark] tenant_keys. Tokens, codes and the
+cookie never reach a log line or a page.
 """
 
 from __future__ import annotations
@@ -39,7 +43,9 @@ from lark_oapi.api.authen.v1 import (  # type: ignore[import-untyped]
 from lark_oapi.core.model import RequestOption  # type: ignore[import-untyped]
 
 from bot.api.errors import html_error
+from bot.api.form_body import UnreadableForm, form_fields
 from bot.api.hosts import forwarded_https
+from bot.api.web_limits import SIGN_IN_STARTS, WebLimits
 from bot.config import Config
 from bot.lark.transport import LarkTransport
 from store.authority import Store
@@ -89,6 +95,7 @@ class SignIn:
         )
         # user_info through the project's one Lark transport: the SDK's request and parsing
         self.lark = LarkTransport(settings.lark.base_url, timeout_s=TIMEOUT_S)
+        self.limits = WebLimits(SIGN_IN_STARTS)
 
     def routes(self, app: web.Application) -> None:
         app.router.add_get(SIGN_IN_PATH, self.sign_in)
@@ -122,6 +129,14 @@ class SignIn:
     # -- the flow ---------------------------------------------------------------------------
 
     async def sign_in(self, request: web.Request) -> web.Response:
+        if (throttled := self.limits.by_address(request)) is not None:
+            return throttled
+        viewer = await self.viewer(request, touch=False)  # signing in again (re-authentication)
+        if (
+            viewer is not None
+            and (throttled := self.limits.by_person(request, viewer.open_id)) is not None
+        ):
+            return throttled
         state = secrets.token_urlsafe(32)
         verifier = secrets.token_urlsafe(48)  # 64 characters of [A-Za-z0-9_-] (RFC 7636)
         await self.sessions.begin_sign_in(state, verifier)
@@ -258,10 +273,13 @@ class SignIn:
     async def sign_out(self, request: web.Request) -> web.Response:
         token = request.cookies.get(SESSION_COOKIE, "")
         session = await self.sessions.find(token, touch=False) if token else None
-        form = await request.post()
+        try:
+            form = await form_fields(request)
+        except UnreadableForm as unreadable:
+            return self._refused(request, 400, str(unreadable), "Not signed out")
         given = form.get("csrf")
         if session is not None:
-            if not isinstance(given, str) or not _same(given, session):
+            if given is None or not _same(given, session):
                 return self._refused(request, 403, "this sign-out form is not from this session")
             await self.sessions.revoke(token)
             log.info("signed out: %s", session.open_id)
@@ -269,9 +287,11 @@ class SignIn:
         response.del_cookie(SESSION_COOKIE, path="/ops")
         raise response
 
-    def _refused(self, request: web.Request, status: int, message: str) -> web.Response:
+    def _refused(
+        self, request: web.Request, status: int, message: str, what: str = "Sign-in failed"
+    ) -> web.Response:
         log.info("refused %s %r: %d sign-in", request.method, request.path, status)
-        return html_error(status, f"Sign-in failed: {message}. Try again from /ops.")
+        return html_error(status, f"{what}: {message}. Try again from /ops.")
 
 
 def _same(given: str, session: WebSession) -> bool:

@@ -18,6 +18,11 @@ A decision makes the card due at once (no callback answer carries it, unlike a c
 and kicks the card worker; a claim kicks the executor. A Confirm of a high-value operation
 needs a recent sign-in ([web] reauth_above, reauth_within_s): without one nothing is
 written and the page offers "sign in again", which comes back to it.
+
+Posts are rate-limited per client address (first, before anything is read) and per signed-in
+person (bot/api/web_limits.py): past either, a 429 page with Retry-After and nothing
+written. A body that is no readable form is a 400. A person's refusals on one operation are one
+row with a count (store/click_sql.py), so even posts within the limit cannot grow its page.
 """
 
 from __future__ import annotations
@@ -32,7 +37,9 @@ from typing import Any
 from aiohttp import web
 
 from bot.api.errors import html_error
+from bot.api.form_body import UnreadableForm, form_fields
 from bot.api.signin import SIGN_IN_PATH, SignIn, Viewer
+from bot.api.web_limits import DECISION_POSTS, WebLimits
 from bot.api.web_rules import (
     FORM_KEY,
     may_decide,
@@ -126,6 +133,7 @@ class WebDecisions:
         self.cards = CardLedger(store)
         self.on_card_due = on_card_due
         self.on_claimed = on_claimed
+        self.limits = WebLimits(DECISION_POSTS)
 
     def routes(self, app: web.Application) -> None:
         app.router.add_post("/ops/{id:[0-9A-Za-z_-]{1,64}}/decide", self.decide)
@@ -186,13 +194,19 @@ class WebDecisions:
 
     async def decide(self, request: web.Request) -> web.Response:
         operation_id = request.match_info["id"]
+        if (throttled := self.limits.by_address(request)) is not None:
+            return throttled
         if not self._same_origin(request):
             return self._refused(request, "this form was not posted from this dashboard")
         viewer = await self.signin.viewer(request)
         if viewer is None:
             return self._refused(request, "sign in with Lark to decide (the session has ended)")
-        form = await request.post()
-        fields = {name: value for name, value in form.items() if isinstance(value, str)}
+        if (throttled := self.limits.by_person(request, viewer.open_id)) is not None:
+            return throttled
+        try:
+            fields = await form_fields(request)
+        except UnreadableForm as unreadable:
+            return self._refused(request, str(unreadable), status=400)
         if not hmac.compare_digest(fields.get("csrf", "").encode(), viewer.csrf_token.encode()):
             return self._refused(request, "this form is not from this session; reload the page")
         if not viewer.allowed:

@@ -4,27 +4,36 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 
 from bot.cli.api_commands import client_of
 from bot.logs import configure
 
 DEFAULT_MCP_PORT = 8765
+EXIT_REFUSED = 2
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
     # the SDK and its web server are imported only by this command
+    from bot.mcp.http_guard import GuardError, guard_for
     from bot.mcp.serving import LISTENING, serve_http, serve_stdio
 
     configure()  # logs go to stderr: on stdio, stdout is the protocol's
-    client = client_of(args)
     if not args.http:
-        asyncio.run(serve_stdio(client))
+        asyncio.run(serve_stdio(client_of(args)))
         return 0
+    try:  # before anything starts: who may talk to it (bot/mcp/http_guard.py)
+        guard = guard_for(args.host, os.environ)
+    except GuardError as refused:
+        print(f"countersign mcp: {refused}", file=sys.stderr)
+        return EXIT_REFUSED
+    client = client_of(args)
+    needs = " with its bearer token" if guard.token is not None else ""
 
     def ready(url: str) -> None:
-        print(f"{LISTENING}{url} (acting as the proposer whose token it holds)", flush=True)
+        print(f"{LISTENING}{url} (acting as the proposer whose token it holds{needs})", flush=True)
 
-    asyncio.run(serve_http(client, args.host, args.port, on_ready=ready))
+    asyncio.run(serve_http(client, args.host, args.port, guard, on_ready=ready))
     print("countersign MCP stopped", file=sys.stderr)
     return 0

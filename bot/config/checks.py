@@ -26,7 +26,11 @@ from bot.config.settings import (
 )
 from store.problems import FieldProblem, ProblemsFound
 from workers.domains import DOMAINS
-from workers.domains.message.baseline import BaselineUnavailable, load_baseline_file
+from workers.domains.message.baseline import (
+    CONTRACT_STATUSES,
+    BaselineUnavailable,
+    load_baseline_file,
+)
 
 Environ = Mapping[str, str]
 Check = Callable[[Settings, Environ], Iterator[FieldProblem]]
@@ -243,8 +247,9 @@ def baseline_files(settings: Settings, environ: Environ) -> Iterator[FieldProble
             yield FieldProblem(
                 f"domains.message.destinations[{i}].baseline_file",
                 str(error),
-                'write it as {"counterparties": {"<counterparty>": {"contract": {...}, '
-                '"facts": [...]}}} (docs/operations.md), or leave baseline_file out',
+                'write it as {"counterparties": {"<counterparty>": {"contract": {"status": '
+                f'"<one of {", ".join(CONTRACT_STATUSES)}>", ...}}, "facts": [...]}}}}}} '
+                "(docs/operations.md), or leave baseline_file out",
             )
 
 

@@ -231,6 +231,9 @@ class ExecutionSettings(Section):
     not_found_after_s: float = Field(default=60.0, ge=1, le=3600)
     # longest pause between two looks at a working order (resting, protective) or an unknown
     track_max_s: float = Field(default=30.0, ge=1, le=3600)
+    # executor passes over one operation that may raise in a row (each followed by a longer
+    # pause) before it is concluded: unresolved if nothing was sent, else reconciled
+    max_failed_passes: int = Field(default=5, ge=1, le=100)
     # how often the simulated venue's matching runs (resting orders fill as the mark moves)
     venue_tick_s: float = Field(default=1.0, gt=0, le=60)
     # where `run` runs the workers (executor, cards, deliveries, expiry, venue clock):

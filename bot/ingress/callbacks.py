@@ -29,6 +29,7 @@ from bot.ingress.overruled import Overruled
 from bot.ingress.recovery import Recovery
 from bot.ingress.replay import Replays
 from bot.ingress.stats import ConsumerStats
+from cards.decide import Threshold
 from cards.strings import Lang
 from store.authority import Store
 from store.canonical import canonical_json
@@ -58,6 +59,8 @@ class CallbackSettings:
     policies: Mapping[str, str] | None = None
     # open id -> display name: how a card patched in an answer names people ([people])
     people: Mapping[str, str] = field(default_factory=dict)
+    # Confirm asks Lark's dialog above this worst case (cards/decide.py; [web] reauth_above)
+    second_look_above: Threshold | None = None
 
 
 class CallbackConsumer:

@@ -281,4 +281,5 @@ class Decisions:
             now=self.store.clock(),
             tz=self.settings.tz,
             people=self.settings.people,
+            second_look_above=self.settings.second_look_above,
         )

@@ -1,4 +1,4 @@
-"""Can a click envelope be Lark's, and stored as sent? Pure.
+"""Can a click (or text message) envelope be Lark's, and stored as sent? Pure.
 
 Lark's envelopes are a few levels deep and carry ids a few dozen characters long; anything
 far beyond is not Lark's. The walk names the first bad value by its place (never by its
@@ -46,10 +46,15 @@ def _utf8(text: str) -> bool:
     return True
 
 
-def text_at(node: Any, *path: str) -> str:
+def _at(node: Any, *path: str) -> Any:
     for key in path:
         node = node.get(key) if isinstance(node, dict) else None
-    return node if isinstance(node, str) else ""
+    return node
+
+
+def text_at(node: Any, *path: str) -> str:
+    found = _at(node, *path)
+    return found if isinstance(found, str) else ""
 
 
 # Where a node sits: (the parent's trail, the key or list index that leads to it); None is
@@ -110,4 +115,54 @@ def envelope_problem(envelope: Any) -> str | None:
             return f"{'.'.join(where)} is longer than {MAX_ID_CHARS} characters"
     if not text_at(envelope, "header", "event_id"):
         return "header.event_id is missing"
+    return None
+
+
+# the places of a text message event the listener reads, and what each must be when present
+Place = tuple[str, ...]
+TEXT_OBJECTS: tuple[Place, ...] = (
+    ("header",),
+    ("event",),
+    ("event", "message"),
+    ("event", "sender"),
+)
+TEXT_STRINGS: tuple[Place, ...] = (
+    ("event", "message", "chat_id"),
+    ("event", "message", "chat_type"),
+    ("event", "message", "content"),
+    ("event", "message", "create_time"),
+    ("event", "sender", "sender_type"),
+)
+
+
+def text_envelope_problem(envelope: Any) -> str | None:
+    """Why this envelope cannot be a text message event from Lark, named by place (never by
+    value): no try at answering it could ever succeed."""
+    if (problem := _first_problem(envelope)) is not None:
+        return problem
+    for where in TEXT_OBJECTS:
+        if not isinstance(_at(envelope, *where), dict):
+            return f"{'.'.join(where)} is not an object"
+    for where in TEXT_STRINGS:
+        if not isinstance(_at(envelope, *where), str | None):
+            return f"{'.'.join(where)} is not a string"
+    mentions = _at(envelope, "event", "message", "mentions")
+    if mentions is not None and not (
+        isinstance(mentions, list) and all(isinstance(m, dict) for m in mentions)
+    ):
+        return "event.message.mentions is not a list of objects"
+    message_id = _at(envelope, "event", "message", "message_id")
+    if not isinstance(message_id, str) or not message_id:
+        return "event.message.message_id is missing"
+    if len(message_id) > MAX_ID_CHARS:
+        return f"event.message.message_id is longer than {MAX_ID_CHARS} characters"
+    return None
+
+
+def text_key(envelope: Any) -> str | None:
+    """What a text event is kept by: its message id (Lark dedupes text on it), else its
+    event id; storable either way. None: it has neither."""
+    for where in (("event", "message", "message_id"), ("header", "event_id")):
+        if found := text_at(envelope, *where):
+            return storable(found, MAX_ID_CHARS)
     return None

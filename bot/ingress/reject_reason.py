@@ -3,8 +3,10 @@
 Lark sends the form's fields in `action.form_value` (an input left empty arrives as "").
 What reaches the store, the card, the dashboard and the proposer is one line of readable
 text: control, format and separator characters become spaces (nothing invisible can ride
-along to the proposer), runs of spaces collapse, and it is cut to `REASON_MAX_CHARS`.
-Empty means no reason: a reject without one is as valid as ever.
+along to the proposer), runs of spaces collapse, and past `REASON_MAX_CHARS` it is cut
+visibly (an ellipsis: Lark's client stops a person at that length, so only a forged form
+gets there). Empty means no reason: a reject without one is as valid as ever. Where it is
+shown, it is text, never markup (cards/plain_text.py).
 """
 
 from __future__ import annotations
@@ -40,4 +42,6 @@ def cleaned_reason(form_value: Any) -> str | None:
     if not isinstance(raw, str):
         return None
     line = UNREADABLE.sub(" ", raw).strip()
-    return line[:REASON_MAX_CHARS].rstrip() or None
+    if len(line) > REASON_MAX_CHARS:
+        line = line[: REASON_MAX_CHARS - 1].rstrip() + "…"
+    return line or None

@@ -18,8 +18,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, tzinfo
 from typing import Any, Protocol
 
+from bot.ingress.provenance import OPERATION_ID
 from bot.ingress.stats import ConsumerStats
+from bot.ingress.text_retries import TextRetries
 from bot.ingress.text_scope import Answer, Asker, Scope, scope_of
+from cards.plain_text import NAME_MAX_CHARS, TITLE_MAX_CHARS, people_text
 from cards.strings import Lang, decision_key, text
 from cards.vocabulary import OPEN_STATES, headline, person, relative, when
 from store.authority import Store
@@ -37,8 +40,9 @@ INBOX_KIND = "text"
 EVENT_TYPE = "im.message.receive_v1"
 QUEUE_SIZE = 10_000
 PENDING_SHOWN = 10
-RETRY_AFTER_S = 2.0
 MENTION = re.compile(r"@_user_\d+")
+# what `status` may echo back: id-shaped, so it can carry no markup, bidi or length
+ID_SHAPED = re.compile(r"[0-9A-Za-z_-]{1,64}")
 
 
 class Replier(Protocol):
@@ -96,6 +100,7 @@ class TextListener:
         self.settings = settings
         self.health = health
         self.stats = ConsumerStats()
+        self.retries = TextRetries(store, self.stats, settings.max_tries, INBOX_KIND)
         self.queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue(maxsize=QUEUE_SIZE)
         self._tasks: list[asyncio.Task[None]] = []
         self._recovery: asyncio.Task[None] | None = None
@@ -141,14 +146,18 @@ class TextListener:
     async def _supervised(self) -> None:
         while self._running:
             envelope = await self.queue.get()
+            if await self.retries.refused(envelope):  # malformed: no try could answer it
+                continue
             try:
                 await self.handle(envelope)
             except asyncio.CancelledError:
                 raise
-            except Exception:
-                # The inbox counts tries; try again shortly (it gives up after max_tries).
-                log.exception("answering a text failed; trying again in %.0fs", RETRY_AFTER_S)
-                asyncio.get_running_loop().call_later(RETRY_AFTER_S, self._requeue, envelope)
+            except Exception as error:
+                # a terminal error is recorded failed at once; any other is tried again with
+                # backoff, max_tries times in all (bot/ingress/text_retries.py)
+                await self.retries.failed(envelope, error, self._requeue)
+            else:
+                self.retries.succeeded(envelope)
 
     def _requeue(self, envelope: dict[str, Any]) -> None:
         if self._running:
@@ -159,10 +168,12 @@ class TextListener:
         """Answer what a previous run stored but did not answer. Only entries received before
         this run started: a live message stored meanwhile is the live path's to answer."""
         for entry in await self.inbox.unanswered(INBOX_KIND, received_before=started_at):
+            if await self.retries.refused(entry.payload):
+                continue
             try:
                 await self.handle(entry.payload)
-            except Exception:
-                log.exception("recovering text %s failed", entry.key)
+            except Exception as error:
+                await self.retries.failed(entry.payload, error, None)
 
     async def handle(self, envelope: dict[str, Any]) -> None:
         message_id = envelope.get("event", {}).get("message", {}).get("message_id")
@@ -285,11 +296,20 @@ class TextListener:
         return "\n".join(lines)
 
     def _title(self, view: dict[str, Any]) -> str:
-        simulated = f" [{text('subtitle.simulated', self.settings.lang)}]"
-        return f"{view['terms'].get('title', '')}{simulated if view['simulated'] else ''}"
+        lang = self.settings.lang
+        simulated = f" [{text('subtitle.simulated', lang)}]"
+        title = people_text(view["terms"].get("title", ""), TITLE_MAX_CHARS, lang)
+        return f"{title}{simulated if view['simulated'] else ''}"
 
-    async def _status(self, operation_id: str, audiences: Set[str]) -> str:
+    async def _status(self, argument: str, audiences: Set[str]) -> str:
         lang, tz, people = self.settings.lang, self.settings.tz, self.settings.people
+        if ID_SHAPED.fullmatch(argument) is None:
+            # Not echoed: what someone typed could be markup Lark renders in the reply (a
+            # mention of everyone, a link), bidi controls or 5,000 characters.
+            return text("text.not_an_id", lang)
+        # a ULID reads the same in either case
+        upper = argument.upper()
+        operation_id = upper if OPERATION_ID.fullmatch(upper) else argument
         op = await self.store.get(operation_id)
         if op is None or op.envelope.audience.name not in audiences:  # the same words: no oracle
             return text("text.unknown", lang, id=operation_id)
@@ -304,8 +324,8 @@ class TextListener:
         decision = view["decision"]
         if decision and decision.get("at"):
             key = decision_key(decision["action"])
-            who, at = person(decision["by"], people), when(decision["at"], tz)
-            lines.append(text(key, lang, who=who, at=at))
+            who = people_text(person(decision["by"], people), NAME_MAX_CHARS, lang)
+            lines.append(text(key, lang, who=who, at=when(decision["at"], tz)))
         return "\n".join(lines)
 
     @staticmethod

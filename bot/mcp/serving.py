@@ -12,9 +12,12 @@ from collections.abc import AsyncIterator, Callable
 import uvicorn
 from mcp.server.mcpserver import MCPServer
 from mcp.server.subscriptions import InMemorySubscriptionBus
+from starlette.types import ASGIApp
 
 from bot.client import Client
+from bot.mcp.http_guard import BearerGate, HttpGuard
 from bot.mcp.server import build_server
+from bot.mcp.stdio import run_stdio
 from bot.mcp.watch import Follower
 
 MCP_PATH = "/mcp"
@@ -34,23 +37,32 @@ async def serving(client: Client) -> AsyncIterator[MCPServer]:
 
 async def serve_stdio(client: Client) -> None:
     async with serving(client) as server:
-        await server.run_stdio_async()
+        await run_stdio(server)  # a line it cannot read gets a JSON-RPC error, not silence
 
 
 async def serve_http(
-    client: Client, host: str, port: int, on_ready: Callable[[str], None] = lambda _url: None
+    client: Client,
+    host: str,
+    port: int,
+    guard: HttpGuard,
+    on_ready: Callable[[str], None] = lambda _url: None,
 ) -> None:
-    """Streamable HTTP on host:port. On a loopback host the SDK refuses requests whose Host
-    or Origin names another (DNS rebinding); put a proxy with its own checks in front of
-    any other binding."""
+    """Streamable HTTP on host:port, behind `guard` (bot/mcp/http_guard.py): requests whose
+    Host or Origin names another host are refused (DNS rebinding), and with a token, those
+    that do not carry it."""
     async with serving(client) as mcp_server:
-        await _serve_http(mcp_server, host, port, on_ready)
+        await _serve_http(mcp_server, host, port, guard, on_ready)
 
 
 async def _serve_http(
-    mcp_server: MCPServer, host: str, port: int, on_ready: Callable[[str], None]
+    mcp_server: MCPServer,
+    host: str,
+    port: int,
+    guard: HttpGuard,
+    on_ready: Callable[[str], None],
 ) -> None:
-    app = mcp_server.streamable_http_app(host=host)
+    mcp_app = mcp_server.streamable_http_app(host=host, transport_security=guard.security)
+    app: ASGIApp = mcp_app if guard.token is None else BearerGate(mcp_app, guard.token)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
     server = uvicorn.Server(config)
     loop = asyncio.get_running_loop()

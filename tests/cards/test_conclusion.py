@@ -3,38 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 from zoneinfo import ZoneInfo
 
 from bot.profiles import dev_config
 from cards.conclusion import REPLY_MAX_CHARS, Voice, reply_text, webhook_body
 from cards.outcomes import outcome_lines
-
-
-def projection(**overrides: Any) -> dict[str, Any]:
-    view: dict[str, Any] = {
-        "id": "01OPERATION",
-        "kind": "finance.order",
-        "confirm_digest": "c" * 64,
-        "simulated": True,
-        "terms": {"title": "BUY 0.010 BTC-PERP"},
-        "decision": {"action": "confirm", "by": "ou_alice", "at": "2026-12-03T04:00:00Z"},
-        "card": {"message_id": "om_card"},
-    }
-    view.update(overrides)
-    return view
-
-
-def outcome(**overrides: Any) -> dict[str, Any]:
-    found: dict[str, Any] = {
-        "stage": "initial",
-        "status": "filled",
-        "detail": {"filled_qty": "0.010", "avg_price": "60000", "fees": None},
-        "outcome_digest": "o" * 64,
-        "reconciles_digest": None,
-    }
-    found.update(overrides)
-    return found
+from tests.support.conclusions import outcome, projection
 
 
 def test_the_reply_names_terms_operator_outcome_and_card() -> None:
@@ -72,9 +46,11 @@ def test_a_reconciled_reply_names_the_outcome_it_settles() -> None:
     assert "u" * 12 in text
 
 
-def test_the_reply_is_bounded_however_long_the_reason() -> None:
+def test_the_reply_is_bounded_however_long_the_reason_and_says_it_was_cut() -> None:
     text = reply_text(projection(), outcome(status="rejected", detail={"reason": "x" * 10_000}))
-    assert len(text) == REPLY_MAX_CHARS and text.endswith("…")
+    shown, rest = text.split("…", 1)
+    assert len(text) < REPLY_MAX_CHARS and "x" * 400 in shown
+    assert rest.startswith(" (cut: the first 499 of 10000 characters are shown)\nCard: ")
 
 
 def test_the_webhook_body_carries_both_digests_and_the_stage() -> None:

@@ -112,19 +112,38 @@ async def test_a_submission_the_venue_never_got_is_concluded_not_executed(
     assert await ExecutionLedger(stack.store).reservation_state(view["id"]) == "released"
 
 
-async def test_an_order_off_the_lot_is_preflight_rejected_and_nothing_is_sent(
-    make_stack: StackFactory, tmp_path: Path
+async def test_an_order_off_the_lot_is_refused_at_filing_and_no_card_is_offered(
+    make_stack: StackFactory,
 ) -> None:
+    """Issue 30: the pre-check runs at filing; nothing confirmable can never run."""
     stack: Stack = await make_stack("ws")
     body = order_request("off-lot")
     body["payload"]["quantity"] = "0.0105"
+    status, refused = await stack.post("/api/v1/operations", body)
+    assert status == 422 and refused["error"]["code"] == "precheck_would_refuse", refused
+    [problem] = refused["error"]["fields"]
+    assert (
+        problem["field"] == "payload.quantity" and "not a multiple of the lot" in problem["reason"]
+    )
+    assert list((await stack.store.list_operations(limit=10)).items) == []
+    assert [m for m in stack.state.messages.values() if m.msg_type == "interactive"] == []
+
+
+async def test_a_reduce_only_order_larger_than_the_position_is_preflight_rejected_after_the_claim(
+    make_stack: StackFactory, tmp_path: Path
+) -> None:
+    """The position is only known when the order is about to run: this refusal stays after
+    the claim, and nothing is sent."""
+    stack: Stack = await make_stack("ws")
+    body = order_request("reduce-too-much")
+    body["payload"].update(side="sell", reduce_only=True)
+    body["payload"].pop("protective")
     view, message_id = await stack.offered(body)
     await stack.click(message_id, "ou_alice")
 
     await card_says(stack, message_id, "Refused by pre-check — nothing sent · SIMULATED")
-    assert "not a multiple of the lot" in card_text(stack, message_id)
     api_view = await settled(stack, view["id"], "preflight_rejected")
-    assert api_view["outcome"]["detail"]["code"] == "quantity_off_lot"
+    assert api_view["outcome"]["detail"]["code"] == "reduce_only_would_increase"
     assert "propose" in api_view["outcome"]["detail"]["hint"]
     assert await venue_order(tmp_path, view["id"]) is None
     assert await ExecutionLedger(stack.store).attempt(view["id"]) is None

@@ -14,7 +14,14 @@ from store.auto_send import AUTO_OPERATOR, auto_send_due, claim_by_clock
 from store.decisions import Claimed
 from store.lifecycle import State
 from tests.support.factories import message_request
-from tests.support.stack import ACME_DESTINATION, Stack, StackFactory, card_says, settled
+from tests.support.stack import (
+    ACME_DESTINATION,
+    Stack,
+    StackFactory,
+    auto_rules,
+    card_says,
+    settled,
+)
 from tests.support.waiting import eventually
 
 TIME_BOX_S = 60
@@ -48,7 +55,7 @@ async def test_nobody_deciding_sends_it_once_by_the_clock(make_stack: StackFacto
     view, card = await stack.offered(timed_draft("auto-1"))
     assert view["auto_send_at"] is not None
     await card_says(stack, card, "Sends itself in ", "unless an operator decides first")
-    assert await auto_send_due(stack.store) == []  # its time has not come
+    assert await auto_send_due(stack.store, auto_rules(stack)) == []  # its time has not come
 
     past_the_time_box(stack)
     api_view = await settled(stack, view["id"], "sent")
@@ -80,7 +87,9 @@ async def test_a_confirm_a_reject_or_a_re_file_before_the_deadline_wins(
     newer, _newer_card = await stack.offered(timed_draft("auto-newer", after_s=None, text="v2"))
 
     past_the_time_box(stack)
-    assert await auto_send_due(stack.store) == []  # nothing left for the clock to decide
+    assert (
+        await auto_send_due(stack.store, auto_rules(stack)) == []
+    )  # nothing left for the clock to decide
     for op_id, state, by in (
         (confirmed["id"], State.OUTCOME_OBSERVED, "ou_alice"),
         (rejected["id"], State.REJECTED, "ou_bob"),
@@ -101,7 +110,8 @@ async def test_the_sweep_racing_a_click_gives_one_decision(make_stack: StackFact
         op = await stack.store.get(view["id"])
         assert op is not None
         click, by_clock = await asyncio.gather(
-            stack.click(card, "ou_alice"), claim_by_clock(stack.store, op.id, op.confirm_digest)
+            stack.click(card, "ou_alice"),
+            claim_by_clock(stack.store, op.id, op.confirm_digest, auto_rules(stack)),
         )
         await settled(stack, view["id"], "sent")
         assert await stack.store.claim_count(view["id"]) == 1

@@ -164,23 +164,31 @@ async def receivers() -> AsyncIterator[Callable[[], Any]]:
 async def test_with_internal_targets_off_a_loopback_receiver_receives_nothing(
     make_stack: StackFactory, receivers: Callable[[], Any]
 ) -> None:
-    stack: Stack = await make_stack("ws", deliveries={"allow_internal_targets": []})
+    stack: Stack = await make_stack("ws")  # loopback allowed while these are filed
     receiver: Receiver = await receivers()
     port = receiver.url.rsplit(":", 1)[1]
-    urls = [
-        f"http://127.0.0.1:{port}/hook",
-        f"http://localhost:{port}/hook",
-        f"http://[::1]:{port}/hook",
+    literals = [f"http://127.0.0.1:{port}/hook", f"http://[::1]:{port}/hook"]
+    urls = [*literals, f"http://localhost:{port}/hook"]
+    filed = [
+        await stack.offered(order_request(source={"callback": {"url": url, "secret_ref": "dev"}}))
+        for url in urls
     ]
-    operations = [
-        await declined(stack, {"callback": {"url": url, "secret_ref": "dev"}}) for url in urls
-    ]
-    for operation_id in operations:
-        refused = await settled(stack, operation_id, "webhook", "failed")
+    await stack.restart(deliveries={"allow_internal_targets": []})
+    for view, card in filed:
+        assert (await stack.click(card, "ou_bob", "reject"))["status"] == "answered"
+        refused = await settled(stack, view["id"], "webhook", "failed")
         assert refused.attempts == 1, "a refused address is permanent: no retry"
         assert refused.last_error is not None and "loopback" in refused.last_error
         assert "allow_internal_targets" in refused.last_error
     assert receiver.seen == []
+    for url in literals:  # filed now, an inside literal is refused at intake: the same check
+        status, answer = await stack.post(
+            "/api/v1/operations",
+            order_request(source={"callback": {"url": url, "secret_ref": "dev"}}),
+        )
+        assert status == 422, answer
+        [problem] = answer["error"]["fields"]
+        assert problem["field"] == "source.callback.url" and "is loopback" in problem["reason"]
 
 
 async def test_a_redirect_is_not_followed_and_the_attempt_records_the_3xx(

@@ -61,6 +61,7 @@ def test_alice_signs_in_through_the_sandbox_and_lands_on_ops_by_name(
 
 
 def sign_in_as_alice(page: Page, bot: str) -> None:
+    page.on("dialog", lambda dialog: dialog.accept())  # she accepts the Confirm dialog
     page.goto(f"{bot}/ops")
     page.locator("#sign-in").click()
     page.locator("#user").select_option("ou_alice", timeout=UI_TIMEOUT_MS)

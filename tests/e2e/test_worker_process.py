@@ -25,15 +25,9 @@ from tests.support.factories import order_request
 from tests.support.processes import free_port
 from tests.support.stack import Stack, StackFactory, card_says, settled
 from tests.support.waiting import eventually
+from tests.support.worker_process import executor_report
 
 WORKERS_IN_A_CHILD = {"workers": "process", "poll_s": 3600}
-
-
-async def executor_report(stack: Stack) -> dict[str, Any]:
-    async with stack.http.get(f"{stack.bot_url}/readyz") as response:
-        body: dict[str, Any] = await response.json()
-    executor: dict[str, Any] = body["components"]["executor"]
-    return executor
 
 
 async def child_running(stack: Stack, starts: int) -> dict[str, Any]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from decimal import Decimal
@@ -12,14 +11,13 @@ from typing import Any
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy import Connection, MetaData, inspect, select
+from sqlalchemy import Connection, MetaData, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from store.authority import Store
 from store.cards import CardLedger
 from store.decisions import Claimed, Click
-from store.engine import create_engine
 from store.envelope import Conversation, Source
 from store.execution import ExecutionLedger
 from store.execution_records import Observation
@@ -32,6 +30,7 @@ from store.timeutil import utc_now
 from store.vocabulary import CHECKED, Execution, ReservationState, Stage
 from tests.support.backends import Backend
 from tests.support.factories import offered, refused_by_budget
+from tests.support.migrations import columns_of, fresh_database
 
 CHECKED_TABLES = {table for table, _ in CHECKED}
 
@@ -64,28 +63,6 @@ async def test_sqlite_runs_in_wal_with_full_sync_and_foreign_keys(store: Store) 
         "foreign_keys": 1,
         "busy_timeout": 10000,
     }
-
-
-@asynccontextmanager
-async def fresh_database(backend: Backend, tmp_path: Path) -> AsyncIterator[AsyncEngine]:
-    """An empty database of the test's backend (its own file, or its own schema)."""
-    if backend.name == "sqlite":
-        engine = create_engine(f"sqlite+aiosqlite:///{tmp_path / 'older.db'}")
-        try:
-            yield engine
-        finally:
-            await engine.dispose()
-        return
-    schema = f"cs_mig_{uuid.uuid4().hex[:12]}"
-    engine = create_engine(backend.url, schema=schema)
-    try:
-        async with engine.begin() as conn:
-            await conn.exec_driver_sql(f'CREATE SCHEMA "{schema}"')
-        yield engine
-    finally:
-        async with engine.begin() as conn:
-            await conn.exec_driver_sql(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
-        await engine.dispose()
 
 
 async def every_row(engine: AsyncEngine) -> dict[str, list[dict[str, Any]]]:
@@ -188,12 +165,6 @@ async def rows_of_every_kind(store: Store) -> str:
     await CardLedger(store).shown(operation_id, 3, "patch")
     await Inbox(store).receive("callback", "ev-1", {"event": {}})
     return operation_id
-
-
-async def columns_of(engine: AsyncEngine, table: str) -> list[str]:
-    async with engine.connect() as conn:
-        found = await conn.run_sync(lambda sync: inspect(sync).get_columns(table))
-    return [column["name"] for column in found]
 
 
 async def test_upgrading_from_0005_keeps_every_row_and_then_checks_the_vocabulary(

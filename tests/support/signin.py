@@ -118,11 +118,15 @@ class Site(Protocol):
 
 
 class Browser:
-    """One browser: its own cookies (loopback addresses allowed, as browsers do)."""
+    """One browser: its own cookies (loopback addresses allowed, as browsers do); `address`:
+    the loopback address it connects from (127.0.0.2 is another client than 127.0.0.1)."""
 
-    def __init__(self, bot: Site) -> None:
+    def __init__(self, bot: Site, address: str | None = None) -> None:
         self.bot = bot
-        self.http = aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True))
+        connector = aiohttp.TCPConnector(local_addr=(address, 0)) if address else None
+        self.http = aiohttp.ClientSession(
+            cookie_jar=aiohttp.CookieJar(unsafe=True), connector=connector
+        )
 
     async def close(self) -> None:
         await self.http.close()
@@ -169,8 +173,8 @@ class Browser:
 
 
 @asynccontextmanager
-async def browsing(bot: Site) -> AsyncIterator[Browser]:
-    browser = Browser(bot)
+async def browsing(bot: Site, address: str | None = None) -> AsyncIterator[Browser]:
+    browser = Browser(bot, address)
     try:
         yield browser
     finally:

@@ -22,6 +22,7 @@ from aiohttp.test_utils import TestServer
 
 from bot.config import Config, parse, resolve
 from bot.devstack import SandboxApp, point_webhooks, register_sign_in
+from bot.policy import policy_digests
 from bot.server import serve
 from larksandbox import (
     DEFAULT_APP_ID,
@@ -36,12 +37,14 @@ from larksandbox import (
     events,
 )
 from store.authority import Store
+from store.claim_sql import AutoRules
 from store.lifecycle import State
 from store.timeutil import utc_now
 from tests.support.backends import Backend
 from tests.support.processes import free_port
 from tests.support.sandbox import TEST_URL_VERIFY_TIMEOUT_S
 from tests.support.waiting import eventually, scaled
+from workers.auto_send import auto_send_rules
 
 DEV_TOKEN = "e2e-dev-token-123456"
 OTHER_TOKEN = "e2e-other-token-654321"
@@ -176,7 +179,10 @@ class Stack:
     store: Store
     clock: ShiftableClock
     http: aiohttp.ClientSession
-    restart: Callable[[], Awaitable[None]]
+    # the same port, store and sandbox; keyword arguments of bot_config change its config
+    restart: Callable[..., Awaitable[None]]
+    # the config the bot runs with now
+    config: Callable[[], Config]
 
     async def propose(self, body: dict[str, Any]) -> dict[str, Any]:
         status, view = await self.post("/api/v1/operations", body)
@@ -298,23 +304,20 @@ async def make_stack(backend: Backend, store: Store, tmp_path: Path) -> AsyncIte
             app.tenant_key,
         )
         port = free_port()
-        config = bot_config(
-            backend,
-            port,
-            sandbox,
-            mode,
-            venue_path=tmp_path / "venue.db",
-            execution=execution,
-            sim_faults=sim_faults,
-            audiences=audiences,
-            deliveries=deliveries,
-            cards=cards,
-            approval_rules=approval_rules,
-            people=people,
-            web=web,
-            destinations=destinations,
+        options: dict[str, Any] = {
+            "venue_path": tmp_path / "venue.db",
+            "execution": execution,
+            "sim_faults": sim_faults,
+            "audiences": audiences,
+            "deliveries": deliveries,
+            "cards": cards,
+            "approval_rules": approval_rules,
+            "people": people,
+            "web": web,
+            "destinations": destinations,
             **lark,
-        )
+        }
+        config = bot_config(backend, port, sandbox, mode, **options)
         if web is not None:  # its redirect URL, registered as a real app's is
             await register_sign_in(sandbox, config)
         clock = ShiftableClock()
@@ -354,14 +357,20 @@ async def make_stack(backend: Backend, store: Store, tmp_path: Path) -> AsyncIte
                     lambda: hub.longconn.connected(app.app_id) >= 1, deadline_s=30, woken_by=state
                 )
 
-        async def restart() -> None:  # the same config, port, store and sandbox
+        async def restart(**changes: Any) -> None:  # the same port, store and sandbox
+            nonlocal config
             await halt()
             await eventually(lambda: hub.longconn.connected(app.app_id) == 0, woken_by=state)
+            if changes:
+                options.update(changes)
+                config = bot_config(backend, port, sandbox, mode, **options)
             await start()
             await connected()
 
         await connected()
-        return Stack(mode, bot_url, sandbox, state, hub, store, clock, http, restart)
+        return Stack(
+            mode, bot_url, sandbox, state, hub, store, clock, http, restart, lambda: config
+        )
 
     yield make
     for cleanup in reversed(cleanups):
@@ -375,6 +384,12 @@ async def stack(request: pytest.FixtureRequest, make_stack: StackFactory) -> Sta
 
 
 # -- reading and pushing through a stack -------------------------------------------------------
+
+
+def auto_rules(stack: Stack) -> AutoRules:
+    """What the clock's claims re-check under the config the bot runs with now."""
+    settings = stack.config().settings
+    return auto_send_rules(policy_digests(settings), settings.domains.for_kind)
 
 
 def card_text(stack: Stack, message_id: str) -> str:

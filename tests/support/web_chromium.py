@@ -3,7 +3,7 @@ authorize page, and waiting until a card is shown (so a page opened after it sta
 
 from __future__ import annotations
 
-from playwright.async_api import Browser, Page, expect
+from playwright.async_api import Browser, Dialog, Page, expect
 
 from tests.support.browser import UI_TIMEOUT_MS
 from tests.support.stack import Stack
@@ -23,10 +23,25 @@ async def card_shown(stack: Stack, operation_id: str) -> None:
     await eventually(current)
 
 
+def accept_dialogs(page: Page) -> list[str]:
+    """The person reads the dialog a web Confirm asks and accepts it (Playwright would dismiss
+    it); the messages shown, in order."""
+    shown: list[str] = []
+
+    async def accept(dialog: Dialog) -> None:
+        shown.append(dialog.message)
+        await dialog.accept()
+
+    page.on("dialog", accept)
+    return shown
+
+
 async def signed_in_page(browser: Browser, stack: Stack, user: str) -> Page:
-    """A page of a new browser context in which `user` signed in through Lark's page."""
+    """A page of a new browser context in which `user` signed in through Lark's page; it
+    accepts the Confirm dialog (`accept_dialogs`)."""
     context = await browser.new_context(viewport={"width": 1280, "height": 900})
     page = await context.new_page()
+    accept_dialogs(page)
     await page.goto(f"{stack.bot_url}/ops")
     await page.locator("#sign-in").click()
     await page.locator("#user").select_option(user, timeout=UI_TIMEOUT_MS)

@@ -17,6 +17,7 @@ from store.decisions import Claimed, Click
 from tests.support.backends import Backend
 from tests.support.factories import offered
 from tests.support.processes import ENV, ROOT
+from tests.support.stack import Stack
 from tests.support.waiting import eventually, scaled
 
 
@@ -124,3 +125,12 @@ async def claimed(store: Store) -> str:
     claim = await store.confirm_and_claim(Click(op.id, "confirm", op.confirm_digest, "ou_alice"))
     assert isinstance(claim, Claimed)
     return op.id
+
+
+async def executor_report(stack: Stack) -> dict[str, Any]:
+    """The executor's part of the bot's /readyz (with a worker process: its pid, its starts,
+    the rows released when one died)."""
+    async with stack.http.get(f"{stack.bot_url}/readyz") as response:
+        body: dict[str, Any] = await response.json()
+    executor: dict[str, Any] = body["components"]["executor"]
+    return executor

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from decimal import Decimal
+from decimal import Decimal, localcontext
 from typing import Any, Protocol
 
 from pydantic import BaseModel
@@ -29,7 +29,9 @@ class Amount:
     def text(self) -> str:
         if self.value is None:
             return f"unknown {self.currency}"
-        return f"{self.value.quantize(Decimal('0.01')):f} {self.currency}"
+        with localcontext() as wide:  # never InvalidOperation for lack of digits
+            wide.prec = max(28, self.value.adjusted() + 4)
+            return f"{self.value.quantize(Decimal('0.01')):f} {self.currency}"
 
 
 class Domain(Protocol):
@@ -81,6 +83,11 @@ class Domain(Protocol):
         """The line an internal chat gets when this proposal is filed (pure; None: nobody
         is told but the card's audience)."""
         ...
+
+
+class ReadingUnavailable(Exception):
+    """A domain's read of the outside world for a proposal (a venue observation) failed: the
+    proposal cannot be checked now and may be retried; nothing about its terms is known."""
 
 
 @dataclass(frozen=True)

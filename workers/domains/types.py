@@ -12,6 +12,13 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, StringConstraints
 
 DECIMAL_TEXT = re.compile(r"^-?(0|[1-9][0-9]*)(\.[0-9]+)?$")
 MAX_DECIMAL_CHARS = 40
+# Digits a decimal may carry before and after its point (issue 30: `quantity = 1e25` with
+# `limit_price = 1e-22` was confirmed, then failed every executor pass). Bounded so that the
+# products, remainders and sums later taken of confirmed terms (a notional, a fee, "a
+# multiple of the lot", a reservation) stay exact in a bounded context and print and store
+# whole: nothing an operator can confirm may fail arithmetic after the claim.
+MAX_INTEGER_DIGITS = 15
+MAX_FRACTION_DIGITS = 12
 
 
 class Hidden(NamedTuple):
@@ -86,6 +93,13 @@ def _decimal_text(value: str) -> str:
     if len(value) > MAX_DECIMAL_CHARS or not DECIMAL_TEXT.match(value):
         raise ValueError(
             'must be a plain decimal string such as "0.5" (no exponent, no spaces, no "+")'
+        )
+    whole, _, fraction = value.lstrip("-").partition(".")
+    if len(whole) > MAX_INTEGER_DIGITS or len(fraction) > MAX_FRACTION_DIGITS:
+        raise ValueError(
+            f"has {len(whole)} digit(s) before the decimal point and {len(fraction)} after; "
+            f"the bound is at most {MAX_INTEGER_DIGITS} before and {MAX_FRACTION_DIGITS} after: "
+            "send a smaller value or fewer decimals"
         )
     return value
 

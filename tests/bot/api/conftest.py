@@ -34,7 +34,9 @@ async def client_for(store: Store, venue: SimVenue) -> AsyncIterator[ClientFacto
     attached: CapabilityReaders = {"finance.order": venue.capabilities}
 
     async def factory(
-        config: Config | None = None, capabilities: CapabilityReaders | None = None
+        config: Config | None = None,
+        capabilities: CapabilityReaders | None = None,
+        prechecks: SimVenue | None = None,  # the venue the pre-check reads (default: venue)
     ) -> TestClient[Any, Any]:
         readers = attached if capabilities is None else capabilities
         client: TestClient[Any, Any] = TestClient(
@@ -43,7 +45,7 @@ async def client_for(store: Store, venue: SimVenue) -> AsyncIterator[ClientFacto
                     config or make_config(),
                     store,
                     capabilities=readers,
-                    prechecks={"finance.order": precheck_reader(venue)},
+                    prechecks={"finance.order": precheck_reader(prechecks or venue)},
                 )
             )
         )

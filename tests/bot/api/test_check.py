@@ -71,14 +71,15 @@ async def test_a_bad_order_gets_the_filings_refusal_and_nothing_is_filed(
     assert await operations(store) == 0
 
 
-async def test_a_fee_cap_the_pre_check_would_refuse_is_named_though_filing_would_take_it(
+async def test_a_fee_cap_the_pre_check_refuses_is_named_and_filing_refuses_it_alike(
     api: TestClient[Any, Any], store: Store
 ) -> None:
-    """The cap is checked against the venue's fees after a claim; the dry run runs that
-    pre-check now, so an agent learns before an operator is asked."""
+    """The cap is checked against the venue's fees at the mark now; the dry run answers what
+    filing answers (issue 30: no card is offered for an order that could never run)."""
     body = {**order_request("check-fee"), "payload": {**ORDER_PAYLOAD, "max_fee": "0.0001"}}
     status, refusal = await check(api, body)
     assert status == 422 and refusal["error"]["code"] == "precheck_would_refuse", refusal
+    assert await api_propose(api, body) == (422, refusal)
     [problem] = ErrorView.model_validate(refusal["error"]).fields
     assert problem.field == "payload.max_fee" and problem.reason.startswith("fee_cap_too_low")
     assert "max_fee" in problem.fix

@@ -262,14 +262,16 @@ async def test_a_proposer_over_its_rate_gets_429_with_retry_after(
 async def test_decimals_round_trip_digit_for_digit_through_api_and_store(
     api: Client, store: Store
 ) -> None:
+    # every digit intake takes (15 before the point, 12 after), and trailing zeros, kept
     body = order_request("precise")
-    body["payload"]["quantity"] = "0.123456789012345678901234567890"
-    body["payload"]["limit_price"] = "60000.00000000000000000001"
+    body["payload"]["quantity"] = "0.010000000000"
+    body["payload"]["limit_price"] = "60000.000000000000"
+    body["payload"]["max_fee"] = "123456789012345.123456789012"
     status, view = await post(api, body)
-    assert status == 201
-    assert view["payload"]["quantity"] == "0.123456789012345678901234567890"
-    assert view["payload"]["limit_price"] == "60000.00000000000000000001"
+    assert status == 201, view
+    assert view["payload"]["quantity"] == "0.010000000000"
+    assert view["payload"]["max_fee"] == "123456789012345.123456789012"
     stored = await store.get(view["id"])
     assert stored is not None
-    assert stored.payload["quantity"] == "0.123456789012345678901234567890"
-    assert '"limit_price":"60000.00000000000000000001"' in stored.envelope.payload
+    assert stored.payload["max_fee"] == "123456789012345.123456789012"
+    assert '"limit_price":"60000.000000000000"' in stored.envelope.payload

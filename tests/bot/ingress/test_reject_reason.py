@@ -22,7 +22,8 @@ from store.reasons import Reason
         ("bell\x07 and line\u2028separator", "bell and line separator"),
         ("", None),
         ("   \n\t", None),
-        ("x" * (REASON_MAX_CHARS + 50), "x" * REASON_MAX_CHARS),
+        # cut visibly, never silently: the ellipsis is the last of the kept characters
+        ("x" * (REASON_MAX_CHARS + 50), "x" * (REASON_MAX_CHARS - 1) + "…"),
     ],
 )
 def test_the_reason_is_kept_as_one_readable_bounded_line(typed: str, kept: str | None) -> None:

@@ -35,7 +35,7 @@ def test_a_settled_contract_refuses_with_its_evidence_and_the_way_out(status: st
     said = gate(reading(contract={"status": status, "evidence": "MSA v3"}), forced=False)
     [problem] = said.problems
     assert problem.field == "payload.counterparty"
-    assert f"contract {status}" in problem.reason and "MSA v3" in problem.reason
+    assert f"contract {status.lower()}" in problem.reason and "MSA v3" in problem.reason
     assert "force_despite_signed_contract" in problem.fix
     assert said.stamp is None
 

@@ -41,6 +41,7 @@ def capabilities(marks: dict[str, str] | None = None) -> Capabilities:
         order_types=frozenset({"limit", "market"}),
         time_in_force=frozenset({"GTC", "IOC"}),
         marks={name: Decimal(mark) for name, mark in (marks or {}).items()},
+        modes_by_account={"sim-main": "one_way", "sim-usdt": "one_way"},
     )
 
 
@@ -83,8 +84,33 @@ def test_a_limit_order_is_in_its_accounts_currency_and_needs_no_mark() -> None:
     assert notional(order(account="sim-nope")) == Amount(Decimal("600.000"), "USDC")
 
 
-def test_a_sell_is_counted_like_a_buy() -> None:
-    assert notional(order(side="sell")) == notional(order(side="buy"))
+def test_a_sell_limit_is_counted_at_the_mark_when_the_mark_is_above_its_limit() -> None:
+    """Issue 30: a sell fills at or above its limit; `SELL 3 @ 0.5` at a 60,000 mark is
+    180,000, not 1.50."""
+    caps = capabilities({"BTC-PERP": "60000"})
+    found = notional(order(side="sell", quantity="3", limit_price="0.5"), caps)
+    assert found == Amount(Decimal(180000), "USDC") and found.text() == "180000.00 USDC"
+    # above the mark it rests and fills at its limit: the limit is then the worst case
+    above = notional(order(side="sell", quantity="3", limit_price="61000"), caps)
+    assert above == Amount(Decimal(183000), "USDC")
+
+
+def test_a_sell_limit_without_a_mark_has_an_unknown_notional_a_buy_limit_does_not() -> None:
+    assert notional(order(side="sell")) == Amount(None, "USDC")
+    assert notional(order(side="buy")) == Amount(Decimal("600.000"), "USDC")
+
+
+def test_an_order_whose_notional_reaches_the_bound_is_a_field_problem() -> None:
+    """A notional of 1e26 was a 5xx (Amount.text could not print it); any notional at or
+    above 1e18 is refused at intake, naming the quantity."""
+    caps = capabilities({"BTC-PERP": "60000"})
+    huge = order(quantity="999999999999999", limit_price="999999999999")
+    [problem] = FINANCE.capability_problems(huge, caps)
+    assert problem.field == "payload.quantity" and "1e+18" in problem.reason
+    assert FINANCE.capability_problems(order(quantity="1000000", limit_price="1000"), caps) == []
+    sell = order(side="sell", quantity="999999999999999", limit_price="0.5")
+    [problem] = FINANCE.capability_problems(sell, capabilities({"BTC-PERP": "60000000"}))
+    assert problem.field == "payload.quantity"  # a sell is weighed at the mark, not its limit
 
 
 # -- market orders ------------------------------------------------------------------------------

@@ -12,16 +12,12 @@ from typing import Any
 import pytest
 
 from tests.support.factories import ORDER_PAYLOAD
-from workers.domains.finance.preflight import (
-    observed_exposure,
-    order_exposure,
-    preflight,
-    worst_case_price,
-)
+from workers.domains.finance.preflight import observed_exposure, preflight
 from workers.domains.finance.schema import FinanceOrderV1
 from workers.domains.finance.sim.faults import Faults
 from workers.domains.finance.sim.model import Instrument, Observation, VenueOrder
 from workers.domains.finance.sim.venue import SimVenue
+from workers.domains.finance.worst_case import order_exposure, worst_case_price
 
 
 def order(**changes: Any) -> FinanceOrderV1:
@@ -123,5 +119,5 @@ async def test_exposure_counts_positions_open_orders_and_the_worst_case(venue: S
         order_type="market", limit_price=None, max_slippage_bps="25", time_in_force="IOC"
     )
     btc = obs.instruments["BTC-PERP"]
-    assert worst_case_price(market, btc) == Decimal(60000) * (1 + Decimal(25) / 10000)
+    assert worst_case_price(market, btc.mark) == Decimal(60000) * (1 + Decimal(25) / 10000)
     assert order_exposure(order(), btc) == Decimal("0.010") * 60000 + Decimal("1.5")

@@ -1,23 +1,26 @@
-"""Pure checks of a confirmed order against a fresh venue observation, and its exposure.
+"""Pure checks of an order against a fresh venue observation, and its exposure.
 
 Nothing here changes an order: anything that would need a value outside what the operator
 confirmed (a price off tick, a quantity off lot, below the minimum) refuses it, with a hint
-to propose anew. Quantities are never rounded.
+to propose anew. Quantities are never rounded. The same terms check runs twice: at filing
+(`filing_refusal`, so nothing confirmable can never run) and after the claim (`preflight`,
+which adds the account's state and is the last check before anything is sent). Prices are
+weighed at their worst case (worst_case.py).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from decimal import Decimal
+from decimal import Decimal, localcontext
 
 from store.problems import FieldProblem
 from workers.domains.finance.schema import FinanceOrderV1
 from workers.domains.finance.sim.model import Instrument, Observation
+from workers.domains.finance.worst_case import WIDE, worst_case_fee
 
 OBSERVATION_MAX_AGE = timedelta(seconds=5)
 SUPPORTED_MODES = frozenset({"one_way"})
-BPS = Decimal(10_000)
 
 
 @dataclass(frozen=True)
@@ -55,9 +58,46 @@ def preflight(
         )
     instrument = observation.instruments.get(order.instrument)
     if instrument is None:
-        return PreflightRejection(
-            "unknown_instrument", f"{order.instrument} is not listed on the venue"
+        return unlisted(order)
+    if (refused := terms_refusal(order, instrument)) is not None:
+        return refused
+    if order.reduce_only:
+        quantity = Decimal(order.quantity)
+        position = observation.positions.get(order.instrument)
+        held = position.qty if position else Decimal(0)
+        reduces = (order.side == "sell" and held >= quantity) or (
+            order.side == "buy" and -held >= quantity
         )
+        if not reduces:
+            return PreflightRejection(
+                "reduce_only_would_increase",
+                "a reduce-only order larger than the position it reduces",
+            )
+    return None
+
+
+def unlisted(order: FinanceOrderV1) -> PreflightRejection:
+    return PreflightRejection(
+        "unknown_instrument", f"{order.instrument} is not listed on the venue"
+    )
+
+
+def filing_refusal(order: FinanceOrderV1, observation: Observation) -> PreflightRejection | None:
+    """What the pre-check refuses at filing, against a fresh observation: the terms alone
+    (`terms_refusal`). The account's state (the budget, a reduce-only order's position) is
+    left to the claim: it may change before anyone confirms, and only then is it known."""
+    instrument = observation.instruments.get(order.instrument)
+    return unlisted(order) if instrument is None else terms_refusal(order, instrument)
+
+
+def terms_refusal(order: FinanceOrderV1, instrument: Instrument) -> PreflightRejection | None:
+    """The first reason the venue could never take this order as confirmed (lot, minimum,
+    tick, leverage, fee currency, the fee cap at the instrument's mark), or None. Pure."""
+    with localcontext(WIDE):  # a remainder of bounded terms and venue steps is exact here
+        return _terms_refusal(order, instrument)
+
+
+def _terms_refusal(order: FinanceOrderV1, instrument: Instrument) -> PreflightRejection | None:
     quantity = Decimal(order.quantity)
     if not _multiple(quantity, instrument.lot):
         return PreflightRejection(
@@ -100,36 +140,7 @@ def preflight(
             f"above the confirmed cap {order.max_fee}",
             "propose with a higher max_fee or a smaller quantity",
         )
-    if order.reduce_only:
-        position = observation.positions.get(order.instrument)
-        held = position.qty if position else Decimal(0)
-        reduces = (order.side == "sell" and held >= quantity) or (
-            order.side == "buy" and -held >= quantity
-        )
-        if not reduces:
-            return PreflightRejection(
-                "reduce_only_would_increase",
-                "a reduce-only order larger than the position it reduces",
-            )
     return None
-
-
-def worst_case_price(order: FinanceOrderV1, instrument: Instrument) -> Decimal:
-    """The highest price per unit this order may trade at within its confirmed bounds."""
-    if order.limit_price is not None:
-        return Decimal(order.limit_price)
-    bound = Decimal(order.max_slippage_bps or 0)
-    return instrument.mark * (1 + bound / BPS)
-
-
-def worst_case_fee(order: FinanceOrderV1, instrument: Instrument) -> Decimal:
-    rate = max(instrument.taker_fee_rate, instrument.maker_fee_rate)
-    return Decimal(order.quantity) * worst_case_price(order, instrument) * rate
-
-
-def order_exposure(order: FinanceOrderV1, instrument: Instrument) -> Decimal:
-    """Worst-case notional plus the fee cap: what the reservation must hold."""
-    return Decimal(order.quantity) * worst_case_price(order, instrument) + Decimal(order.max_fee)
 
 
 def observed_exposure(observation: Observation) -> Decimal:

@@ -14,10 +14,11 @@ from typing import Any
 
 from store.problems import FieldProblem
 from store.records import Operation
+from workers.domains.base import ReadingUnavailable
 from workers.domains.execution import Hold, Observed, Refusal, SubmissionUnknown
 from workers.domains.finance.preflight import (
+    filing_refusal,
     observed_exposure,
-    order_exposure,
     preflight,
     refusal_problem,
 )
@@ -27,6 +28,7 @@ from workers.domains.finance.sim.decimals import text
 from workers.domains.finance.sim.errors import UnknownAccount, VenueError
 from workers.domains.finance.sim.model import TERMINAL, Role, VenueOrder, VenueOrderState
 from workers.domains.finance.sim.venue import SimVenue
+from workers.domains.finance.worst_case import order_exposure
 
 CLOCK_SKEW_ALLOWANCE = timedelta(seconds=5)
 PROTECTIVE_ROLES: tuple[Role, ...] = ("stop_loss", "take_profit")
@@ -147,13 +149,20 @@ class FinanceRunner:
 def precheck_reader(
     venue: SimVenue,
 ) -> Callable[[Mapping[str, Any]], Awaitable[list[FieldProblem]]]:
-    """The pre-check an order would meet if it were confirmed now, for the API's dry run
-    (the API's check endpoint): its problems, [] if it would pass. Reads, never sends."""
+    """The pre-check an order meets at filing (and in the API's dry run), against a fresh
+    observation: its problems, [] if it passes. Reads, never sends.
+
+    Only the read may fail for want of the venue (ReadingUnavailable: retry); the check of
+    the terms is pure and bounded (preflight.filing_refusal), so an error there is ours, and
+    is not dressed up as the venue's."""
 
     async def precheck(payload: Mapping[str, Any]) -> list[FieldProblem]:
         order = FinanceOrderV1.model_validate(payload)
-        observation = await venue.observe(order.account)
-        rejection = preflight(order, observation, now=observation.observed_at)
+        try:
+            observation = await venue.observe(order.account)
+        except Exception as error:
+            raise ReadingUnavailable(f"the venue could not be observed: {error}") from error
+        rejection = filing_refusal(order, observation)
         return [] if rejection is None else [refusal_problem(rejection)]
 
     return precheck

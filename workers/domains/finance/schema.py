@@ -5,16 +5,30 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Annotated, Any, Literal, Self
 
-from pydantic import BaseModel, StringConstraints, model_validator
+from pydantic import AfterValidator, BaseModel, StringConstraints, model_validator
 
 from store.problems import FieldProblem
 from workers.domains.base import Amount, Notice, terms
 from workers.domains.finance.capability import capability_problems
 from workers.domains.finance.settings import FinanceSettings
+from workers.domains.finance.worst_case import worst_case_notional
 from workers.domains.types import Name, NonNegativeDecimal, PositiveDecimal, StrictModel
 
 Instrument = Annotated[str, StringConstraints(pattern=r"^[A-Z0-9]{1,20}(-[A-Z0-9]{1,20}){0,3}$")]
 Currency = Annotated[str, StringConstraints(pattern=r"^[A-Z0-9]{2,12}$")]
+MAX_SLIPPAGE_BPS = Decimal(10_000)  # 100 %: a market sell bounded further would fill at <= 0
+# The largest worst-case notional an order may have (in its account's currency): far above
+# any budget, and small enough that its amounts print and store exactly (Amount.text).
+MAX_NOTIONAL = Decimal(10) ** 18
+
+
+def _within_slippage_bound(value: str) -> str:
+    if Decimal(value) > MAX_SLIPPAGE_BPS:
+        raise ValueError(f"is above {MAX_SLIPPAGE_BPS} (100 %); send a bound of at most 10000")
+    return value
+
+
+SlippageBps = Annotated[NonNegativeDecimal, AfterValidator(_within_slippage_bound)]
 
 
 class Protective(StrictModel):
@@ -36,7 +50,7 @@ class FinanceOrderV1(StrictModel):
     quantity: PositiveDecimal
     order_type: Literal["limit", "market"]
     limit_price: PositiveDecimal | None = None
-    max_slippage_bps: NonNegativeDecimal | None = None
+    max_slippage_bps: SlippageBps | None = None
     time_in_force: Literal["GTC", "IOC", "FOK", "POST_ONLY"]
     reduce_only: bool = False
     leverage: PositiveDecimal
@@ -59,6 +73,13 @@ class FinanceOrderV1(StrictModel):
             if self.time_in_force == "POST_ONLY":
                 raise ValueError("POST_ONLY needs a limit order")
         return self
+
+
+def _mark(order: FinanceOrderV1, capabilities: Any) -> Decimal | None:
+    """The instrument's mark as the adapter reported it for this proposal (None: not known)."""
+    marks = getattr(capabilities, "marks", None) or {}
+    mark = marks.get(order.instrument)
+    return None if mark is None else Decimal(mark)
 
 
 class FinanceDomain:
@@ -128,24 +149,27 @@ class FinanceDomain:
 
     def capability_problems(self, payload: BaseModel, capabilities: Any) -> list[FieldProblem]:
         assert isinstance(payload, FinanceOrderV1)
-        return capability_problems(payload, capabilities)
+        problems = capability_problems(payload, capabilities)
+        value = worst_case_notional(payload, _mark(payload, capabilities))
+        if value is not None and value >= MAX_NOTIONAL:
+            problems.append(
+                FieldProblem(
+                    "payload.quantity",
+                    f"the order's worst-case notional ({value:.3e}) is at or above the "
+                    f"largest amount countersign takes ({MAX_NOTIONAL:.0e})",
+                    "propose a smaller quantity (or a lower limit price)",
+                )
+            )
+        return problems
 
     def notional(self, payload: BaseModel, settings: Any, capabilities: Any) -> Amount | None:
-        """Quantity times the highest price the order may trade at, in the account's
-        currency: the limit price, or the venue's mark moved by the slippage bound (unknown
-        without a mark)."""
+        """Quantity times the highest price the order can fill at (worst_case.py, for every
+        side and type), at the venue's mark read for this proposal, in the account's
+        currency; unknown when that price needs a mark the venue did not report."""
         assert isinstance(payload, FinanceOrderV1) and isinstance(settings, FinanceSettings)
         account = settings.account(payload.account)
         currency = account.currency if account is not None else payload.fee_currency
-        quantity = Decimal(payload.quantity)
-        if payload.limit_price is not None:
-            return Amount(quantity * Decimal(payload.limit_price), currency)
-        marks = getattr(capabilities, "marks", None) or {}
-        mark = marks.get(payload.instrument)
-        if mark is None:
-            return Amount(None, currency)
-        slippage = Decimal(payload.max_slippage_bps or 0) / Decimal(10_000)
-        return Amount(quantity * Decimal(mark) * (1 + slippage), currency)
+        return Amount(worst_case_notional(payload, _mark(payload, capabilities)), currency)
 
     def filing_receipt(self, payload: BaseModel, settings: Any) -> Notice | None:
         return None  # the card in the audience's chat is the only word of an order

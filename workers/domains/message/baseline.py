@@ -7,7 +7,11 @@ evidence) and dated facts. The gate (`gate`, pure) reads what the source said:
   prevents; `force_despite_signed_contract` lets it through, stamped
   `[BASELINE_OVERRIDE_SIGNED_CONTRACT]` on the card;
 - a source that cannot be read never blocks filing and never passes silently: the draft is
-  filed stamped `[BASELINE_CHECK_UNAVAILABLE]`, and the card says the guard was off;
+  filed stamped `[BASELINE_CHECK_UNAVAILABLE]`, and the card says the guard was off; so is
+  a file with a status outside the closed set (`CONTRACT_STATUSES`), which `config check`
+  and `run` refuse from the start;
+- statuses and counterparty keys compare without case or surrounding whitespace
+  ("Acme-Supplier " is acme-supplier);
 - the freshest few facts ride along as `[BASELINE FACTS: ...]`.
 The stamps are a term of the draft's projection, so the confirm digest binds them.
 
@@ -22,12 +26,33 @@ import tomllib
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Protocol
+from typing import Annotated, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+)
 
 from store.problems import FieldProblem
 
+# Contract statuses are a closed set: a near miss ("signed ", "Signed (v3)") must not read as
+# "not settled" and let a draft through. Case and surrounding whitespace do not count; any
+# other status makes the file invalid (`config check` refuses it; at filing the draft is
+# stamped unchecked, as for any file that does not read).
+CONTRACT_STATUSES = (
+    "none",
+    "draft",
+    "negotiating",
+    "signed",
+    "delivered",
+    "expired",
+    "terminated",
+    "cancelled",
+)
 SETTLED_CONTRACTS = frozenset({"signed", "delivered"})
 OVERRIDE_STAMP = "[BASELINE_OVERRIDE_SIGNED_CONTRACT]"
 UNAVAILABLE_STAMP = "[BASELINE_CHECK_UNAVAILABLE]"
@@ -38,10 +63,28 @@ REFUSAL_CODE = "signed_contract_on_record"
 BASELINE_TERM = "baseline"
 
 
+def folded(word: str) -> str:
+    """How a status or a counterparty key compares: case and surrounding whitespace aside."""
+    return word.strip().casefold()
+
+
+def _contract_status(value: object) -> object:
+    if not isinstance(value, str):
+        return value  # the str field says what is wrong
+    status = folded(value)
+    if status not in CONTRACT_STATUSES:
+        raise ValueError(
+            f"{value!r} is not a contract status; use one of {', '.join(CONTRACT_STATUSES)}"
+        )
+    return status
+
+
 class Contract(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    status: str = Field(min_length=1, max_length=40, description="e.g. signed, delivered")
+    status: Annotated[str, BeforeValidator(_contract_status)] = Field(
+        description="one of CONTRACT_STATUSES"
+    )
     evidence: str | None = Field(default=None, max_length=500)
     at: datetime | None = None
 
@@ -65,7 +108,22 @@ class BaselineFile(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
+    # keyed by the folded name (`folded`): "Acme-Supplier " is acme-supplier's entry
     counterparties: dict[str, CounterpartyBaseline] = Field(default_factory=dict)
+
+    @field_validator("counterparties")
+    @classmethod
+    def _folded_keys(
+        cls, value: dict[str, CounterpartyBaseline]
+    ) -> dict[str, CounterpartyBaseline]:
+        # after the entries, so a problem inside one names the key as written
+        keys: dict[str, str] = {}
+        for key in value:
+            if not folded(key):
+                raise ValueError(f"{key!r} is not a counterparty name")
+            if (other := keys.setdefault(folded(key), key)) != key:
+                raise ValueError(f"{other!r} and {key!r} name one counterparty; keep one")
+        return {folded(key): entry for key, entry in value.items()}
 
 
 class BaselineUnavailable(Exception):
@@ -83,7 +141,7 @@ class FileBaseline:
     path: Path
 
     def read(self, counterparty: str) -> CounterpartyBaseline | None:
-        return load_baseline_file(self.path).counterparties.get(counterparty)
+        return load_baseline_file(self.path).counterparties.get(folded(counterparty))
 
 
 def load_baseline_file(path: Path) -> BaselineFile:
@@ -95,9 +153,19 @@ def load_baseline_file(path: Path) -> BaselineFile:
     try:
         data = tomllib.loads(raw.decode()) if path.suffix == ".toml" else json.loads(raw)
         return BaselineFile.model_validate(data)
-    except (ValueError, ValidationError) as error:  # JSON, TOML, UTF-8 and shape errors
+    except ValidationError as error:  # the shape: where (the key) and what
+        raise BaselineUnavailable(f"{path} is not a baseline file ({_first(error)})") from None
+    except ValueError as error:  # JSON, TOML and UTF-8 errors
         first = str(error).splitlines()[0][:200]
         raise BaselineUnavailable(f"{path} is not a baseline file ({first})") from None
+
+
+def _first(error: ValidationError) -> str:
+    """The first problem, as `counterparties.acme.contract.status: why` (bounded)."""
+    problem = error.errors()[0]
+    where = ".".join(str(part) for part in problem["loc"])
+    why = problem["msg"].removeprefix("Value error, ")
+    return f"{where}: {why}"[:300]
 
 
 @dataclass(frozen=True)
@@ -154,7 +222,7 @@ def gate(reading: BaselineReading | None, forced: bool) -> Gate:
     baseline = reading.baseline or CounterpartyBaseline()
     lines = []
     contract = baseline.contract
-    if contract is not None and contract.status.lower() in SETTLED_CONTRACTS:
+    if contract is not None and contract.status in SETTLED_CONTRACTS:
         if not forced:
             return Gate(
                 [

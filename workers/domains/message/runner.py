@@ -14,8 +14,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from datetime import datetime, timedelta
-from typing import Protocol
+from typing import Any, Protocol
 
+from cards.plain_text import NAME_MAX_CHARS, TITLE_MAX_CHARS, people_text
 from store.records import Operation
 from workers.domains.base import Notice
 from workers.domains.execution import Observed, Refusal, SubmissionUnknown, Unresolvable
@@ -37,9 +38,18 @@ RESEND_WINDOW = timedelta(minutes=55)
 
 
 class MessageChannel(Protocol):
-    """Lark message create. Errors may carry `kind`; "terminal" means Lark refused it."""
+    """Lark message create, reply and read. Errors may carry `kind`; "terminal" means Lark
+    refused it."""
 
     async def send_text(self, receive_id: str, text: str, uuid: str) -> str: ...
+
+    async def reply_text(self, message_id: str, text: str, uuid: str) -> str: ...
+
+    async def get_message(self, message_id: str) -> dict[str, Any]: ...
+
+
+def _terminal(error: Exception) -> bool:
+    return getattr(error, "kind", None) == "terminal"
 
 
 def receipt_uuid(operation_id: str) -> str:
@@ -51,10 +61,13 @@ def sent_receipt_text(
 ) -> str:
     """The ops chat's line once the text went out, with its footer: who approved it, the
     decision's id and the approved text's hash. Only ever posted internally: the text sent
-    to the counterparty is exactly the approved one."""
+    to the counterparty is exactly the approved one. Names are text, never markup: an
+    approver's configured name cannot mention the ops chat (cards/plain_text.py)."""
+    counterparty = people_text(message.counterparty, NAME_MAX_CHARS)
+    destination = people_text(message.destination, NAME_MAX_CHARS)
     return (
-        f"Sent to {message.counterparty} ({message.destination}) as {message_id}.\n"
-        f"approved by {approvers} · receipt {decision_id} · "
+        f"Sent to {counterparty} ({destination}) as {message_id}.\n"
+        f"approved by {people_text(approvers, TITLE_MAX_CHARS)} · receipt {decision_id} · "
         f"draft sha256 {text_sha256(message.text)[:SHA_PREFIX]}"
     )
 
@@ -112,6 +125,29 @@ class MessageRunner:
                 "is no longer configured",
                 "configure the destination again, or file the draft for a configured one",
             )
+        if message.reply_to is not None:
+            return await self._reply_target_refusal(message.reply_to, destination.chat_id)
+        return None
+
+    async def _reply_target_refusal(self, reply_to: str, chat_id: str) -> Refusal | None:
+        """A reply lands in its parent's chat, whichever chat the draft names: Lark must place
+        `reply_to` in the destination's chat, or the text would go elsewhere (another
+        counterparty's chat, an internal one). Read before dispatch; a transient failure
+        raises (the executor looks again), a terminal one refuses. Where it really is, is not
+        said: that is not the proposer's to learn."""
+        fix = "file the draft again with reply_to naming a message in the destination's chat"
+        try:
+            found = await self.channel.get_message(reply_to)
+        except Exception as error:
+            if not _terminal(error):
+                raise
+            return Refusal("reply_to_unknown", f"Lark does not show message {reply_to}", fix)
+        if found.get("chat_id") != chat_id or found.get("deleted") is True:
+            return Refusal(
+                "reply_to_elsewhere",
+                f"message {reply_to} is not a message of the destination's chat",
+                fix,
+            )
         return None
 
     async def submit(self, op: Operation, client_id: str) -> Observed:
@@ -133,11 +169,18 @@ class MessageRunner:
         if destination is None:
             raise Unresolvable(f"destination {message.destination!r} is no longer configured")
         try:
-            message_id = await self.channel.send_text(
-                destination.chat_id, message.outbound(), client_id
-            )
+            # the same uuid either way: Lark dedupes a reply's as a create's, so reconciling an
+            # unknown reply re-sends it as safely as an unknown send
+            if message.reply_to is not None:
+                message_id = await self.channel.reply_text(
+                    message.reply_to, message.outbound(), client_id
+                )
+            else:
+                message_id = await self.channel.send_text(
+                    destination.chat_id, message.outbound(), client_id
+                )
         except Exception as error:
-            if getattr(error, "kind", None) == "terminal":  # Lark refused it: nothing was posted
+            if _terminal(error):  # Lark refused it: nothing was posted
                 return Observed("rejected", {"reason": str(error)[:300]})
             raise SubmissionUnknown(f"{type(error).__name__}: {str(error)[:200]}") from error
         if self.on_dispatched is not None:
@@ -150,6 +193,7 @@ class MessageRunner:
                 "message_id": message_id,
                 "chat_id": destination.chat_id,
                 "text_sha256": text_sha256(message.text),
+                **({"reply_to": message.reply_to} if message.reply_to is not None else {}),
             },
         )
 

@@ -9,6 +9,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, Field, StringConstraints, ValidationInfo
 from pydantic_core import PydanticCustomError
 
+from cards.plain_text import NAME_MAX_CHARS, people_text
 from store.problems import FieldProblem, ProblemsFound
 from workers.domains.base import Amount, Notice, terms
 from workers.domains.message.baseline import BASELINE_TERM, REFUSAL_CODE, gate
@@ -94,11 +95,18 @@ SHA_PREFIX = 8
 
 
 def filing_receipt_text(message: MessageSendV1) -> str:
-    """The ops chat's one line when a draft is filed; never shown to the counterparty."""
+    """The ops chat's one line when a draft is filed; never shown to the counterparty.
+    The counterparty's name is text, never markup (cards/plain_text.py)."""
     return (
-        f"Draft to {message.counterparty} filed for approval ({message.priority}, "
+        f"Draft to {people_text(message.counterparty, NAME_MAX_CHARS)} filed for approval "
+        f"({message.priority}, "
         f"sha {text_sha256(message.text)[:SHA_PREFIX]}). Waiting on operator."
     )
+
+
+def destination_ref(name: str) -> str:
+    """A draft's target_ref: its destination."""
+    return f"destination:{name}"
 
 
 def _auto_send_problem(payload: MessageSendV1, destination: Destination) -> FieldProblem | None:
@@ -156,7 +164,7 @@ class MessageDomain:
 
     def target_ref(self, payload: BaseModel) -> str:
         assert isinstance(payload, MessageSendV1)
-        return f"destination:{payload.destination}"
+        return destination_ref(payload.destination)
 
     def admit(self, payload: BaseModel, settings: Any) -> list[FieldProblem]:
         assert isinstance(payload, MessageSendV1) and isinstance(settings, MessageSettings)
@@ -197,6 +205,16 @@ class MessageDomain:
     def auto_send_after_s(self, payload: BaseModel) -> int | None:
         assert isinstance(payload, MessageSendV1)
         return payload.auto_send_after_s
+
+    def auto_send_limits(self, settings: Any) -> dict[str, int]:
+        """The time box each destination allows now (workers/auto_send.py: the clock's
+        claim re-checks it); a destination without auto_send_max_s is not named."""
+        assert isinstance(settings, MessageSettings)
+        return {
+            destination_ref(destination.name): destination.auto_send_max_s
+            for destination in settings.destinations
+            if destination.auto_send_max_s is not None
+        }
 
     def notional(self, payload: BaseModel, settings: Any, capabilities: Any) -> Amount | None:
         return None  # a message moves no amount

@@ -1,13 +1,14 @@
 // One long poll per open page: /ops/changes answers once anything changed (or after 25 s).
 // A page counting down to an expiry also reloads once a minute, so its "in N min" stays true.
 // Once a form on the page is submitted the page is leaving: a reload then would replace the
-// post's own answer (a decision's page with its message) with a plain copy of this page.
+// post's own answer (a decision's page with its message) with a plain copy of this page. A
+// submit a dialog called off (decide.js) is no leaving.
 (() => {
   const since = document.body.dataset.since;
   const ticking = document.body.dataset.ticking === "1";
   const loaded = Date.now();
   let leaving = false;
-  document.addEventListener("submit", () => { leaving = true; });
+  document.addEventListener("submit", (e) => { if (!e.defaultPrevented) leaving = true; });
   (async () => {
     for (;;) {
       try {

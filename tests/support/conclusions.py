@@ -1,0 +1,32 @@
+"""An operation's projection and an outcome, as the conclusion reply reads them (the parts
+cards/conclusion.py uses), for the pure tests of what goes back to the proposer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def projection(**overrides: Any) -> dict[str, Any]:
+    view: dict[str, Any] = {
+        "id": "01OPERATION",
+        "kind": "finance.order",
+        "confirm_digest": "c" * 64,
+        "simulated": True,
+        "terms": {"title": "BUY 0.010 BTC-PERP"},
+        "decision": {"action": "confirm", "by": "ou_alice", "at": "2026-12-03T04:00:00Z"},
+        "card": {"message_id": "om_card"},
+    }
+    view.update(overrides)
+    return view
+
+
+def outcome(**overrides: Any) -> dict[str, Any]:
+    found: dict[str, Any] = {
+        "stage": "initial",
+        "status": "filled",
+        "detail": {"filled_qty": "0.010", "avg_price": "60000", "fees": None},
+        "outcome_digest": "o" * 64,
+        "reconciles_digest": None,
+    }
+    found.update(overrides)
+    return found
