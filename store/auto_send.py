@@ -11,6 +11,8 @@ is left to people. So any operator's confirm or reject, or the proposer's re-fil
 commits first wins, and one that comes after finds it claimed: one decision either way. The
 claim is an ordinary one, by operator `auto-ttl`, entry `auto`; the executor runs it as any
 other.
+A draft the config no longer lets send itself is disarmed (`disarm_disallowed`): its
+`auto_send_at` cleared, so its card and the API stop promising it.
 """
 
 from __future__ import annotations
@@ -19,7 +21,15 @@ from sqlalchemy import text
 from ulid import ULID
 
 from store.authority import Store
-from store.claim_sql import AutoRules, auto_due_select, claim_intent, claim_params
+from store.claim_sql import (
+    FROM_STATE,
+    AutoRules,
+    auto_disarm,
+    auto_due_select,
+    claim_intent,
+    claim_params,
+    sqlite_time,
+)
 from store.decisions import Claimed
 from store.groupcommit import ConditionNotMet, Lane
 from store.records import Operation
@@ -78,3 +88,13 @@ async def claim_by_clock(
     except ConditionNotMet:
         return None
     return Claimed(Operation.from_stored(rows[0]), claim_id)
+
+
+async def disarm_disallowed(store: Store, rules: AutoRules) -> list[str]:
+    """Clear `auto_send_at` of every open draft `rules` never let send itself (its card is
+    due, to drop the promise); their ids."""
+    now = store.clock()
+    params = {"from_state": FROM_STATE, "at": sqlite_time(now) if store.sqlite else now}
+    params.update(rules.params())
+    disarm = text(auto_disarm(store.sqlite))
+    return await store.transact(lambda conn: [row[0] for row in conn.execute(disarm, params).all()])

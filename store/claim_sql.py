@@ -159,17 +159,22 @@ PG_CARD_CLAIM = PG_CLAIM_FOR.format(from_card=PG_CONFIRM_FROM_CARD)
 # policy digest never sends itself), and its target still lets drafts send themselves for at
 # least its time box (`:auto_limits`: JSON {target_ref: longest time box in seconds} from the
 # config now; a target it does not name sends nothing by itself).
-SQLITE_AUTO_DUE = """
-   AND auto_send_at IS NOT NULL AND auto_send_at <= :at AND confirmed_by IS NULL
-   AND policy_digest = coalesce(json_extract(:policies, '$."' || audience_name || '"'), '-')
+# the config-now half, written once: the claim requires it, the disarm (auto_disarm) negates it
+SQLITE_AUTO_ALLOWED = """(
+       policy_digest = coalesce(json_extract(:policies, '$."' || audience_name || '"'), '-')
    AND CAST(strftime('%s', auto_send_at) AS INTEGER) - CAST(strftime('%s', created_at) AS INTEGER)
-       <= json_extract(:auto_limits, '$."' || target_ref || '"')"""
-PG_AUTO_DUE = """
+       <= json_extract(:auto_limits, '$."' || target_ref || '"'))"""
+PG_AUTO_ALLOWED = """(
+       policy_digest = coalesce(CAST(:policies AS jsonb) ->> audience_name, '-')
+   AND EXTRACT(EPOCH FROM auto_send_at - created_at)
+       <= CAST(CAST(:auto_limits AS jsonb) ->> target_ref AS numeric))"""
+SQLITE_AUTO_DUE = f"""
+   AND auto_send_at IS NOT NULL AND auto_send_at <= :at AND confirmed_by IS NULL
+   AND {SQLITE_AUTO_ALLOWED}"""
+PG_AUTO_DUE = f"""
    AND auto_send_at IS NOT NULL AND auto_send_at <= CAST(:at AS timestamptz)
    AND confirmed_by IS NULL
-   AND policy_digest = coalesce(CAST(:policies AS jsonb) ->> audience_name, '-')
-   AND EXTRACT(EPOCH FROM auto_send_at - created_at)
-       <= CAST(CAST(:auto_limits AS jsonb) ->> target_ref AS numeric)"""
+   AND {PG_AUTO_ALLOWED}"""
 SQLITE_AUTO_UPDATE = SQLITE_UPDATE_FOR.format(from_card=SQLITE_AUTO_DUE)
 PG_AUTO_CLAIM = PG_CLAIM_FOR.format(from_card=PG_AUTO_DUE)
 
@@ -201,6 +206,22 @@ SELECT id, confirm_digest FROM operations
 
 def auto_due_select(sqlite: bool) -> str:
     return AUTO_DUE_SELECT.format(auto_due=SQLITE_AUTO_DUE if sqlite else PG_AUTO_DUE)
+
+
+# An open draft whose time box the config now never honours: its promise withdrawn (a new
+# version, due on its card). `IS NOT TRUE`, as a NULL (a target not named) means never.
+AUTO_DISARM = """
+UPDATE operations
+   SET auto_send_at = NULL, version = version + 1, updated_at = {at}, card_due_at = {at}
+ WHERE state = :from_state AND auto_send_at IS NOT NULL AND {allowed} IS NOT TRUE
+RETURNING id
+"""
+
+
+def auto_disarm(sqlite: bool) -> str:
+    if sqlite:
+        return AUTO_DISARM.format(at=":at", allowed=SQLITE_AUTO_ALLOWED)
+    return AUTO_DISARM.format(at="CAST(:at AS timestamptz)", allowed=PG_AUTO_ALLOWED)
 
 
 def sqlite_time(moment: datetime) -> str:

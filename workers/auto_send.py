@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol, runtime_checkable
 
 from store.authority import Store
-from store.auto_send import auto_send_due
+from store.auto_send import auto_send_due, disarm_disallowed
 from store.claim_sql import AutoRules
 from store.logcontext import about
 from workers.domains import DOMAINS
@@ -46,15 +46,20 @@ async def run_auto_send(
     stop: asyncio.Event,
     on_claimed: Callable[[], None],
 ) -> None:
-    """Sweep every `interval_s` until `stop`; `on_claimed` after a sweep that claimed any
-    (the executor runs them, the card worker patches their cards)."""
+    """Sweep every `interval_s` until `stop`; `on_claimed` after a sweep that claimed or
+    disarmed any (the executor runs them, the card worker patches their cards)."""
     while not stop.is_set():
         try:
+            # cheap (indexed on auto_send_at); each sweep, so a restart's new config shows
+            disarmed = await disarm_disallowed(store, rules)
+            for operation_id in disarmed:
+                with about(operation_id):
+                    log.info("auto-send disarmed: the config no longer allows it")
             claimed = await auto_send_due(store, rules)
             for claim in claimed:
                 with about(claim.operation.id):
                     log.info("nobody decided in time: sent by the clock (claim %s)", claim.claim_id)
-            if claimed:
+            if claimed or disarmed:
                 on_claimed()
         except Exception:
             # A transient store error must not end the sweep; the next one retries.

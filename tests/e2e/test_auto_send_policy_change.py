@@ -3,7 +3,8 @@ against the sandbox: a time-boxed draft filed while its destination allowed auto
 bot restarted with auto-send removed and a 2-confirmation rule added. A person's Confirm is
 refused `policy_changed`, and the clock must not send it either: the draft waits for
 people. A draft the new config does let send itself is sent by the same sweep, which shows
-the sweep ran past the old draft's time. Both backends."""
+the sweep ran past the old draft's time. The restarted clock also disarms the old draft: its
+card and the API stop promising it sends itself. Both backends."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from store.lifecycle import State
 from store.reasons import Reason
 from tests.support.factories import message_request
 from tests.support.stack import ACME_DESTINATION, OPS_AUDIENCE, Stack, StackFactory, settled
+from tests.support.waiting import eventually
 
 TIME_BOX_S = 60
 TIMED_ACME = {**ACME_DESTINATION, "auto_send_max_s": 600}
@@ -66,6 +68,15 @@ async def test_after_a_policy_change_the_clock_does_not_send_what_a_click_may_no
 
     # auto-send removed from acme, and a 2-confirmation rule for the ops audience's messages
     await stack.restart(destinations=[ACME_DESTINATION, BETA], approval_rules=[TWO_FOR_MESSAGES])
+    # the restarted clock withdraws its promise: card and API stop saying it sends itself
+    await eventually(
+        lambda: "Sends itself" not in stack.state.messages[old_card].content,
+        what="the old draft's card to drop its 'Sends itself' line",
+        woken_by=stack.state,
+    )
+    status, view = await stack.api("GET", f"/api/v1/operations/{old['id']}")
+    assert status == 200 and view["auto_send_at"] is None, view
+    assert view["state"] == State.AWAITING_CONFIRMATION.value
     stale = await stack.click(old_card, "ou_alice")
     assert stale["toast"]["type"] == "error"
     assert stale["toast"]["content"] == refusal_text(Reason.POLICY_CHANGED)

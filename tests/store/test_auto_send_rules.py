@@ -8,7 +8,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from store.authority import Store
-from store.auto_send import auto_send_due, claim_by_clock
+from store.auto_send import auto_send_due, claim_by_clock, disarm_disallowed
 from store.claim_sql import AutoRules
 from store.envelope import Approval
 from store.lifecycle import State
@@ -88,3 +88,24 @@ async def test_drafts_left_to_people_do_not_crowd_out_one_that_may_send(store: S
     assert [claim.operation.id for claim in claimed] == [current.id]
     for op in stale:
         assert await state_of(store, op.id) is State.AWAITING_CONFIRMATION
+
+
+async def test_a_disarm_clears_only_the_time_boxes_the_rules_disallow(store: Store) -> None:
+    allowed = await timed(store)
+    stale = await timed(store, policy="c" * 64)
+    too_long = await offered(
+        store,
+        **message_draft_fields("Hello Acme"),
+        approval=Approval(policy=POLICY),
+        auto_send_after_s=601,
+    )
+    assert sorted(await disarm_disallowed(store, RULES)) == sorted([stale.id, too_long.id])
+    for op in (stale, too_long):
+        after = await store.get(op.id)
+        assert after is not None and after.auto_send_at is None
+        assert after.state is State.AWAITING_CONFIRMATION
+        assert after.version == op.version + 1 and after.card_due_at is not None  # re-rendered
+    kept = await store.get(allowed.id)
+    assert kept is not None and kept.auto_send_at == allowed.auto_send_at
+    assert kept.version == allowed.version
+    assert await disarm_disallowed(store, RULES) == []  # once
