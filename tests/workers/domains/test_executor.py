@@ -8,10 +8,7 @@ its timeout is looked up, never sent again.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
-from pathlib import Path
-
-import pytest
+from collections.abc import Awaitable, Callable
 
 from store.authority import Store
 from store.decisions import Claimed, Click
@@ -26,12 +23,6 @@ from workers.domains.finance.sim.venue import SimVenue
 from workers.executor import ExecutionWorker
 
 SETTINGS = FinanceSettings(accounts=[FinanceAccount(name="sim-main", budget="100000")])
-
-
-@pytest.fixture
-async def venue(tmp_path: Path) -> AsyncIterator[SimVenue]:
-    async with await SimVenue.open(tmp_path / "venue.db") as opened:
-        yield opened
 
 
 def worker_for(store: Store, runner: FinanceRunner, **options: float) -> ExecutionWorker:

@@ -4,9 +4,7 @@ and the venue capabilities read for the proposal."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from decimal import Decimal
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -132,12 +130,6 @@ def test_a_market_order_without_a_mark_has_an_unknown_notional() -> None:
     assert found.text() == "unknown USDC"
     usdt = notional(market(account="sim-usdt"), capabilities())
     assert usdt == Amount(None, "USDT")
-
-
-@pytest.fixture
-async def venue(tmp_path: Path) -> AsyncIterator[SimVenue]:
-    async with await SimVenue.open(tmp_path / "venue.db") as opened:
-        yield opened
 
 
 async def test_the_simulated_venue_reports_the_marks_a_market_order_is_priced_at(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import AsyncIterator
 from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
@@ -23,12 +22,6 @@ from workers.domains.finance.worst_case import order_exposure, worst_case_price
 def order(**changes: Any) -> FinanceOrderV1:
     payload = {**ORDER_PAYLOAD, "protective": None, **changes}
     return FinanceOrderV1.model_validate({k: v for k, v in payload.items() if v is not None})
-
-
-@pytest.fixture
-async def venue(tmp_path: Path) -> AsyncIterator[SimVenue]:
-    async with await SimVenue.open(tmp_path / "venue.db") as opened:
-        yield opened
 
 
 async def observe(venue: SimVenue) -> Observation:

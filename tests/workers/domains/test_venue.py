@@ -89,13 +89,6 @@ def market(client_id: str, *, side: str = "buy", qty: str, slippage: str, **kw: 
     )
 
 
-@pytest.fixture
-async def venue(tmp_path: Path) -> AsyncIterator[SimVenue]:
-    v = await SimVenue.open(tmp_path / "venue.db")
-    yield v
-    await v.close()
-
-
 ETH_THIN = Instrument(ETH, D("0.05"), D("0.01"), D("0.01"), D("3000"), liquidity=D("0.05"))
 
 

@@ -8,14 +8,11 @@ its real file for the observation the preflight reads."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from dataclasses import replace
 from datetime import UTC, datetime
 from decimal import Decimal, localcontext
-from pathlib import Path
 from typing import Any
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -162,12 +159,6 @@ def test_the_attack_order_weighs_what_it_would_fill_for() -> None:
 
 
 # -- the pre-dispatch check at the current mark, on the real venue ---------------------------
-
-
-@pytest.fixture
-async def venue(tmp_path: Path) -> AsyncIterator[SimVenue]:
-    async with await SimVenue.open(tmp_path / "venue.db") as opened:
-        yield opened
 
 
 async def test_a_sell_whose_fee_at_the_current_mark_exceeds_the_cap_is_refused_before_sending(
