@@ -8,7 +8,7 @@ is idempotent by its request_id, and one without a request_id gets a determinist
 from its content (`request_id_for`), so a retried propose never files twice.
 
     async with Client("http://127.0.0.1:8080", token) as api:
-        filed = await api.propose({"kind": "finance.order", "payload": {...}, "audience": "ops"})
+        filed = await api.propose({"kind": kind, "payload": {...}, "audience": "ops"})
         done = await api.wait(filed.operation.id, until="final", timeout_s=600)
 """
 
@@ -26,8 +26,8 @@ import aiohttp
 from pydantic import BaseModel
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
-from bot.api.wire import CheckView, OperationPage, OperationView
-from bot.progress import MAX_WAIT_S, Until, reached
+from bot.api.wire import MAX_WAIT_S, CheckView, OperationPage, OperationView
+from store.projection import Until, reached
 
 DEFAULT_URL = "http://127.0.0.1:8080"
 RETRY_STATUSES = frozenset({429, 502, 503, 504})

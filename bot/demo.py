@@ -1,11 +1,14 @@
-"""The demo: sandbox + bot + simulated venue on SQLite, with sample operations to click.
+"""The demo: sandbox + bot on SQLite, with sample operations of every domain to click.
 
-`countersign demo` proposes four samples (an order that fills, one that rests and then fills
-in parts as the mark moves, one the preflight refuses once confirmed (a reduce-only sell
-larger than the position), an outbound message draft), prints the
-sandbox UI and dashboard URLs, and leaves the clicking to you. `countersign demo --script`
-tells the same story without a person: it clicks through the sandbox control API, prints
-each card transition, and exits 0 only if every step behaved as expected.
+Each registered domain says how it shows itself (`Domain.demo`): its config table, what it
+runs beside the bot (the simulated venue's hand on the mark, a loopback service) and the
+proposals to file, with the card phrases each must reach once confirmed. `countersign demo`
+files them all (for the built-in domains: an order that fills, one that rests and then fills
+in parts as the mark moves, one the preflight refuses once confirmed, an outbound message
+draft), prints the sandbox UI and dashboard URLs, and leaves the clicking to you.
+`countersign demo --script` tells the same story without a person: it clicks through the
+sandbox control API, prints each card transition, and exits 0 only if every step behaved as
+expected.
 """
 
 from __future__ import annotations
@@ -13,56 +16,30 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import time
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from decimal import Decimal
+from collections import Counter
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 
 from bot.client import ApiError, Client
+from bot.config import DomainSettings
 from bot.devstack import SandboxApp, embedded_sandbox, register_sign_in, sandbox_config
 from bot.profiles import DEFAULT_DEV_DIR, DEV_TOKEN, DEV_TOKEN_ENV
 from bot.server import serve
-from workers.domains.finance.sim.venue import SimVenue
+from bot.workforce import running
+from workers.domains import DOMAINS
+from workers.domains.base import Background
 
 DEFAULT_BOT_URL = "http://127.0.0.1:8080"
-
-# a crossed resting order fills 30% per venue tick: resting -> partially filled -> filled
-DEMO_FAULTS = "partial_fill=0.3"
+# the sandbox's chats by the roles a domain's demo names (larksandbox/entities.py)
+CHATS = {"ops": "oc_ops", "counterparty": "oc_acme"}
 STEP_DEADLINE_S = 30.0
 METRICS_DEADLINE_S = 5.0
-RESTING_MARK = Decimal("58900")  # below the resting buy's 59000 limit
-# what the story must move on /metrics (name + labels as JSON)
-METRICS_MOVED = {
-    'countersign_decisions_total{"action": "confirm"}': 4.0,
-    'countersign_executions_total{"outcome": "filled"}': 2.0,
-    'countersign_executions_total{"outcome": "preflight_rejected"}': 1.0,
-    'countersign_executions_total{"outcome": "sent"}': 1.0,
-    "countersign_callback_ack_seconds_count{}": 4.0,
-}
-
-
-def order_payload(**changes: Any) -> dict[str, Any]:
-    """A limit buy of 0.010 BTC-PERP at the default mark (it fills at once), with `changes`."""
-    payload: dict[str, Any] = {
-        "venue": "sim",
-        "account": "sim-main",
-        "instrument": "BTC-PERP",
-        "side": "buy",
-        "quantity": "0.010",
-        "order_type": "limit",
-        "limit_price": "60000",
-        "time_in_force": "GTC",
-        "reduce_only": False,
-        "leverage": "2",
-        "max_fee": "1.5",
-        "fee_currency": "USDC",
-    }
-    payload.update(changes)
-    return payload
 
 
 @dataclass(frozen=True)
@@ -73,47 +50,39 @@ class Sample:
     expect: tuple[str, ...]  # card phrases, in the order they must appear
 
 
-SAMPLES = (
-    Sample(
-        "fills",
-        "finance.order",
-        order_payload(protective={"stop_loss": "57000"}),
-        ("Filled · SIMULATED",),
-    ),
-    Sample(
-        "rests then fills in parts",
-        "finance.order",
-        order_payload(limit_price="59000"),
-        ("Resting on the book · SIMULATED", "Partially filled · SIMULATED", "Filled · SIMULATED"),
-    ),
-    Sample(
-        # Terms the venue could never take are refused at filing (no card); what the
-        # preflight refuses after the claim is what only the claim can know: here, a
-        # reduce-only sell larger than the position it would reduce (at most 0.020).
-        "preflight refuses",
-        "finance.order",
-        order_payload(side="sell", quantity="0.100", reduce_only=True, max_fee="3.5"),
-        ("Refused by pre-check — nothing sent · SIMULATED",),
-    ),
-    Sample(
-        "message draft",
-        "message.send",
-        {
-            "destination": "acme",
-            "counterparty": "acme-supplier",
-            "text": "Hello Acme, the 40 units ship on Friday.",
-            "priority": "P2",
-        },
-        ("Sent",),
-    ),
-)
+@dataclass
+class Story:
+    """What every registered domain brings to the demo."""
+
+    tables: dict[str, Any] = field(default_factory=dict)  # [domains.<table>]
+    background: list[Background] = field(default_factory=list)
+    samples: list[Sample] = field(default_factory=list)
+    outside_posts: int = 0  # messages the samples post in the counterparty chat
+    environ: dict[str, str] = field(default_factory=dict)  # variables the tables name
+
+
+def story(workdir: Path) -> Story:
+    told = Story()
+    for kind, plugin in DOMAINS.items():
+        setup = plugin.demo(CHATS, workdir)
+        if setup is None:
+            continue
+        told.tables[plugin.config_table] = dict(setup.table)
+        told.background.extend(setup.background)
+        told.samples.extend(
+            Sample(p.name, kind, dict(p.payload), tuple(setup.expect.get(p.name, ())))
+            for p in setup.proposals
+        )
+        told.outside_posts += setup.outside_posts
+        told.environ.update(setup.environ)
+    return told
 
 
 class Demo:
-    def __init__(self, bot_url: str, sandbox: SandboxApp, venue_path: Path) -> None:
+    def __init__(self, bot_url: str, sandbox: SandboxApp, told: Story) -> None:
         self.bot_url = bot_url
         self.sandbox = sandbox
-        self.venue_path = venue_path
+        self.told = told
         self.http = aiohttp.ClientSession()  # the sandbox's control API and the bot's pages
         self.api = Client(bot_url, DEV_TOKEN)  # the proposers' API, as any proposer calls it
         self.run_id = str(int(time.time()))
@@ -138,7 +107,7 @@ class Demo:
 
     async def card_of(self, operation_id: str) -> dict[str, Any] | None:
         async with self.http.get(
-            f"{self.sandbox.base_url}/sandbox/api/chats/oc_ops/messages"
+            f"{self.sandbox.base_url}/sandbox/api/chats/{CHATS['ops']}/messages"
         ) as response:
             listed = await response.json()
         for message in listed["items"]:
@@ -173,10 +142,6 @@ class Demo:
             reply: dict[str, Any] = await response.json()
             return reply
 
-    async def move_mark(self, price: Decimal) -> None:
-        async with await SimVenue.open(self.venue_path, create=False) as venue:
-            await venue.set_mark("BTC-PERP", price)
-
     def _card_check(self, operation_id: str) -> Callable[[], Awaitable[Any]]:
         return lambda: self.card_of(operation_id)
 
@@ -194,7 +159,7 @@ class Demo:
 
     async def offer_all(self) -> list[tuple[Sample, dict[str, Any], str]]:
         offered = []
-        for sample in SAMPLES:
+        for sample in self.told.samples:
             view = await self.propose(sample)
             card = await self.wait_for(
                 f"the card of {sample.name!r}", self._card_check(str(view["id"]))
@@ -206,57 +171,64 @@ class Demo:
         """Click through every sample; print each transition; True if all behaved."""
         ok = True
         before = await self.metrics()
-        for sample, view, message_id in await self.offer_all():
+        offered = await self.offer_all()
+        for sample, view, message_id in offered:
             print(f"[{sample.name}] card {message_id} offered (operation {view['id']})", flush=True)
             reply = await self.click(message_id)
             toast = (reply.get("toast") or {}).get("type")
             print(f"[{sample.name}] Alice clicks Confirm -> toast {toast}", flush=True)
             try:
-                for phrase in sample.expect:
-                    if phrase.startswith("Partially filled"):
-                        await self.move_mark(RESTING_MARK)
-                        print(f"[{sample.name}] the mark moves to {RESTING_MARK}", flush=True)
+                for phrase in sample.expect:  # what moves the story on runs beside the bot
                     await self.card_shows(view["id"], phrase)
                     print(f"[{sample.name}] card -> {phrase}", flush=True)
             except RuntimeError as error:
                 print(f"[{sample.name}] FAILED: {error}", flush=True)
                 ok = False
+        outside = CHATS["counterparty"]
         async with self.http.get(
-            f"{self.sandbox.base_url}/sandbox/api/chats/oc_acme/messages"
+            f"{self.sandbox.base_url}/sandbox/api/chats/{outside}/messages"
         ) as r:
-            acme = [m for m in (await r.json())["items"] if m.get("sender_type") == "app"]
-        print(f"[message draft] messages the bot posted in oc_acme: {len(acme)}", flush=True)
-        ok = ok and len(acme) == 1
-        after = await self.metrics_moved(before)
-        for key, want in METRICS_MOVED.items():
+            posted = [m for m in (await r.json())["items"] if m.get("sender_type") == "app"]
+        print(f"[outside] messages the bot posted in {outside}: {len(posted)}", flush=True)
+        ok = ok and len(posted) == self.told.outside_posts
+        wanted = await self.metrics_wanted([str(view["id"]) for _s, view, _m in offered])
+        after = await self.metrics_moved(before, wanted)
+        for key, want in wanted.items():
             moved = after.get(key, 0.0) - before.get(key, 0.0)
             print(f"[metrics] {key} moved by {moved:g} (expected {want:g})", flush=True)
             ok = ok and moved == want
         return ok
 
-    async def metrics_moved(self, before: dict[str, float]) -> dict[str, float]:
+    async def metrics_wanted(self, operation_ids: Sequence[str]) -> dict[str, float]:
+        """What the story must move on /metrics (name + labels as JSON): a confirm and a
+        callback answer per sample, an execution by the outcome each one ended in."""
+        ended: Counter[str] = Counter()
+        for operation_id in operation_ids:
+            outcome = (await self.api.get(operation_id)).model_dump(mode="json").get("outcome")
+            if isinstance(outcome, dict):
+                ended[str(outcome.get("status"))] += 1
+        count = float(len(operation_ids))
+        return {
+            'countersign_decisions_total{"action": "confirm"}': count,
+            **{
+                f'countersign_executions_total{{"outcome": "{status}"}}': float(times)
+                for status, times in sorted(ended.items())
+            },
+            "countersign_callback_ack_seconds_count{}": count,
+        }
+
+    async def metrics_moved(
+        self, before: dict[str, float], wanted: dict[str, float]
+    ) -> dict[str, float]:
         """/metrics once it shows what the story moved, or as it is at the deadline: the
         executor's counters come from the worker process a datagram later."""
         deadline = time.monotonic() + METRICS_DEADLINE_S
         while True:
             after = await self.metrics()
-            moved = {key: after.get(key, 0.0) - before.get(key, 0.0) for key in METRICS_MOVED}
-            if moved == METRICS_MOVED or time.monotonic() >= deadline:
+            moved = {key: after.get(key, 0.0) - before.get(key, 0.0) for key in wanted}
+            if moved == wanted or time.monotonic() >= deadline:
                 return after
             await asyncio.sleep(0.2)
-
-    async def nudge_resting(self, views: list[dict[str, Any]]) -> None:
-        """Interactive: once the resting sample rests, move the mark so it fills in parts."""
-        resting = views[1]["id"]
-
-        async def rests() -> bool:
-            card = await self.card_of(resting)
-            return card is not None and "Resting on the book" in json.dumps(card)
-
-        with contextlib.suppress(RuntimeError):
-            await self.wait_for("the resting order to rest", rests, deadline_s=3600)
-            await asyncio.sleep(5)  # let people see it rest first
-            await self.move_mark(RESTING_MARK)
 
 
 async def run_demo(
@@ -265,17 +237,23 @@ async def run_demo(
     await asyncio.to_thread(data_dir.mkdir, parents=True, exist_ok=True)
     async with embedded_sandbox(host, sandbox_port, data_dir / "sandbox.json") as sandbox:
         config = sandbox_config(data_dir, port, sandbox, "ws", host)
-        finance = config.settings.domains.finance.model_copy(update={"sim_faults": DEMO_FAULTS})
-        domains = config.settings.domains.model_copy(update={"finance": finance})
+        told = story(data_dir)
+        # runners read what their tables name (a signing secret) from the environment, and
+        # the worker process inherits ours: this process runs the demo and nothing else
+        os.environ.update(told.environ)
+        domains = DomainSettings.model_validate(told.tables)
         settings = config.settings.model_copy(update={"domains": domains})
         config = type(config)(settings, config.proposers, config.lark, config.dashboard_token)
         await register_sign_in(sandbox, config)
         stop = asyncio.Event()
         result: list[int] = []
-        background: list[asyncio.Task[None]] = []
+        loop = asyncio.get_running_loop()
+        background: list[asyncio.Task[None]] = [
+            loop.create_task(running(run, stop)) for run in told.background
+        ]
 
         async def drive(url: str) -> None:
-            demo = Demo(url, sandbox, Path(finance.venue_path))
+            demo = Demo(url, sandbox, told)
             try:
                 await demo.wait_for("the long connection", lambda: connected(demo))
                 if script:
@@ -285,7 +263,6 @@ async def run_demo(
                 offered = await demo.offer_all()
                 offers = [(s.name, str(v["id"])) for s, v, _m in offered]
                 print(next_steps(url, sandbox.base_url, data_dir, offers), flush=True)
-                await demo.nudge_resting([view for _s, view, _m in offered])
             except Exception as error:
                 print(f"demo failed: {error}", flush=True)
                 result.append(1)

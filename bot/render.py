@@ -22,6 +22,7 @@ from cards.vocabulary import (
     relative,
     state_words,
     term_label,
+    title_of,
     value_words,
     when,
 )
@@ -81,7 +82,7 @@ def operation_text(
     simulated = f"  {text('subtitle.simulated', lang)}" if view["simulated"] else ""
     lines = [
         f"{view['id']}  {headline(view, people).words(lang)}{simulated}",
-        f"  {terms.get('title', '')}  ({view['kind']})",
+        f"  {title_of(view, lang)}  ({view['kind']})",
         _line("state", state_words(view["state"], lang), lang),
     ]
     lines += source_lines(view, people, now=now, lang=lang, tz=tz)
@@ -98,7 +99,7 @@ def operation_text(
         lines.append(f"  {label('terms', lang)}:")
     for term in terms.get("terms", []):
         value = value_words(term["value"], lang).replace("\n", "\n      ")
-        lines.append(f"    {term_label(term['name'], lang)}: {value}")
+        lines.append(f"    {term_label(term, lang)}: {value}")
     for outcome in view.get("outcomes") or []:  # every stage, oldest first, as the API lists
         lines.append(_line("outcome", outcome_title(outcome, view["simulated"], lang), lang))
         if parts := outcome_parts(outcome.get("detail") or {}, lang):
@@ -202,7 +203,7 @@ def operation_table(
                 state_words(view["state"], lang),
                 outcome_title(outcome, False, lang) if outcome else label("none", lang),
                 view["kind"],
-                str(view["terms"].get("title", ""))
+                title_of(view, lang)
                 + (f"  {text('subtitle.simulated', lang)}" if view["simulated"] else ""),
             ]
         )

@@ -55,12 +55,12 @@ class Ingress:
 
 
 def text_scope(settings: Settings) -> Scope:
-    """Where text commands may show what: audiences, counterparty chats, allowed tenants."""
+    """Where text commands may show what: audiences, chats outsiders read, allowed tenants."""
     return Scope(
         audiences=tuple(
             AudienceScope(a.name, a.chat_id, frozenset(a.operators)) for a in settings.audiences
         ),
-        destination_chats=frozenset(d.chat_id for d in settings.domains.message.destinations),
+        destination_chats=frozenset(settings.outside_chats()),
         tenant_keys=frozenset(settings.lark.tenant_keys),
     )
 
@@ -148,7 +148,7 @@ async def serve(
                 settings.cards.lang,
                 tz,
                 settings.people,
-                signal_chats=settings.destination_chats(),
+                signal_chats=settings.outside_chats(),
             ),
             health_report,
         )

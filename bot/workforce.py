@@ -1,6 +1,7 @@
 """The background workers of a bot process, wired from the config: the card worker, the
-executor/reconciler, expiry, the simulated venue's matching clock and, on PostgreSQL, the
-listener that lets other replicas wake them (`store.events`).
+executor/reconciler, expiry, every domain's runner (built by its domain from its settings,
+with what each runs beside the executor, e.g. the simulated venue's matching clock) and, on
+PostgreSQL, the listener that lets other replicas wake them (`store.events`).
 
 `serve` runs them next to the ingress; `countersign worker` runs them alone.
 """
@@ -11,10 +12,9 @@ import asyncio
 import contextlib
 import logging
 import os
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import tzinfo
-from pathlib import Path
 from typing import Any
 
 from bot.config import Config, zone
@@ -26,16 +26,16 @@ from store.engine import is_sqlite
 from store.events import DueListener
 from store.execution import ExecutionLedger
 from store.operation_reads import claim_id
+from store.problems import FieldProblem
+from store.records import Operation
 from store.timeutil import Clock
 from workers.auto_send import auto_send_rules, run_auto_send
 from workers.cards import CardWorker
 from workers.crash import crash_point
 from workers.deliveries import DeliveryWorker
-from workers.domains.execution import Runner, operation_of
-from workers.domains.finance.runner import FinanceRunner, precheck_reader
-from workers.domains.finance.sim.faults import Faults
-from workers.domains.finance.sim.venue import SimVenue
-from workers.domains.message.runner import MessageRunner, filing_receipts
+from workers.domains import DOMAINS
+from workers.domains.base import Background, Notice, RunnerContext
+from workers.domains.execution import Runner
 from workers.executor import ExecutionWorker
 from workers.expiry import run_expiry
 from workers.reminders import ReminderWorker
@@ -43,7 +43,6 @@ from workers.reminders import ReminderWorker
 log = logging.getLogger("countersign.workers")
 
 SEND_ATTEMPTS = 4
-FAULTS_ENV = "COUNTERSIGN_SIM_FAULTS"
 
 
 class RetryingLark:
@@ -82,7 +81,7 @@ class Workforce:
     cards: CardWorker | None
     executor: ExecutionWorker
     deliveries: DeliveryWorker
-    venue: SimVenue | None
+    runners: Mapping[str, Runner]  # by kind: those that can run in this process
     # PostgreSQL only: notifications from other replicas wake these workers
     due_listener: DueListener | None = None
     reminders: ReminderWorker | None = None
@@ -91,17 +90,23 @@ class Workforce:
     # a worker process adds its report to the parent)
     outcome_hooks: list[Callable[[], None]] = field(default_factory=list)
 
-    def capability_readers(self) -> dict[str, Callable[[], Awaitable[Any]]]:
-        """Per kind, how intake reads what its adapter could ever execute."""
-        if self.venue is None:
-            return {}
-        return {FinanceRunner.kind: self.venue.capabilities}
+    def _checked_kinds(self) -> dict[str, Runner]:
+        """The runners of kinds admitted against what their runner could ever execute."""
+        return {
+            kind: runner
+            for kind, runner in self.runners.items()
+            if kind in DOMAINS and DOMAINS[kind].needs_capabilities
+        }
 
-    def precheck_readers(self) -> dict[str, Callable[[Mapping[str, Any]], Awaitable[Any]]]:
+    def capability_readers(self) -> dict[str, Callable[[], Awaitable[object]]]:
+        """Per kind, how intake reads what its runner could ever execute."""
+        return {kind: runner.capabilities for kind, runner in self._checked_kinds().items()}
+
+    def precheck_readers(
+        self,
+    ) -> dict[str, Callable[[Mapping[str, Any]], Awaitable[list[FieldProblem]]]]:
         """Per kind, the pre-check a payload would meet if confirmed now (the API's dry run)."""
-        if self.venue is None:
-            return {}
-        return {FinanceRunner.kind: precheck_reader(self.venue)}
+        return {kind: runner.precheck for kind, runner in self._checked_kinds().items()}
 
     def kick_cards(self) -> None:
         if self.cards is not None:
@@ -123,23 +128,47 @@ class Workforce:
             for task in late:
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
-        if self.venue is not None:
-            await self.venue.close()
+        await close_runners(self.runners.values())
 
 
-async def open_venue(config: Config, clock: Clock) -> SimVenue:
-    finance = config.settings.domains.finance
-    path = Path(finance.venue_path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    faults = Faults.from_env(os.environ, default=finance.sim_faults)
-    if faults.active:
-        log.warning("simulated venue faults on: %s", faults)
-    return await SimVenue.open(
-        path,
-        accounts=[account.name for account in finance.accounts] or None,
-        faults=faults,
-        clock=clock,
-    )
+async def close_runners(runners: Iterable[Runner]) -> None:
+    for runner in runners:
+        try:
+            await runner.close()
+        except Exception:  # the others still close; what a runner left is recovered on start
+            log.exception("closing the %s runner failed", runner.kind)
+
+
+async def open_runners(config: Config, context: RunnerContext) -> dict[str, Runner]:
+    """Every registered domain's runner for this process, built by the domain from its
+    settings (a kind that cannot run here, e.g. without Lark, has none)."""
+    runners: dict[str, Runner] = {}
+    try:
+        for kind, plugin in DOMAINS.items():
+            settings = config.settings.domains.for_kind(kind)
+            runner = await plugin.open_runner(settings, context)
+            if runner is not None:
+                runners[kind] = runner
+    except BaseException:
+        await close_runners(runners.values())
+        raise
+    return runners
+
+
+def filing_receipts(config: Config) -> Callable[[Operation], Notice | None]:
+    """For the delivery worker: the internal line an operation's filing has due, asked of
+    its domain now (None: its kind or its settings name none any more)."""
+
+    def receipt(op: Operation) -> Notice | None:
+        plugin = DOMAINS.get(op.kind)
+        if plugin is None:
+            return None
+        payload = plugin.stored(op.envelope.schema_version, op.payload)
+        if payload is None:
+            return None
+        return plugin.filing_receipt(payload, config.settings.domains.for_kind(op.kind))
+
+    return receipt
 
 
 async def build_workforce(
@@ -167,24 +196,27 @@ async def build_workforce(
             people=settings.people,
             second_look_above=second_look_above(settings),
         )
-    runners: dict[str, Runner] = {}
-    # The venue opens even with finance disabled: its claimed orders are still reconciled.
-    venue = await open_venue(config, clock)
-    runners[FinanceRunner.kind] = FinanceRunner(
-        venue,
-        settings.domains.finance,
+    ledger = ExecutionLedger(store)
+    kick_executor: list[Callable[[], None]] = []  # the executor's, once it is built
+
+    async def wake(operation_ids: Sequence[str]) -> None:
+        """Operations that changed outside countersign (a venue's matching): due now."""
+        if operation_ids and await ledger.due_now(operation_ids):
+            for kick in kick_executor:
+                kick()
+
+    context = RunnerContext(
         clock=clock,
+        environ=os.environ,
+        decision_of=lambda operation_id: claim_id(store, operation_id),
         on_dispatched=lambda _client_id: crash_point("after_dispatch"),
+        wake=wake,
+        people=settings.people,
+        lark=lark,
+        allow_internal_targets=bool(settings.deliveries.allow_internal_targets),
+        tick_s=settings.execution.venue_tick_s,
     )
-    if lark is not None:
-        runners[MessageRunner.kind] = MessageRunner(
-            lark,
-            settings.domains.message,
-            clock=clock,
-            decision_of=lambda operation_id: claim_id(store, operation_id),
-            people=settings.people,
-            on_dispatched=lambda _client_id: crash_point("after_dispatch"),
-        )
+    runners = await open_runners(config, context)
     execution = settings.execution
     delivery = settings.deliveries
     deliveries = DeliveryWorker(
@@ -197,10 +229,10 @@ async def build_workforce(
         timeout_s=delivery.timeout_s,
         poll_s=execution.poll_s,
         allow_internal=delivery.allow_internal_targets,
-        destination_chats=settings.destination_chats(),
+        outside_chats=settings.outside_chats(),
         voice=Voice(settings.cards.lang, tz or zone(settings.cards.timezone), settings.people),
         chats=lark,
-        filing_receipts=filing_receipts(settings.domains.message),
+        filing_receipts=filing_receipts(config),
     )
     outcome_hooks: list[Callable[[], None]] = [deliveries.kick]
     if cards is not None:
@@ -221,8 +253,9 @@ async def build_workforce(
         max_failed_passes=execution.max_failed_passes,
         on_outcome=on_outcome,
     )
+    kick_executor.append(executor.kick)
     force = Workforce(
-        cards, executor, deliveries, venue, outcome_hooks=outcome_hooks, reminders=reminders
+        cards, executor, deliveries, runners, outcome_hooks=outcome_hooks, reminders=reminders
     )
     if not is_sqlite(settings.store.url):
         force.due_listener = DueListener(
@@ -269,29 +302,13 @@ def start_workforce(force: Workforce, config: Config, store: Store, stop: asynci
     )
     force.tasks.append(asyncio.create_task(force.executor.run(stop), name="executor"))
     force.tasks.append(asyncio.create_task(force.deliveries.run(stop), name="deliveries"))
-    if force.venue is not None:
-        force.tasks.append(
-            asyncio.create_task(
-                run_venue_clock(
-                    force.venue, store, force.executor, settings.execution.venue_tick_s, stop
-                ),
-                name="venue-clock",
+    for kind, runner in force.runners.items():
+        for number, background in enumerate(runner.background()):
+            force.tasks.append(
+                asyncio.create_task(running(background, stop), name=f"{kind}-{number}")
             )
-        )
 
 
-async def run_venue_clock(
-    venue: SimVenue, store: Store, executor: ExecutionWorker, interval_s: float, stop: asyncio.Event
-) -> None:
-    """The simulated venue's matching, once per interval; what changed is looked at at once."""
-    ledger = ExecutionLedger(store)
-    while not stop.is_set():
-        try:
-            changed = await venue.tick()
-            ids = sorted({op for s in changed if (op := operation_of(s.client_id)) is not None})
-            if ids and await ledger.due_now(ids):
-                executor.kick()
-        except Exception:
-            log.exception("venue tick failed; retrying")
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(stop.wait(), interval_s)
+async def running(background: Background, stop: asyncio.Event) -> None:
+    """`background` until `stop` (a task needs a coroutine; a Background is any awaitable)."""
+    await background(stop)

@@ -15,7 +15,7 @@ from typing import Any
 
 from cards.outcomes import plain_text
 from cards.strings import LANGS, LARK_LOCALE, Lang, text
-from cards.vocabulary import OPEN_STATES
+from cards.vocabulary import OPEN_STATES, title_of
 
 OPEN_ID_MENTION = "<at id={open_id}></at>"
 
@@ -105,13 +105,12 @@ def confirm_dialog(
     if not (high_value or needs_a_second_look(view)):
         return None
     approval = view["approval"]
-    title = str(view["terms"].get("title", ""))
 
     def body(each: Lang) -> str:
         return text(
             "approval.dialog.text",
             each,
-            title=title,
+            title=title_of(view, each),
             notional=str(approval.get("notional") or "-"),
             required=str(approval["required"]),
             of=str(len(approval["approvers"])),

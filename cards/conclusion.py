@@ -15,7 +15,7 @@ from typing import Any
 from cards.outcomes import outcome_parts, outcome_title
 from cards.plain_text import NAME_MAX_CHARS, TITLE_MAX_CHARS, people_text
 from cards.strings import Lang, decision_key, text
-from cards.vocabulary import person, when
+from cards.vocabulary import person, title_of, when
 from store.conclusions import EXPIRED
 
 __all__ = ["ENGLISH_UTC", "REPLY_MAX_CHARS", "Voice", "outcome_parts", "reply_text", "webhook_body"]
@@ -64,7 +64,7 @@ def reply_text(view: dict[str, Any], outcome: dict[str, Any], voice: Voice = ENG
     catalogue's words (the same the card and the dashboard use)."""
     lang = voice.lang
     decision = view.get("decision") or {}
-    title = people_text(view["terms"].get("title", view["kind"]), TITLE_MAX_CHARS, lang)
+    title = people_text(title_of(view, lang), TITLE_MAX_CHARS, lang)
     status = outcome_title({**outcome, "stage": "initial"}, view["simulated"], lang)
     if outcome["stage"] == "reconciled":
         settles = str(outcome["reconciles_digest"])[:12]

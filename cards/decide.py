@@ -1,10 +1,10 @@
 """The card's controls while an operation waits: Confirm, and Reject in a small form. Pure.
 
 The reject form's optional reason goes back to the proposer (Lark sends the form's fields
-with the click; an empty field is a reject without one). A draft that can be steered
-(message.send) has "Request changes" in the same form: the text is then the note that tells
-the proposer what to change, and it is required. Every button carries the callback
-value that binds a click to this operation and this digest.
+with the click; an empty field is a reject without one). A draft that can be steered (its
+projection sets `steer`: a message draft) has "Request changes" in the same form: the text
+is then the note that tells the proposer what to change, and it is required. Every button
+carries the callback value that binds a click to this operation and this digest.
 
 Confirm asks Lark's confirmation dialog (the button's `confirm {title, text}`, with the key
 terms) before the click is sent when the operation is high-value (`asks_second_look`): more

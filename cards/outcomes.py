@@ -1,6 +1,7 @@
 """An outcome on a card or the dashboard: its title and its details, in every locale.
 
-Outcomes are immutable rows; `newest_per_stage` picks what the card shows of them.
+Outcomes are immutable rows, each with the words its domain gave its status when it was
+written; `newest_per_stage` picks what the card shows of them.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from typing import Any
 
 from cards.plain_text import WORDS_MAX_CHARS, people_text
 from cards.strings import LANGS, LARK_LOCALE, Lang, text
+from cards.vocabulary import outcome_words
 
 
 def plain_text(content: str, i18n_content: dict[str, str] | None = None) -> dict[str, Any]:
@@ -27,7 +29,8 @@ def newest_per_stage(outcomes: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def outcome_title(outcome: dict[str, Any], simulated: bool, lang: Lang) -> str:
-    title = text(f"outcome.{outcome['status']}", lang)
+    """The outcome's own words (stored with it), SIMULATED and a reconciliation marked."""
+    title = outcome_words(outcome, lang)
     if simulated:
         title = text("outcome.simulated", lang, status=title)
     if outcome["stage"] == "reconciled":
@@ -66,7 +69,8 @@ def outcome_lines(outcome: dict[str, Any], *, simulated: bool, lang: Lang) -> li
 
 def outcome_parts(detail: dict[str, Any], lang: Lang = "en") -> list[str]:
     """An outcome's details in words: the fill, fees (or that they are unknown), the message
-    sent, the reason, the executor's failures, each protective order's own result."""
+    sent, the answer received, the reason, the executor's failures, each protective order's
+    own result."""
     parts = []
     if detail.get("filled_qty") is not None and detail.get("avg_price") is not None:
         qty, price = str(detail["filled_qty"]), str(detail["avg_price"])
@@ -81,6 +85,11 @@ def outcome_parts(detail: dict[str, Any], lang: Lang = "en") -> list[str]:
         )
     if detail.get("message_id"):
         parts.append(text("detail.message", lang, message_id=str(detail["message_id"])))
+    # what the other side answered (a service's reply), already bounded by its domain; words
+    # from outside: text, never markup
+    if detail.get("answer"):
+        answer = people_text(str(detail["answer"]), WORDS_MAX_CHARS, lang)
+        parts.append(text("detail.answer", lang, answer=answer))
     # an operator's (or a venue's) words: text, never markup (cards/plain_text.py)
     if detail.get("reason"):
         reason = people_text(detail["reason"], WORDS_MAX_CHARS, lang)

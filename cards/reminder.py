@@ -12,6 +12,7 @@ from typing import Any
 
 from cards.plain_text import TITLE_MAX_CHARS, people_text
 from cards.strings import Lang, text
+from cards.vocabulary import title_of
 from store.timeutil import parse_iso_utc
 
 
@@ -36,7 +37,7 @@ def reminder_text(view: dict[str, Any], *, lang: Lang, now: datetime, tz: tzinfo
     return text(
         "reminder",
         lang,
-        title=people_text(view["terms"].get("title", view["kind"]), TITLE_MAX_CHARS, lang),
+        title=people_text(title_of(view, lang), TITLE_MAX_CHARS, lang),
         minutes=str(minutes),
         at=expires.astimezone(tz).strftime("%H:%M %Z"),
         who=who,

@@ -33,7 +33,7 @@ from cards.outcomes import newest_per_stage, outcome_lines, plain_text
 from cards.plain_text import WORDS_MAX_CHARS, people_text
 from cards.strings import LANGS, LARK_LOCALE, Lang, i18n, reason_key, text
 from cards.terms import each_lang, term_elements
-from cards.vocabulary import EXECUTING, OPEN_STATES, headline, relative, when
+from cards.vocabulary import EXECUTING, OPEN_STATES, headline, relative, title_of, when
 
 __all__ = [
     "CALLBACK_VALUE_VERSION",
@@ -232,11 +232,14 @@ def _notional(
 def _header(view: dict[str, Any], names: Mapping[str, str], lang: Lang) -> dict[str, Any]:
     said = headline(view, names)
     words = said.every_lang()
-    title = str(view["terms"].get("title", ""))
+    titles = {LARK_LOCALE[each]: title_of(view, each) for each in LANGS}
     header: dict[str, Any] = {
         "template": said.tone,
         "title": plain_text(words[lang], {LARK_LOCALE[each]: words[each] for each in LANGS}),
-        "subtitle": plain_text(title),
+        # the projection's title (one language) or, without one, the kind's (every language)
+        "subtitle": plain_text(
+            title_of(view, lang), titles if len(set(titles.values())) > 1 else None
+        ),
     }
     if view["simulated"]:
         header["text_tag_list"] = [

@@ -131,8 +131,15 @@ def refusal_text(reason: Reason, lang: Lang = "en") -> str:
 
 # Labels and phrases on cards. Keys are stable; values per language.
 TEXT: Mapping[str, Mapping[Lang, str]] = {
-    "title.finance.order": {"en": "Confirm order", "zh": "确认下单"},
-    "title.message.send": {"en": "Approve outbound message", "zh": "批准外发消息"},
+    # A kind's own words (its title and headlines, its terms' labels, its outcomes' words)
+    # are its domain's, carried by the projection and the outcome rows (cards/vocabulary.py);
+    # these read for an operation filed before they were
+    "kind.title": {"en": "Confirm operation", "zh": "确认操作"},
+    "kind.waiting": {"en": "Operation to confirm", "zh": "待确认操作"},
+    "kind.partly": {
+        "en": "Operation to confirm — {count} of {required} confirmed",
+        "zh": "待确认操作 — 已确认 {count}/{required}",
+    },
     "expires": {"en": "Expires", "zh": "过期时间"},
     # approval policy (N of M): cards/approval.py
     "approval.needs": {
@@ -238,28 +245,6 @@ TEXT: Mapping[str, Mapping[Lang, str]] = {
     "span.seconds": {"en": "{s} s", "zh": "{s}秒"},
     "relative.in": {"en": "in {span}", "zh": "{span}后"},
     "relative.ago": {"en": "{span} ago", "zh": "{span}前"},
-    "term.venue": {"en": "Venue", "zh": "交易场所"},
-    "term.account": {"en": "Account", "zh": "账户"},
-    "term.instrument": {"en": "Instrument", "zh": "合约"},
-    "term.side": {"en": "Side", "zh": "方向"},
-    "term.quantity": {"en": "Quantity", "zh": "数量"},
-    "term.order_type": {"en": "Order type", "zh": "订单类型"},
-    "term.limit_price": {"en": "Limit price", "zh": "限价"},
-    "term.max_slippage_bps": {"en": "Max slippage (bps)", "zh": "最大滑点（基点）"},
-    "term.time_in_force": {"en": "Time in force", "zh": "有效期"},
-    "term.reduce_only": {"en": "Reduce only", "zh": "只减仓"},
-    "term.leverage": {"en": "Leverage", "zh": "杠杆"},
-    "term.max_fee": {"en": "Max fee", "zh": "最高手续费"},
-    "term.stop_loss": {"en": "Stop loss", "zh": "止损"},
-    "term.take_profit": {"en": "Take profit", "zh": "止盈"},
-    "term.destination": {"en": "Destination", "zh": "目的地"},
-    "term.counterparty": {"en": "Counterparty", "zh": "对方"},
-    "term.priority": {"en": "Priority", "zh": "优先级"},
-    "term.reply_to": {"en": "Reply to", "zh": "回复"},
-    "term.text": {"en": "Text", "zh": "正文"},
-    "term.mentions": {"en": "This message will mention", "zh": "此消息将提及"},
-    "term.baseline": {"en": "Baseline check", "zh": "基线核对"},
-    "term.answers": {"en": "Answers", "zh": "回复的消息"},
     "text.block": {
         "en": "Message text ({lines} · {chars}), sent exactly as shown:",
         "zh": "消息正文（{lines} · {chars}），按原样发送：",
@@ -268,31 +253,6 @@ TEXT: Mapping[str, Mapping[Lang, str]] = {
     "text.lines": {"en": "{n} lines", "zh": "{n} 行"},
     "text.chars.one": {"en": "1 character", "zh": "1 个字符"},
     "text.chars": {"en": "{n} characters", "zh": "{n} 个字符"},
-    "term.text_sha256": {"en": "Text SHA-256", "zh": "正文 SHA-256"},
-    "outcome.accepted": {"en": "Accepted by the venue", "zh": "交易所已接受"},
-    "outcome.resting": {"en": "Resting on the book", "zh": "挂单中"},
-    "outcome.partially_filled": {"en": "Partially filled", "zh": "部分成交"},
-    "outcome.filled": {"en": "Filled", "zh": "已成交"},
-    "outcome.rejected": {"en": "Rejected by the venue", "zh": "交易所已拒绝"},
-    "outcome.cancelled": {"en": "Cancelled at the venue", "zh": "交易所已撤单"},
-    "outcome.preflight_rejected": {
-        "en": "Refused by pre-check — nothing sent",
-        "zh": "预检未通过 — 未发送",
-    },
-    "outcome.reservation_refused": {
-        "en": "Over the exposure budget — nothing sent",
-        "zh": "超出敞口预算 — 未发送",
-    },
-    "outcome.unknown": {"en": "Submission unknown — reconciling", "zh": "提交结果未知 — 正在核对"},
-    "outcome.sent": {"en": "Sent", "zh": "已发送"},
-    "outcome.not_submitted": {
-        "en": "Not executed — the venue never received it",
-        "zh": "未执行 — 交易所从未收到",
-    },
-    "outcome.unresolved": {
-        "en": "Unresolved — a person must check it",
-        "zh": "无法自动核对 — 需要人工确认",
-    },
     "outcome.reconciled": {"en": "Reconciled: {status}", "zh": "核对结果：{status}"},
     # how an operation that never ran concludes (store/conclusions.py)
     "outcome.declined": {"en": "Rejected — nothing executed", "zh": "已拒绝 — 未执行"},
@@ -320,6 +280,7 @@ TEXT: Mapping[str, Mapping[Lang, str]] = {
     "protective.cancelled": {"en": "cancelled", "zh": "已撤销"},
     "protective.rejected": {"en": "rejected", "zh": "被拒绝"},
     "detail.message": {"en": "Message {message_id}", "zh": "消息 {message_id}"},
+    "detail.answer": {"en": "Answer: {answer}", "zh": "答复：{answer}"},
     "outcome.simulated": {"en": "{status} · SIMULATED", "zh": "{status} · 模拟"},
     "detail.filled": {"en": "Filled {qty} at {price}", "zh": "成交 {qty}，均价 {price}"},
     "detail.fees": {"en": "Fees {fees}", "zh": "手续费 {fees}"},
@@ -351,16 +312,6 @@ TEXT: Mapping[str, Mapping[Lang, str]] = {
         "zh": "此会话未开通 countersign。",
     },
     # headlines: an operation's state in words (cards/vocabulary.py picks one)
-    "headline.open.finance.order": {"en": "Order to confirm", "zh": "待确认订单"},
-    "headline.open.message.send": {"en": "Message to approve", "zh": "待批准消息"},
-    "headline.partly.finance.order": {
-        "en": "Order to confirm — {count} of {required} confirmed",
-        "zh": "待确认订单 — 已确认 {count}/{required}",
-    },
-    "headline.partly.message.send": {
-        "en": "Message to approve — {count} of {required} confirmed",
-        "zh": "待批准消息 — 已确认 {count}/{required}",
-    },
     "headline.executing": {"en": "Confirmed — executing", "zh": "已确认 — 执行中"},
     "headline.rejected": {"en": "Rejected by {who}", "zh": "已被 {who} 拒绝"},
     "headline.rejected.reason": {

@@ -111,12 +111,12 @@ def _text_block(value: Any, lang: Lang) -> list[dict[str, Any]]:
 BLOCKS: Mapping[str, Callable[[Any, Lang], list[dict[str, Any]]]] = {"text": _text_block}
 
 
-def _term_field(name: str, raw: Any) -> tuple[Words, Words]:
+def _term_field(term: Mapping[str, Any]) -> tuple[Words, Words]:
     def label(each: Lang) -> str:
-        return term_label(name, each)
+        return term_label(term, each)
 
     def value(each: Lang) -> str:
-        return value_words(raw, each)
+        return value_words(term["value"], each)
 
     return label, value
 
@@ -148,7 +148,7 @@ def term_elements(
         if block is not None:
             named.append((term["name"], block(term["value"], lang)))
             continue
-        named.append((term["name"], _term_field(term["name"], term["value"])))
+        named.append((term["name"], _term_field(term)))
     named += extra
     fields: list[tuple[Words, Words] | list[dict[str, Any]]] = _reading_order(named)
     for found in fields:

@@ -8,6 +8,11 @@ The headline is the operation's state in words as a person wants it: what it is 
 waits ("Order to confirm"), then what happened ("Filled", "Rejected by Bob: too large",
 "Expired — nothing executed"). The newest outcome, once there is one, is the headline; before
 it, the lifecycle state is.
+
+Words a domain owns travel with the data, never looked up by kind: the kind's title and
+headlines and each term's label in the projection (`view["terms"]`), an outcome's words,
+tone and finality in its row (`view["outcome"]`). The catalogue keeps the words that are
+the same for every kind (a reject, an expiry, a reconciliation, SIMULATED).
 """
 
 from __future__ import annotations
@@ -18,8 +23,9 @@ from datetime import UTC, datetime, tzinfo
 from typing import Any
 
 from cards.plain_text import WORDS_MAX_CHARS, people_text
-from cards.strings import TEXT, Lang, text
+from cards.strings import LANGS, Lang, text
 from store.timeutil import parse_iso_utc
+from store.vocabulary import Tone
 
 OPEN_STATES = frozenset({"prepared", "awaiting_confirmation"})
 EXECUTING = frozenset({"queued", "preflight", "reserved", "dispatching", "submitted"})
@@ -28,19 +34,13 @@ HEADLINE_REASON_CHARS = 60
 
 # Lark header templates by how a reader should take it; the dashboard's chips use the same.
 WAITING, WORKING, GOOD, WARN, BAD, DONE = "orange", "wathet", "green", "yellow", "red", "grey"
-OUTCOME_TONE: Mapping[str, str] = {
-    "accepted": GOOD,
-    "resting": GOOD,
-    "partially_filled": GOOD,
-    "filled": GOOD,
-    "sent": GOOD,
-    "unknown": WARN,
-    "unresolved": BAD,
-    "rejected": BAD,
-    "cancelled": DONE,
-    "preflight_rejected": BAD,
-    "reservation_refused": BAD,
-    "not_submitted": DONE,
+# an outcome's tone, as its domain declared it and the outcome row keeps it (store.vocabulary.Tone)
+TONE_COLOUR: Mapping[str, str] = {
+    Tone.GOOD.value: GOOD,
+    Tone.WORKING.value: WORKING,
+    Tone.WARN.value: WARN,
+    Tone.BAD.value: BAD,
+    Tone.DONE.value: DONE,
 }
 STATE_TONE: Mapping[str, str] = {
     "prepared": WAITING,
@@ -54,22 +54,55 @@ STATE_TONE: Mapping[str, str] = {
     "changes_requested": DONE,
 }
 # outcomes a person must look at: the venue may or may not have it, or no one could tell
+# (the executor's own statuses, the same for every kind: workers.domains.execution)
 NEEDS_A_PERSON = frozenset({"unknown", "unresolved"})
 
 
 @dataclass(frozen=True)
 class Headline:
-    """What an operation's state says, in words, and how it reads (a template colour)."""
+    """What an operation's state says, in every language, and how it reads (a template colour)."""
 
-    key: str
-    values: Mapping[str, str]
+    said: Mapping[Lang, str]
     tone: str
 
     def words(self, lang: Lang) -> str:
-        return text(self.key, lang, **self.values)
+        return self.said[lang]
 
     def every_lang(self) -> dict[Lang, str]:
-        return {"en": self.words("en"), "zh": self.words("zh")}
+        return dict(self.said)
+
+
+def _catalogued(key: str, tone: str, **values: str) -> Headline:
+    return Headline({lang: text(key, lang, **values) for lang in LANGS}, tone)
+
+
+def kind_words(view: Mapping[str, Any], which: str, lang: Lang, **values: str) -> str:
+    """The kind's own words as the projection carries them (`title`, `waiting`, `partly`:
+    workers.domains.base.KindWords); a projection filed before it carried them reads the
+    catalogue's words for any operation (`kind.<which>`)."""
+    words = ((view.get("terms") or {}).get("words") or {}).get(which) or {}
+    template = words.get(lang) if isinstance(words, Mapping) else None
+    if not isinstance(template, str) or not template:
+        return text(f"kind.{which}", lang, **values)
+    try:
+        return template.format(**values)
+    except (KeyError, IndexError, ValueError):  # a domain's words that do not fit: as they are
+        return template
+
+
+def title_of(view: Mapping[str, Any], lang: Lang) -> str:
+    """What the operation is, in a line: the projection's title ("BUY 0.01 BTC-PERP"), else
+    the kind's title ("Confirm order")."""
+    title = (view.get("terms") or {}).get("title")
+    return str(title) if title else kind_words(view, "title", lang)
+
+
+def outcome_words(outcome: Mapping[str, Any], lang: Lang) -> str:
+    """What an outcome's status says: the words stored with it (its domain's); an operation
+    that closed without running reads the catalogue's (`outcome.declined`, ...)."""
+    words = outcome.get("words") or {}
+    said = words.get(lang) if isinstance(words, Mapping) else None
+    return str(said) if said else text(f"outcome.{outcome['status']}", lang)
 
 
 def person(open_id: Any, people: Mapping[str, str]) -> str:
@@ -87,15 +120,16 @@ def headline(view: Mapping[str, Any], people: Mapping[str, str]) -> Headline:
     state = view["state"]
     outcome = view.get("outcome")
     if outcome is not None:
-        status = str(outcome["status"])
-        return Headline(f"outcome.{status}", {}, OUTCOME_TONE.get(status, DONE))
+        said = {lang: outcome_words(outcome, lang) for lang in LANGS}
+        return Headline(said, TONE_COLOUR.get(str(outcome.get("tone")), DONE))
     if state in OPEN_STATES:
         approval = view.get("approval") or {}
         confirmed = approval.get("confirmed_by") or []
         if confirmed:
             values = {"count": str(len(confirmed)), "required": str(approval.get("required", 1))}
-            return Headline(f"headline.partly.{view['kind']}", values, WAITING)
-        return Headline(f"headline.open.{view['kind']}", {}, WAITING)
+            said = {lang: kind_words(view, "partly", lang, **values) for lang in LANGS}
+            return Headline(said, WAITING)
+        return Headline({lang: kind_words(view, "waiting", lang) for lang in LANGS}, WAITING)
     if state == "rejected":
         decision = view.get("decision") or {}
         who = person(decision.get("by"), people)
@@ -103,14 +137,14 @@ def headline(view: Mapping[str, Any], people: Mapping[str, str]) -> Headline:
         if reason:  # the operator's words: text, never markup (cards/plain_text.py)
             shown = shortened(people_text(reason, WORDS_MAX_CHARS), HEADLINE_REASON_CHARS)
             values = {"who": who, "reason": shown}
-            return Headline("headline.rejected.reason", values, BAD)
-        return Headline("headline.rejected", {"who": who}, BAD)
+            return _catalogued("headline.rejected.reason", BAD, **values)
+        return _catalogued("headline.rejected", BAD, who=who)
     if state == "changes_requested":
         who = person((view.get("decision") or {}).get("by"), people)
-        return Headline("headline.changes_requested", {"who": who}, DONE)
+        return _catalogued("headline.changes_requested", DONE, who=who)
     if state in ("claimed", "outcome_observed"):
-        return Headline("headline.executing", {}, WORKING)
-    return Headline(f"headline.{state}", {}, STATE_TONE.get(state, DONE))
+        return _catalogued("headline.executing", WORKING)
+    return _catalogued(f"headline.{state}", STATE_TONE.get(state, DONE))
 
 
 def needs_attention(view: Mapping[str, Any]) -> str | None:
@@ -162,6 +196,9 @@ def value_words(value: Any, lang: Lang) -> str:
     return str(value)
 
 
-def term_label(name: str, lang: Lang) -> str:
-    key = f"term.{name}"
-    return text(key, lang) if key in TEXT else name.replace("_", " ").capitalize()
+def term_label(term: Mapping[str, Any], lang: Lang) -> str:
+    """A term's label as the projection carries it (its domain's words); a term filed
+    without one reads as its name."""
+    label = term.get("label")
+    said = label.get(lang) if isinstance(label, Mapping) else None
+    return str(said) if said else str(term["name"]).replace("_", " ").capitalize()

@@ -59,7 +59,7 @@ from store.records import Operation
 from store.reservations import Exposure, Raced, ReservationRefused, Reserved, hold, settled
 from store.timeutil import stored_time
 from store.transitions import OperationNotFound
-from store.vocabulary import Stage
+from store.vocabulary import Stage, Tone
 
 RESERVE_RETRIES = 20
 
@@ -161,6 +161,9 @@ class ExecutionLedger:
             digest,
             seen.reconciles,
             now,
+            seen.final,
+            Tone(seen.tone).value,
+            seen.said(),
         )
 
     async def _step_to(self, operation_id: str, target: Execution) -> None:

@@ -1,7 +1,7 @@
 """What an executor pass records, as values: the one `Attempt` (the submission and its
 client id), each `Outcome` appended, the `Observation` a pass hands
-`ExecutionLedger.record_observation` to write (`store/execution_sql.py` turns it into SQL),
-and the `FailedPass` counted when a pass raised."""
+`ExecutionLedger.record_observation` to write (`store/execution_sql.py` turns it into SQL)
+with what its status says, and the `FailedPass` counted when a pass raised."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from store.lifecycle import Execution
-from store.vocabulary import ReservationState, Stage
+from store.vocabulary import ReservationState, Stage, Tone
 
 
 @dataclass(frozen=True)
@@ -40,6 +40,10 @@ class Attempt:
 
 @dataclass(frozen=True)
 class Outcome:
+    """One outcome row, with what its status says as its domain declared it when written:
+    `final` (nothing more happens by itself), `tone` (store.vocabulary.Tone) and `words`
+    ({"en": ..., "zh": ...})."""
+
     operation_id: str
     stage: str
     status: str
@@ -47,6 +51,9 @@ class Outcome:
     outcome_digest: str
     reconciles_digest: str | None
     observed_at: datetime | None = None
+    final: bool = True
+    tone: str = Tone.WARN.value
+    words: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def from_row(cls, row: Any) -> Outcome:
@@ -58,6 +65,9 @@ class Outcome:
             row.outcome_digest,
             row.reconciles_digest,
             row.observed_at,
+            bool(row.final),
+            row.tone,
+            json.loads(row.words),
         )
 
 
@@ -83,6 +93,19 @@ class Observation:
     # the write holds only while no attempt is recorded: the store itself proves that nothing
     # was sent (an attempt is written with `dispatching`, before the request leaves)
     nothing_sent: bool = False
+    # what `status` says, stored with the outcome: the domain's words ({"en", "zh"}), tone
+    # and finality, stamped by the executor (`workers.domains.meaning`). Left out, it reads
+    # as a status nobody declared does: the status itself, warn, final (nothing waits on it).
+    words: Mapping[str, str] | None = None
+    tone: Tone = Tone.WARN
+    final: bool = True
+
+    def said(self) -> dict[str, str]:
+        """The words as stored: the domain's, else the status in every language."""
+        if self.words is not None:
+            return dict(self.words)
+        words = self.status.replace("_", " ")
+        return {"en": words, "zh": words}
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from store.conclusions import conclusion_statements
 from store.execution_records import Observation
 from store.groupcommit import Intent, Statement
 from store.lifecycle import TRANSITIONS, Event, Execution, execution_sources
-from store.vocabulary import ReservationState, Stage
+from store.vocabulary import ReservationState, Stage, Tone
 
 ACTOR = "system:executor"
 
@@ -44,8 +44,9 @@ RETURNING id, operation_id, client_id, last_error, dispatched_at, resolved_at
 """
 OUTCOME = """
 INSERT INTO outcomes (operation_id, stage, status, detail, outcome_digest, reconciles_digest,
-                      observed_at)
-VALUES (:operation_id, :stage, :status, :detail, :digest, :reconciles, :at)
+                      observed_at, final, tone, words)
+VALUES (:operation_id, :stage, :status, :detail, :digest, :reconciles, :at, :final, :tone,
+        :words)
 """
 SETTLE = """
 UPDATE reservations SET state = :settles, released_at = :at
@@ -174,6 +175,9 @@ def observation_intent(
                 "digest": digest,
                 "reconciles": reconciles,
                 "at": at,
+                "final": seen.final,
+                "tone": Tone(seen.tone).value,
+                "words": canonical_json(seen.said()),
             },
         )
     )

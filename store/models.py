@@ -20,7 +20,7 @@ from sqlalchemy import (
     UniqueConstraint,
     text,
 )
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.orm import DeclarativeBase, Mapped, MappedColumn, mapped_column
 from sqlalchemy.types import TypeDecorator
 
 from store.vocabulary import CHECKED, check_sql
@@ -60,6 +60,11 @@ class UTCDateTime(TypeDecorator[datetime]):
 
 class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING)
+
+
+def operation_ref(*, unique: bool = False, index: bool = False) -> MappedColumn[str]:
+    """The operation a row belongs to (a foreign key)."""
+    return mapped_column(ForeignKey("operations.id"), nullable=False, unique=unique, index=index)
 
 
 def vocabulary_checks(table: str) -> tuple[CheckConstraint, ...]:
@@ -204,9 +209,7 @@ class ClaimRow(Base):
     __tablename__ = "claims"
 
     id: Mapped[str] = mapped_column(String(26), primary_key=True)
-    operation_id: Mapped[str] = mapped_column(
-        ForeignKey("operations.id"), nullable=False, unique=True
-    )
+    operation_id: Mapped[str] = operation_ref(unique=True)
     confirmation_id: Mapped[int] = mapped_column(ForeignKey("confirmations.id"), nullable=False)
     operator_open_id: Mapped[str] = mapped_column(String(128), nullable=False)
     claimed_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
@@ -257,9 +260,7 @@ class CardDeliveryRow(Base):
     __tablename__ = "card_deliveries"
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
-    operation_id: Mapped[str] = mapped_column(
-        ForeignKey("operations.id"), nullable=False, index=True
-    )
+    operation_id: Mapped[str] = operation_ref(index=True)
     version: Mapped[int] = mapped_column(Integer, nullable=False)
     action: Mapped[str] = mapped_column(String(16), nullable=False)
     at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
@@ -279,9 +280,7 @@ class AttemptRow(Base):
     __tablename__ = "attempts"
 
     id: Mapped[str] = mapped_column(String(26), primary_key=True)
-    operation_id: Mapped[str] = mapped_column(
-        ForeignKey("operations.id"), nullable=False, unique=True
-    )
+    operation_id: Mapped[str] = operation_ref(unique=True)
     client_id: Mapped[str] = mapped_column(String(64), nullable=False, unique=True)
     recorded_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
     dispatched_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
@@ -295,15 +294,18 @@ class OutcomeRow(Base):
     __tablename__ = "outcomes"
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
-    operation_id: Mapped[str] = mapped_column(
-        ForeignKey("operations.id"), nullable=False, index=True
-    )
+    operation_id: Mapped[str] = operation_ref(index=True)
     stage: Mapped[str] = mapped_column(String(16), nullable=False)
     status: Mapped[str] = mapped_column(String(32), nullable=False)
     detail: Mapped[str] = mapped_column(Text, nullable=False)
     outcome_digest: Mapped[str] = mapped_column(String(64), nullable=False, unique=True)
     reconciles_digest: Mapped[str | None] = mapped_column(String(64))
     observed_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
+    # what the status says, from its domain when written (migration 0021): whether it is
+    # final, its tone (store.vocabulary.Tone) and its words, JSON {"en": ..., "zh": ...}
+    final: Mapped[bool] = mapped_column(Boolean, nullable=False)
+    tone: Mapped[str] = mapped_column(String(8), nullable=False)
+    words: Mapped[str] = mapped_column(Text, nullable=False)
 
     __table_args__ = vocabulary_checks("outcomes")
 
@@ -323,9 +325,7 @@ class ReservationRow(Base):
     __tablename__ = "reservations"
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
-    operation_id: Mapped[str] = mapped_column(
-        ForeignKey("operations.id"), nullable=False, unique=True
-    )
+    operation_id: Mapped[str] = operation_ref(unique=True)
     account: Mapped[str] = mapped_column(ForeignKey("accounts.account"), nullable=False)
     # decimal text, exact: summed in Python inside the account's compare-and-set
     amount: Mapped[str] = mapped_column(String(64), nullable=False)
@@ -349,7 +349,7 @@ class DeliveryRow(Base):
     __tablename__ = "deliveries"
 
     id: Mapped[str] = mapped_column(String(26), primary_key=True)
-    operation_id: Mapped[str] = mapped_column(ForeignKey("operations.id"), nullable=False)
+    operation_id: Mapped[str] = operation_ref()
     channel: Mapped[str] = mapped_column(String(16), nullable=False)
     stage: Mapped[str] = mapped_column(String(16), nullable=False)
     outcome_digest: Mapped[str] = mapped_column(String(64), nullable=False)

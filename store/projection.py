@@ -1,15 +1,23 @@
 """The one versioned read projection of an operation (docs/architecture.md §1, principle 6).
 
-Cards, the HTTP API, the CLI and the dashboard all render this dict.
+Cards, the HTTP API, the CLI and the dashboard all render this dict, and everyone waiting on
+an operation (the API's `?until=`, `countersign show --wait`, the MCP wait) asks it the same
+two questions:
+
+Decided: no operator decision is pending any more (confirmed, rejected, or closed without
+one: cancelled, expired, superseded). Final: nothing more will happen by itself: closed
+without running, or a newest outcome its domain declared final (stored with the outcome, so
+a status nobody here knows is read as its domain said). Both are conditions on the current
+view, not on a change seen, so a waiter that asks again never misses one.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
 
 from store.execution_records import Outcome
-from store.lifecycle import State
+from store.lifecycle import OPEN_UNCLAIMED, TERMINAL_UNCLAIMED, State
 from store.records import Operation
 from store.timeutil import iso_utc
 from store.vocabulary import ClickAction, Entry
@@ -25,6 +33,10 @@ def outcome_view(outcome: Outcome) -> dict[str, Any]:
         "outcome_digest": outcome.outcome_digest,
         "reconciles_digest": outcome.reconciles_digest,
         "observed_at": iso_utc(outcome.observed_at) if outcome.observed_at else None,
+        # what the status says, as its domain declared it when the row was written
+        "final": outcome.final,
+        "tone": outcome.tone,
+        "words": dict(outcome.words),
     }
 
 
@@ -96,3 +108,29 @@ def operation_view(op: Operation, outcomes: Sequence[Outcome] = ()) -> dict[str,
         "outcome": outcome_view(outcomes[-1]) if outcomes else None,
         "outcomes": [outcome_view(outcome) for outcome in outcomes],
     }
+
+
+Until = Literal["changed", "decided", "final"]
+UNTIL: tuple[Until, ...] = ("changed", "decided", "final")
+OPEN = frozenset(state.value for state in OPEN_UNCLAIMED)
+CLOSED_UNRUN = frozenset(state.value for state in TERMINAL_UNCLAIMED)
+
+
+def decided(view: Mapping[str, Any]) -> bool:
+    return view["state"] not in OPEN
+
+
+def final(view: Mapping[str, Any]) -> bool:
+    if view["state"] in CLOSED_UNRUN:
+        return True
+    outcome = view.get("outcome")
+    return outcome is not None and bool(outcome["final"])
+
+
+def reached(view: Mapping[str, Any], until: Until) -> bool:
+    """Whether `view` already is what `until` waits for ("changed" never is: it needs a change)."""
+    if until == "decided":
+        return decided(view)
+    if until == "final":
+        return final(view)
+    return False

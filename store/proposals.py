@@ -24,7 +24,7 @@ class RequestConflict(Exception):
 
 
 class ActiveClaim(Exception):
-    """A draft that replaces open ones (a message.send) while an earlier one to the same
+    """A draft that replaces open ones (a message draft) while an earlier one to the same
     target is claimed and its send has not resolved: it waits until it has."""
 
     def __init__(self, operation_id: str, target_ref: str) -> None:

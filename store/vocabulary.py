@@ -5,8 +5,8 @@ models and migration 0006 turn it into `CHECK (column IN (...))`, so a value out
 refused by the database whoever writes it. Adding a value takes a migration that widens the
 constraint (tests/store/test_vocabulary.py writes every value and fails until it does).
 
-Outcome statuses are not here: they are the domain's own words, and
-whether one concludes a stage is the domain's to say (`workers.domains.execution`).
+Outcome statuses are not here: they are the domain's own words, stored with the outcome
+together with their tone and finality (`workers.domains.base.Meaning`).
 """
 
 from __future__ import annotations
@@ -71,6 +71,16 @@ class Stage(StrEnum):
     RECONCILED = "reconciled"
 
 
+class Tone(StrEnum):
+    """outcomes.tone: how a reader should take an outcome (cards map it to a colour)."""
+
+    GOOD = "good"
+    WORKING = "working"
+    WARN = "warn"
+    BAD = "bad"
+    DONE = "done"
+
+
 class DeliveryState(StrEnum):
     PENDING = "pending"
     DELIVERED = "delivered"
@@ -125,6 +135,7 @@ CHECKED: dict[tuple[str, str], type[StrEnum]] = {
     ("operations", "execution_state"): Execution,
     ("reservations", "state"): ReservationState,
     ("outcomes", "stage"): Stage,
+    ("outcomes", "tone"): Tone,
     ("deliveries", "stage"): Stage,
     ("deliveries", "state"): DeliveryState,
     ("deliveries", "channel"): Channel,

@@ -8,7 +8,8 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol, runtime_checkable
+
+from pydantic import BaseModel
 
 from store.authority import Store
 from store.auto_send import auto_send_due, disarm_disallowed
@@ -19,22 +20,16 @@ from workers.domains import DOMAINS
 log = logging.getLogger("countersign.auto_send")
 
 
-@runtime_checkable
-class SendsItself(Protocol):
-    """A domain whose drafts may send themselves (message.send); any other kind never does."""
-
-    def auto_send_limits(self, settings: Any) -> Mapping[str, int]:
-        """target_ref -> the longest time box its drafts may ask for, under `settings`."""
-        ...
-
-
-def auto_send_rules(policies: Mapping[str, str], settings_of: Callable[[str], Any]) -> AutoRules:
+def auto_send_rules(
+    policies: Mapping[str, str], settings_of: Callable[[str], BaseModel]
+) -> AutoRules:
     """The rules the clock's claims re-check: every audience's policy digest now
-    (bot.policy.policy_digests), and the time boxes each enabled domain allows now."""
+    (bot.policy.policy_digests), and the time boxes each enabled domain allows now (target
+    ref -> the longest time box its drafts may ask for; most kinds allow none)."""
     limits: dict[str, int] = {}
     for kind, domain in DOMAINS.items():
         domain_settings = settings_of(kind)
-        if isinstance(domain, SendsItself) and domain_settings.enabled:
+        if domain.enabled(domain_settings):
             limits.update(domain.auto_send_limits(domain_settings))
     return AutoRules(policies, limits)
 

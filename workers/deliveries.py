@@ -97,7 +97,7 @@ class DeliveryWorker:
         poll_s: float = 1.0,
         allow_internal: Sequence[Network] = (),
         resolve: Resolve = system_resolve,
-        destination_chats: Mapping[str, str] | None = None,
+        outside_chats: Mapping[str, str] | None = None,
         tls: ssl.SSLContext | None = None,
         voice: Voice = ENGLISH_UTC,
         chats: ChatChannel | None = None,
@@ -117,9 +117,9 @@ class DeliveryWorker:
         self.poll_s = poll_s
         self.allow_internal = tuple(allow_internal)
         self.resolve = resolve
-        # counterparty chats (chat id -> destination): intake refuses them; a route stored
-        # before a destination was configured is refused here too
-        self.destination_chats = dict(destination_chats or {})
+        # chats outsiders read (chat id -> who, e.g. a message destination): intake refuses
+        # them; a route stored before such a chat was configured is refused here too
+        self.outside_chats = dict(outside_chats or {})
         self.tls = tls  # None: the system's trust store, certificates checked on the host name
         self.chats = chats
         self.filing_receipts = filing_receipts
@@ -295,8 +295,8 @@ class DeliveryWorker:
             raise Permanent("the draft's destination has no ops chat any more; nothing posted")
         if self.chats is None:
             raise Permanent("Lark is off: no chat to post in")
-        if notice.chat_id in self.destination_chats:
-            raise Permanent(f"{notice.chat_id} is a counterparty's chat; nothing posted")
+        if notice.chat_id in self.outside_chats:
+            raise Permanent(f"{notice.chat_id} is a chat outsiders read; nothing posted")
         try:
             message_id = await self.chats.send_text(
                 notice.chat_id, notice.text, reply_uuid(delivery.id)
@@ -313,10 +313,10 @@ class DeliveryWorker:
         failed attempt, retried.
         """
         assert self.replies is not None
-        if chat_id in self.destination_chats:
+        if chat_id in self.outside_chats:
             raise Permanent(
-                f"{chat_id} is the chat of message destination "
-                f"{self.destination_chats[chat_id]!r}: no result is replied there; nothing posted"
+                f"{chat_id} is the chat of {self.outside_chats[chat_id]!r}, read by outsiders: "
+                "no result is replied there; nothing posted"
             )
         try:
             message = await self.replies.get_message(message_id)

@@ -14,6 +14,9 @@ where the store says the operation stands, never by where the failed pass though
 Only the exception's class is recorded, never its message: a venue's or a driver's message
 may carry an account, a URL with a token or a payload. `concluding` decides (pure);
 `after_failure` counts, reads where the operation stands and asks it.
+
+Whatever the executor records, failure or not, is `meant` first: the outcome is stored with
+what its status says for the operation's kind (words, tone, finality), so no reader guesses.
 """
 
 from __future__ import annotations
@@ -27,11 +30,11 @@ from store.execution import ExecutionLedger
 from store.execution_records import FailedPass, Observation, Outcome
 from store.lifecycle import Execution
 from store.vocabulary import ReservationState, Stage
+from workers.domains import meaning
+from workers.domains.execution import UNKNOWN, UNRESOLVED
 
 log = logging.getLogger("countersign.executor")
 
-UNRESOLVED = "unresolved"
-UNKNOWN = "unknown"
 FAILED_CODE = "executor_failed"
 BEFORE_DISPATCH = frozenset({Execution.PREFLIGHT, Execution.RESERVED})
 MAY_BE_SENT = frozenset({Execution.DISPATCHING, Execution.SUBMITTED})
@@ -46,6 +49,13 @@ def error_class(error: BaseException) -> str:
         if isinstance(conditions, list) and conditions and isinstance(conditions[0], type):
             return conditions[0].__name__
     return type(error).__name__
+
+
+def meant(kind: str, seen: Observation) -> Observation:
+    """`seen` with what its status says for an operation of `kind` (the domain's words, tone
+    and finality, else the executor's own: `workers.domains.meaning`), to be stored with it."""
+    said = meaning(kind, seen.status)
+    return replace(seen, words=said.words.as_json(), tone=said.tone, final=said.final)
 
 
 def failure_detail(failed: FailedPass, error: str, *, nothing_sent: bool) -> dict[str, Any]:

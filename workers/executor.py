@@ -38,6 +38,7 @@ from store.reservations import ReservationRefused
 from store.vocabulary import ReservationState, Stage
 from workers.crash import crash_point
 from workers.domains.execution import (
+    UNKNOWN,
     Hold,
     Observed,
     Refusal,
@@ -46,14 +47,13 @@ from workers.domains.execution import (
     Unresolvable,
     client_id_for,
 )
-from workers.execution_failures import after_failure, error_class
+from workers.execution_failures import after_failure, error_class, meant
 from workers.loop import seconds_until, window_loop
 
 log = logging.getLogger("countersign.executor")
 
 INITIAL = Stage.INITIAL
 RECONCILED = Stage.RECONCILED
-UNKNOWN = "unknown"
 FIRST_LOOK_S = 0.5
 
 
@@ -225,7 +225,7 @@ class ExecutionWorker:
         held = await self.ledger.reserve_and_mark(
             op.id,
             prepared if isinstance(prepared, Hold) else None,
-            refused=_over_budget,
+            refused=lambda refused: meant(op.kind, _over_budget(refused)),
         )
         if isinstance(held, ReservationRefused):  # the same write recorded the refusal
             log.info("%s refused before dispatch: %s", op.id, held.reason)
@@ -350,7 +350,7 @@ class ExecutionWorker:
         crash_point("after_outcome")
 
     async def _record(self, op: Operation, seen: Observation) -> Outcome:
-        outcome = await self.ledger.record_observation(op.id, seen)
+        outcome = await self.ledger.record_observation(op.id, meant(op.kind, seen))
         self._recorded(op, seen.stage, seen.status)
         return outcome
 

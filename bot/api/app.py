@@ -44,14 +44,15 @@ from bot.api.proposals import answer, check, propose
 from bot.api.signin import SignIn
 from bot.api.web_decide import WebDecisions
 from bot.api.web_recovery import WebRecovery
+from bot.api.wire import MAX_WAIT_S
 from bot.config import Config, Proposer
-from bot.progress import MAX_WAIT_S, UNTIL, Until, reached
 from store.authority import Store
 from store.execution_reads import view as op_view
 from store.execution_reads import views as op_views
 from store.lifecycle import IllegalTransition, State
 from store.paging import MAX_PAGE_SIZE, InvalidCursor
 from store.problems import FieldProblem
+from store.projection import UNTIL, Until, reached
 from store.records import Operation
 
 log = logging.getLogger("countersign.api")
@@ -88,8 +89,9 @@ WAIT_POLL_S = 0.2  # a change made by another process (a worker replica) shows w
 async def get_operation(request: web.Request) -> web.Response:
     """The projection. With `wait_s=N` (N <= 60) it first waits up to N seconds for what
     `until` names: `changed` (the default: its version moves), `decided` or `final`
-    (`bot/progress.py`); those two answer at once when the operation already is so, so a
-    proposer that asks again never misses the moment between two asks."""
+    (`store.projection`; final as the newest outcome's domain declared it); those two answer
+    at once when the operation already is so, so a proposer that asks again never misses the
+    moment between two asks."""
     problems: list[FieldProblem] = []
     wait_s = 0
     if (wait_text := request.query.get("wait_s")) is not None:

@@ -31,13 +31,13 @@ from sqlalchemy import func, select
 from yarl import URL
 
 from bot.api.dashboard_html import (
-    OUTCOMES,
     Chrome,
     Who,
     attention_html,
     detail_html,
     list_html,
     not_found_html,
+    outcome_choices,
     refused_html,
 )
 from bot.api.dashboard_words import label
@@ -225,7 +225,7 @@ class Dashboard:
         state_text = request.query.get("state", "")
         state = State(state_text) if state_text in {s.value for s in State} else None
         outcome = request.query.get("outcome", "")
-        outcome = outcome if outcome in OUTCOMES else ""
+        outcome = outcome if outcome in outcome_choices() else ""
         q = request.query.get("q", "").strip()
         if problem := search_problem(q):
             return refuse(request, 400, "invalid_query", "this search cannot be run", [problem])

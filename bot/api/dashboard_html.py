@@ -23,10 +23,12 @@ from bot.api.dashboard_words import label, tone_class
 from bot.api.signin import SIGN_IN_PATH, SIGN_OUT_PATH, Viewer
 from bot.api.web_decide import DecideForm, Flash
 from cards.strings import Lang, text
-from cards.vocabulary import BAD, DONE, OPEN_STATES, OUTCOME_TONE, WAITING, WARN, state_words
+from cards.vocabulary import BAD, DONE, OPEN_STATES, WAITING, WARN, state_words
 from store.attention import AWAITING, SEARCH_MAX_CHARS, UNKNOWN
 from store.lifecycle import State
 from store.timeutil import utc_now
+from workers.domains import DOMAINS
+from workers.domains.execution import CORE_OUTCOMES
 
 ENV = Environment(
     loader=PackageLoader("bot.api", "templates"),
@@ -37,8 +39,20 @@ ENV = Environment(
 )
 # how each "Needs attention" group reads at a glance (the card's tones)
 GROUP_TONE = {AWAITING: WAITING, UNKNOWN: WARN}
-# every outcome status a domain reports, for the outcome filter
-OUTCOMES = tuple(OUTCOME_TONE)
+
+
+def outcome_choices() -> dict[str, dict[str, str]]:
+    """Every status the executor or a registered domain reports, with its words, for the
+    outcome filter (read at each request: a domain registered later is in it). A status two
+    kinds word differently reads as itself."""
+    found: dict[str, dict[str, str]] = {}
+    for outcomes in (CORE_OUTCOMES, *(plugin.outcomes for plugin in DOMAINS.values())):
+        for status, meaning in outcomes.items():
+            said = meaning.words.as_json()
+            if found.setdefault(status, said) != said:
+                words = status.replace("_", " ")
+                found[status] = {"en": words, "zh": words}
+    return found
 
 
 @dataclass(frozen=True)
@@ -146,8 +160,8 @@ def list_html(
             for each in State
         ],
         outcomes=[
-            {"value": each, "text": text(f"outcome.{each}", lang), "selected": each == outcome}
-            for each in OUTCOMES
+            {"value": each, "text": words[lang], "selected": each == outcome}
+            for each, words in outcome_choices().items()
         ],
         filtered=bool(state or outcome or q),
         older=href(lang, "/ops/all", cursor=cursor, **filters) if cursor else None,

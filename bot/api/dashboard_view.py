@@ -3,8 +3,8 @@ the lists, the detail page's header lines and tables. Pure; `bot/api/dashboard_h
 them into the templates.
 
 The words are the card's: the headline and its tone (`cards.vocabulary.headline`), outcome
-titles, people by name, times relative with the absolute time on hover, all from the one
-catalogue in en and zh.
+titles and term labels as the data carries them (the domain's own), people by name, times
+relative with the absolute time on hover, the rest from the one catalogue in en and zh.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from cards.vocabulary import (
     person,
     span,
     term_label,
+    title_of,
     value_words,
     when,
 )
@@ -80,7 +81,7 @@ def row(
     shown = view["expires_at"] if column == "expires" else view[f"{column}_at"]
     return {
         "id": view["id"],
-        "title": str(view["terms"].get("title", view["kind"])),
+        "title": title_of(view, lang),
         "simulated": bool(view["simulated"]),
         "chip": chip(view, people, lang),
         # beside the chip, why it needs a person; "to confirm" already says it awaits one
@@ -253,7 +254,7 @@ def record_tables(
     for term in view["terms"].get("terms", []):
         value = value_words(term["value"], lang)
         shown = ident(value, short=True) if term["name"] in DIGEST_TERMS else long_text(value)
-        terms.append([term_label(term["name"], lang), shown])
+        terms.append([term_label(term, lang), shown])
     # the worst case the domain computed, a term on the card as here
     if notional := (view.get("approval") or {}).get("notional"):
         terms.append([text("approval.notional", lang), long_text(str(notional))])
@@ -339,7 +340,7 @@ def detail(
 ) -> dict[str, Any]:
     return {
         "id": view["id"],
-        "title": str(view["terms"].get("title", view["kind"])),
+        "title": title_of(view, lang),
         "simulated": bool(view["simulated"]),
         "chip": chip(view, people, lang),
         "outcome": outcome_text(view, lang),

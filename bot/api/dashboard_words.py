@@ -2,9 +2,10 @@
 and the small values its pages are made of: a time (relative, absolute on hover), an id cut
 short (whole on hover), a chip's colour. Pure.
 
-Every status, outcome, protective-order word, person, number and date an operation shows
-comes from the one catalogue (`cards/strings.py`, through `cards/vocabulary.py`); only words
-no other surface says live here.
+Every status, protective-order word, person, number and date an operation shows comes from
+the one catalogue (`cards/strings.py`, through `cards/vocabulary.py`), and a kind's own words
+(its headlines, term labels, outcome words) from the data, as on the card; only words no
+other surface says live here.
 """
 
 from __future__ import annotations

@@ -5,20 +5,20 @@ Pure: no I/O. The HTTP handler parses, calls `build_draft`, and hands the Draft 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Annotated, Any
 
 from pydantic import Field, StringConstraints, ValidationError
 
+from bot.api.body_shape import shape_problems
 from bot.config import OpenId, ProposerSettings, Settings
 from bot.policy import approval_for, operators_of
 from bot.validation import problems_from
-from store.canonical import canonical_json, float_paths
+from store.canonical import canonical_json
 from store.envelope import Audience, CallbackRoute, Conversation, Source
 from store.problems import FieldProblem, ProblemsFound
 from store.proposals import Draft
 from workers.domains import DOMAINS
-from workers.domains.types import StrictModel, is_control
+from workers.domains.types import StrictModel
 from workers.targets import BadUrl, parse_callback_target
 
 MAX_CONTEXT_BYTES = 4096
@@ -74,41 +74,6 @@ class CapabilitiesUnavailable(Exception):
         self.kind = kind
 
 
-def _strings(value: Any, path: str) -> Iterator[tuple[str, str]]:
-    if isinstance(value, str):
-        yield path, value
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield from _strings(key, f"{path}.{key}" if path else str(key))
-            yield from _strings(item, f"{path}.{key}" if path else str(key))
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            yield from _strings(item, f"{path}[{index}]")
-
-
-def _shape_problems(body: Any, free_text: frozenset[str]) -> list[FieldProblem]:
-    """Floats and control characters anywhere in the body, named by path."""
-    problems = [
-        FieldProblem(
-            path,
-            f"JSON number {literal} is a float (or NaN/Infinity)",
-            'send decimal numbers as strings, e.g. "0.5"',
-        )
-        for path, literal in float_paths(body)
-    ]
-    allowed = {f"payload.{name}" for name in free_text}
-    for path, text in _strings(body, ""):
-        if path not in allowed and any(is_control(ch) for ch in text):
-            problems.append(
-                FieldProblem(
-                    path,
-                    "contains control or bidirectional-override characters",
-                    "remove them; only payload text fields may carry free text",
-                )
-            )
-    return sorted(set(problems), key=lambda p: p.field)
-
-
 def _reason_problems(reason: str | None) -> list[FieldProblem]:
     """`source.reason` is one readable line the card shows as plain text, or nothing (control
     and format characters anywhere in a body are refused before, by `_shape_problems`)."""
@@ -140,15 +105,15 @@ def _route_problems(
     if source.conversation is not None:
         chat = source.conversation.chat_id
         allowed = settings.reply_chats(proposer)
-        destination = settings.destination_chats().get(chat)
+        outside = settings.outside_chats().get(chat)
         fix = (
             f"name a message in one of the chats {proposer.name!r} may reply into: "
             f"{', '.join(allowed) or 'none'} (or add the chat to the proposer's reply_chats)"
         )
-        if destination is not None:
+        if outside is not None:
             reason = (
-                f"{chat} is the chat of message destination {destination!r}: the counterparty "
-                "reads it, so no result is replied there"
+                f"{chat} is the chat of {outside!r}: the counterparty reads it, so no result "
+                "is replied there"
             )
             problems.append(FieldProblem("source.conversation.chat_id", reason, fix))
         elif chat not in allowed:
@@ -197,8 +162,8 @@ def build_draft(
     body: Any,
     proposer: ProposerSettings,
     settings: Settings,
-    capabilities: Any = None,
-    reading: Any = None,
+    capabilities: object = None,
+    reading: object = None,
 ) -> Draft:
     """`capabilities`: the adapter's, read by the caller for this body's kind (or None);
     `reading`: what the caller read for its preconditions (a message's baseline, or None)."""
@@ -206,7 +171,7 @@ def build_draft(
         raise ProblemsFound([FieldProblem("$", "the body is not a JSON object", "send an object")])
     kind = body.get("kind")
     domain = DOMAINS.get(kind) if isinstance(kind, str) else None
-    shape = _shape_problems(body, domain.free_text_fields if domain else frozenset())
+    shape = shape_problems(body, domain.free_text_fields if domain else frozenset())
     if shape:
         raise ProblemsFound(shape)
     try:
@@ -230,13 +195,13 @@ def build_draft(
             "kind_not_allowed", f"proposer {proposer.name!r} may not propose {domain.kind}"
         )
     domain_settings = settings.domains.for_kind(domain.kind)
-    if not domain_settings.enabled:
+    if not domain.enabled(domain_settings):
         raise ProblemsFound(
             [
                 FieldProblem(
                     "kind",
                     f"the {domain.kind} domain is disabled here",
-                    f"ask an administrator to enable [domains.{domain.kind.split('.')[0]}]",
+                    f"ask an administrator to enable [domains.{domain.config_table}]",
                 )
             ],
             code="domain_disabled",
@@ -273,10 +238,17 @@ def build_draft(
                 "payload", f"is {payload_bytes} bytes; the cap is {cap}", "make it smaller"
             )
         )
+    payload, payload_problems = None, []  # reported in their place below
+    try:
+        payload = schema.model_validate(request.payload)
+    except ValidationError as error:
+        payload_problems = problems_from(error, "payload")
     ops = settings.operations
-    expires_in_s = (
-        ops.default_expires_in_s if request.expires_in_s is None else request.expires_in_s
-    )
+    expires_in_s = request.expires_in_s
+    if expires_in_s is None:  # the domain's own default (an action's), within the bounds
+        own = None if payload is None else domain.expires_in_s(payload, domain_settings)
+        expires_in_s = ops.default_expires_in_s if own is None else own
+        expires_in_s = max(30, min(expires_in_s, ops.max_expires_in_s))
     if not 30 <= expires_in_s <= ops.max_expires_in_s:
         problems.append(
             FieldProblem(
@@ -310,13 +282,18 @@ def build_draft(
                 "name one of the proposer's callback_secret_env entries, or add it to its config",
             )
         )
-    payload = None
-    try:
-        payload = schema.model_validate(request.payload)
-    except ValidationError as error:
-        problems.extend(problems_from(error, "payload"))
+    problems.extend(payload_problems)
     if payload is not None:
         problems.extend(domain.admit(payload, domain_settings))
+        allowed = domain.audiences(payload, domain_settings)
+        if allowed is not None and audience.name not in allowed:
+            problems.append(
+                FieldProblem(
+                    "audience",
+                    f"this {domain.kind} goes only to {', '.join(allowed) or 'no audience'}",
+                    f"address one of: {', '.join(allowed) or 'none (fix the config)'}",
+                )
+            )
         if domain.needs_capabilities:
             if capabilities is None:
                 raise CapabilitiesUnavailable(domain.kind)

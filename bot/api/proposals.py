@@ -14,7 +14,6 @@ field, and no card is ever offered for it. Only a failed read answers 503 (retry
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from typing import Any
 
@@ -31,16 +30,15 @@ from bot.api.keys import (
     STORE_KEY,
 )
 from bot.api.people import with_people
+from store.authority import Store
 from store.canonical import loads_strict
 from store.execution_reads import view as op_view
 from store.problems import FieldProblem, ProblemsFound
 from store.proposals import ActiveClaim, Draft, RequestConflict
 from store.records import Operation
-from store.signals import signal_of
+from store.signals import Signal, signal_of
+from workers.domains import DOMAINS
 from workers.domains.base import ReadingUnavailable
-from workers.domains.message.baseline import FileBaseline, read_baseline
-from workers.domains.message.linkage import Readings
-from workers.domains.message.schema import MessageDomain
 
 log = logging.getLogger("countersign.api")
 
@@ -208,25 +206,26 @@ async def _precheck(request: web.Request, draft: Draft) -> list[FieldProblem]:
     return list(await run(draft.payload))
 
 
-async def _readings(request: web.Request, body: Any) -> Readings | None:
-    """For a message draft: what its destination's baseline source says of the counterparty
-    now (read off the loop: a file may sit on a slow disk), and the inbound signal it names."""
+class StoreReads:
+    """What a domain may read from the store before filing (`Domain.read_for_filing`)."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    async def signal(self, message_id: str) -> Signal | None:
+        return await signal_of(self.store, message_id)
+
+
+async def _readings(request: web.Request, body: Any) -> object:
+    """What the body's domain reads for its preconditions before filing (a message draft:
+    its destination's baseline and the inbound signal it names); None for an unknown kind."""
     payload = body.get("payload") if isinstance(body, dict) else None
-    if not isinstance(payload, dict) or body.get("kind") != MessageDomain.kind:
+    kind = body.get("kind") if isinstance(body, dict) else None
+    plugin = DOMAINS.get(kind) if isinstance(kind, str) else None
+    if plugin is None or not isinstance(payload, dict):
         return None
-    name, signal_id = payload.get("destination"), payload.get("signal_id")
-    messages = request.app[CONFIG_KEY].settings.domains.message
-    destination = messages.destination(name) if isinstance(name, str) else None
-    if destination is None:
-        return None  # intake refuses an unknown destination on its own
-    baseline = None
-    if destination.baseline_file is not None:
-        source = FileBaseline(destination.baseline_file)
-        baseline = await asyncio.to_thread(read_baseline, source, destination.counterparty)
-    signal = None
-    if isinstance(signal_id, str):
-        signal = await signal_of(request.app[STORE_KEY], signal_id[:128])
-    return Readings(baseline, signal)
+    settings = request.app[CONFIG_KEY].settings.domains.for_kind(plugin.kind)
+    return await plugin.read_for_filing(payload, settings, StoreReads(request.app[STORE_KEY]))
 
 
 async def _capabilities(request: web.Request, body: Any) -> Any:

@@ -13,6 +13,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+# one long poll of the API at most (`?wait=`); the client and the CLI ask again for longer
+MAX_WAIT_S = 60
+
 
 class Wire(BaseModel):
     model_config = ConfigDict(extra="allow", frozen=True)
@@ -86,6 +89,11 @@ class OutcomeView(Wire):
     outcome_digest: str
     reconciles_digest: str | None
     observed_at: str | None = Field(default=None, description="when it was observed")
+    final: bool = Field(
+        description="nothing more happens by itself (false: still working, e.g. resting)"
+    )
+    tone: str = Field(description="how it reads: good, working, warn, bad or done")
+    words: dict[str, str] = Field(description="what the status says: {en, zh}")
 
 
 class OperationView(Wire):

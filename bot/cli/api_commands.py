@@ -19,12 +19,12 @@ from bot import config as config_mod
 from bot.cli.common import EXIT_API, EXIT_USAGE, CommandError, config_path
 from bot.client import DEFAULT_URL, ApiError, Client, Filed
 from bot.profiles import DEV_TOKEN_ENV
-from bot.progress import Until, reached
 from bot.render import operation_table, operation_text
 from cards.strings import Lang
 from cards.vocabulary import state_words
 from store.canonical import loads_strict
 from store.problems import ProblemsFound
+from store.projection import Until, reached
 
 LANG_ENV = "COUNTERSIGN_LANG"
 EXIT_NOT_YET = 3  # show --wait: the time ran out before the operation was what was asked

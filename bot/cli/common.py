@@ -73,6 +73,13 @@ def settings_of(args: argparse.Namespace) -> config_mod.Settings:
     return settings_and_source(args)[0]
 
 
+def settings_if_any(args: argparse.Namespace) -> config_mod.Settings | None:
+    """The config the bot runs with, when there is one here: a kind's schema may depend on
+    its table (None: every domain's defaults)."""
+    path = config_path(args)
+    return config_mod.read_file(path) if path.exists() else None
+
+
 def environ_for(dev: bool) -> Mapping[str, str]:
     """Where secrets are read: the dev profile's are its own (nothing to export first)."""
     return {**os.environ, **DEV_ENVIRON} if dev else os.environ

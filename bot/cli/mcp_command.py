@@ -8,6 +8,7 @@ import os
 import sys
 
 from bot.cli.api_commands import client_of
+from bot.cli.common import settings_if_any
 from bot.logs import configure
 
 DEFAULT_MCP_PORT = 8765
@@ -21,7 +22,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
     configure()  # logs go to stderr: on stdio, stdout is the protocol's
     if not args.http:
-        asyncio.run(serve_stdio(client_of(args)))
+        asyncio.run(serve_stdio(client_of(args), settings_if_any(args)))
         return 0
     try:  # before anything starts: who may talk to it (bot/mcp/http_guard.py)
         guard = guard_for(args.host, os.environ)
@@ -29,11 +30,12 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         print(f"countersign mcp: {refused}", file=sys.stderr)
         return EXIT_REFUSED
     client = client_of(args)
+    settings = settings_if_any(args)
     needs = " with its bearer token" if guard.token is not None else ""
 
     def ready(url: str) -> None:
         print(f"{LISTENING}{url} (acting as the proposer whose token it holds{needs})", flush=True)
 
-    asyncio.run(serve_http(client, args.host, args.port, guard, on_ready=ready))
+    asyncio.run(serve_http(client, args.host, args.port, guard, ready, settings))
     print("countersign MCP stopped", file=sys.stderr)
     return 0

@@ -8,7 +8,6 @@ import json
 import os
 import sys
 from collections.abc import Mapping
-from pathlib import Path
 
 from bot import config as config_mod
 from bot.cli.common import (
@@ -124,13 +123,26 @@ def cmd_deliveries_retry(args: argparse.Namespace) -> int:
 
 
 def cmd_venue_orders(args: argparse.Namespace) -> int:
-    from workers.domains.finance.sim.listing import venue_orders_text
+    """The orders of every domain that keeps a venue of its own (the simulated exchange).
+    Such a domain offers `venue_orders(settings, as_json=, account=)` on its domain object;
+    it is looked up through the registry, so this command names no domain."""
+    from workers.domains import DOMAINS
 
-    path = Path(settings_of(args).domains.finance.venue_path)
-    try:
-        print(asyncio.run(venue_orders_text(path, as_json=args.json, account=args.account)))
-    except FileNotFoundError:
-        raise CommandError(
-            f"no venue state at {path}; it is created when the bot first runs"
-        ) from None
+    settings = settings_of(args)
+    listed = 0
+    for plugin in DOMAINS.values():
+        listing = getattr(plugin.domain, "venue_orders", None)
+        if listing is None:
+            continue
+        domain_settings = settings.domains.for_kind(plugin.kind)
+        try:
+            text = asyncio.run(listing(domain_settings, as_json=args.json, account=args.account))
+        except FileNotFoundError as error:
+            raise CommandError(
+                f"no venue state ({error}); it is created when the bot first runs"
+            ) from None
+        print(text)
+        listed += 1
+    if not listed:
+        raise CommandError("no registered domain keeps a venue of its own")
     return 0

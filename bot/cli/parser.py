@@ -15,6 +15,7 @@ from bot.cli.api_commands import (
     cmd_propose,
     cmd_show,
 )
+from bot.cli.kinds_command import cmd_kinds
 from bot.cli.mcp_command import DEFAULT_MCP_PORT, cmd_mcp
 from bot.cli.operator_tools import (
     cmd_config_check,
@@ -25,6 +26,7 @@ from bot.cli.operator_tools import (
     cmd_venue_orders,
 )
 from bot.cli.serving import cmd_demo, cmd_run, cmd_sandbox, cmd_worker
+from bot.kinds import names as kind_names
 from bot.profiles import DEFAULT_DEV_DIR, DEV_TOKEN_ENV
 
 
@@ -185,7 +187,9 @@ def add_api_commands(commands: Commands) -> None:
         "a request_id gets one made from its content (cli-<sha256 prefix>), printed on "
         "stderr: proposing the same file again reuses it, so a retry after a lost answer "
         "never files the operation twice. To file the same content as a new operation, "
-        "give it a request_id of its own.",
+        "give it a request_id of its own. The file is {request_id?, kind, payload, audience, "
+        f"expires_in_s?, source?}}; kinds: {', '.join(kind_names())} (`countersign kinds "
+        "KIND` shows a kind's payload schema and example payloads).",
     )
     propose.add_argument("file", metavar="FILE|-")
     client_options(propose)
@@ -234,6 +238,19 @@ def add_api_commands(commands: Commands) -> None:
         "--port", type=int, default=DEFAULT_MCP_PORT, help=f"with --http ({DEFAULT_MCP_PORT})"
     )
     mcp.set_defaults(func=cmd_mcp)
+
+    listing = commands.add_parser(
+        "kinds",
+        help="the operation kinds this install takes; with KIND, its schema and examples",
+        description="One line per kind: its name, simulated or live, whether it moves an "
+        "amount (approval rules by amount), its config table. With KIND: its payload JSON "
+        "schema (as the config here shapes it) and example payloads that file as shown "
+        "against config.example.toml, as JSON.",
+    )
+    listing.add_argument("kind", nargs="?", metavar="KIND")
+    listing.add_argument("--config", help="shape schemas by this config (default as for run)")
+    listing.add_argument("--json", action="store_true", help="print the list as JSON")
+    listing.set_defaults(func=cmd_kinds)
 
     cancel = commands.add_parser("cancel", help="cancel an unclaimed operation")
     cancel.add_argument("id")

@@ -26,11 +26,6 @@ from bot.config.settings import (
 )
 from store.problems import FieldProblem, ProblemsFound
 from workers.domains import DOMAINS
-from workers.domains.message.baseline import (
-    CONTRACT_STATUSES,
-    BaselineUnavailable,
-    load_baseline_file,
-)
 
 Environ = Mapping[str, str]
 Check = Callable[[Settings, Environ], Iterator[FieldProblem]]
@@ -41,13 +36,18 @@ def unique_names(settings: Settings, environ: Environ) -> Iterator[FieldProblem]
         yield FieldProblem("audiences", f"name {name!r} is used twice", "rename one")
     for name in sorted(_duplicates([p.name for p in settings.proposers])):
         yield FieldProblem("proposers", f"name {name!r} is used twice", "rename one")
-    for name in sorted(_duplicates([a.name for a in settings.domains.finance.accounts])):
-        yield FieldProblem("domains.finance.accounts", f"account {name!r} twice", "rename one")
-    destinations = [d.name for d in settings.domains.message.destinations]
-    for name in sorted(_duplicates(destinations)):
-        yield FieldProblem(
-            "domains.message.destinations", f"destination {name!r} twice", "rename one"
-        )
+
+
+def domain_tables(settings: Settings, environ: Environ) -> Iterator[FieldProblem]:
+    """What each domain finds wrong in its own table (names twice, a file that does not
+    read), reported under `domains.<table>`."""
+    for plugin in DOMAINS.values():
+        for problem in plugin.config_problems(settings.domains.for_kind(plugin.kind)):
+            yield _in_table(plugin.config_table, problem)
+
+
+def _in_table(table: str, problem: FieldProblem) -> FieldProblem:
+    return FieldProblem(f"domains.{table}.{problem.field}", problem.reason, problem.fix)
 
 
 def some_proposer(settings: Settings, environ: Environ) -> Iterator[FieldProblem]:
@@ -99,7 +99,7 @@ def callback_secrets(settings: Settings, environ: Environ) -> Iterator[FieldProb
 def proposer_references(settings: Settings, environ: Environ) -> Iterator[FieldProblem]:
     """Kinds, audiences and reply chats a proposer names exist and are internal."""
     audience_names = {a.name for a in settings.audiences}
-    destination_chats = settings.destination_chats()
+    outside_chats = settings.outside_chats()
     for index, proposer in enumerate(settings.proposers):
         where = f"proposers[{index}]"
         for kind in proposer.kinds:
@@ -110,11 +110,11 @@ def proposer_references(settings: Settings, environ: Environ) -> Iterator[FieldP
                     f'use {", ".join(sorted(DOMAINS))} or "*"',
                 )
         for chat in proposer.reply_chats or []:
-            if chat in destination_chats:
+            if chat in outside_chats:
                 yield FieldProblem(
                     f"{where}.reply_chats",
-                    f"{chat} is the chat of message destination "
-                    f"{destination_chats[chat]!r}: the counterparty would read the replies",
+                    f"{chat} is the chat of {outside_chats[chat]!r}, read by outsiders: the "
+                    "counterparty would read the replies",
                     "remove it; name internal chats only",
                 )
         for audience in proposer.audiences:
@@ -127,21 +127,22 @@ def proposer_references(settings: Settings, environ: Environ) -> Iterator[FieldP
 
 
 def internal_chats_stay_internal(settings: Settings, environ: Environ) -> Iterator[FieldProblem]:
-    """Cards (terms, who decided) and ops-chat receipts never go to a counterparty's chat."""
-    counterparty_chats = settings.destination_chats()
+    """Cards (terms, who decided) and the domains' internal chats (a draft's filing
+    receipts) never go to a chat outsiders read."""
+    outside_chats = settings.outside_chats()
     internal = [
         (f"audiences[{i}].chat_id", a.chat_id, "every card, its terms and who decided")
         for i, a in enumerate(settings.audiences)
     ] + [
-        (f"domains.message.destinations[{i}].ops_chat_id", d.ops_chat_id, "filing receipts")
-        for i, d in enumerate(settings.domains.message.destinations)
-        if d.ops_chat_id is not None
+        (f"domains.{plugin.config_table}.{field}", chat, what)
+        for plugin in DOMAINS.values()
+        for field, chat, what in plugin.internal_chats(settings.domains.for_kind(plugin.kind))
     ]
     for field_path, chat, what in internal:
-        if chat in counterparty_chats:
+        if chat in outside_chats:
             yield FieldProblem(
                 field_path,
-                f"{chat} is the chat of message destination {counterparty_chats[chat]!r}: "
+                f"{chat} is the chat of {outside_chats[chat]!r}, read by outsiders: "
                 f"the counterparty would see {what}",
                 "name an internal chat of its own",
             )
@@ -235,26 +236,9 @@ def web_sign_in(settings: Settings, environ: Environ) -> Iterator[FieldProblem]:
         )
 
 
-def baseline_files(settings: Settings, environ: Environ) -> Iterator[FieldProblem]:
-    """A destination's baseline file reads as one now (at run time a file that cannot be
-    read files drafts stamped as unchecked; a file broken from the start is a mistake)."""
-    for i, destination in enumerate(settings.domains.message.destinations):
-        if destination.baseline_file is None:
-            continue
-        try:
-            load_baseline_file(destination.baseline_file)
-        except BaselineUnavailable as error:
-            yield FieldProblem(
-                f"domains.message.destinations[{i}].baseline_file",
-                str(error),
-                'write it as {"counterparties": {"<counterparty>": {"contract": {"status": '
-                f'"<one of {", ".join(CONTRACT_STATUSES)}>", ...}}, "facts": [...]}}}}}} '
-                "(docs/operations.md), or leave baseline_file out",
-            )
-
-
 CHECKS: tuple[Check, ...] = (
     unique_names,
+    domain_tables,
     some_proposer,
     proposer_tokens,
     callback_secrets,
@@ -266,7 +250,6 @@ CHECKS: tuple[Check, ...] = (
     store_url,
     approval_policy,
     web_sign_in,
-    baseline_files,
 )
 
 

@@ -118,12 +118,14 @@ def _never_applies(where: str, rule: Any) -> Iterator[FieldProblem]:
             )
     kinds = set(rule.kinds)
     if rule.above is not None and kinds and ANY not in kinds:
-        amountless = {kind for kind in kinds if kind in DOMAINS and kind == "message.send"}
+        amountless = {kind for kind in kinds if kind in DOMAINS and not DOMAINS[kind].moves_amount}
         if kinds == amountless:
+            with_amount = sorted(kind for kind, plugin in DOMAINS.items() if plugin.moves_amount)
             yield FieldProblem(
                 f"{where}.above",
-                "applies by amount, and a message.send has none",
-                "remove above/currency, or name a kind with an amount (finance.order)",
+                f"applies by amount, and {', '.join(sorted(kinds))} moves none",
+                "remove above/currency, or name a kind with an amount "
+                f"({', '.join(with_amount) or 'none is registered'})",
             )
 
 

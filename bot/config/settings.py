@@ -23,10 +23,10 @@ from pydantic import (
     model_validator,
 )
 
+from bot.config.domain_settings import DomainSettings as DomainSettings  # re-exported
 from bot.validation import DISPLAY_NAME_PATTERN, problems_from
 from store.problems import ProblemsFound
-from workers.domains.finance.settings import FinanceSettings
-from workers.domains.message.settings import MessageSettings
+from workers.domains import DOMAINS
 
 DEFAULT_STORE_URL = "sqlite+aiosqlite:///./var/countersign.db"
 EnvName = Annotated[str, StringConstraints(pattern=r"^[A-Z_][A-Z0-9_]{0,127}$")]
@@ -201,18 +201,6 @@ class ProposerSettings(Section):
         return ANY in self.audiences or audience in self.audiences
 
 
-class DomainSettings(Section):
-    finance: FinanceSettings = Field(default_factory=FinanceSettings)
-    message: MessageSettings = Field(default_factory=MessageSettings)
-
-    def for_kind(self, kind: str) -> FinanceSettings | MessageSettings:
-        if kind == "finance.order":
-            return self.finance
-        if kind == "message.send":
-            return self.message
-        raise KeyError(kind)
-
-
 class OperationSettings(Section):
     default_expires_in_s: int = Field(default=900, ge=30, le=604800)
     max_expires_in_s: int = Field(default=86400, ge=30, le=604800)
@@ -284,9 +272,13 @@ class Settings(Section):
     def audience(self, name: str) -> AudienceSettings | None:
         return next((a for a in self.audiences if a.name == name), None)
 
-    def destination_chats(self) -> dict[str, str]:
-        """Counterparty chats (chat id -> destination name): nothing internal goes there."""
-        return {d.chat_id: d.name for d in self.domains.message.destinations}
+    def outside_chats(self) -> dict[str, str]:
+        """Chats outsiders read, of every domain (chat id -> who, e.g. a message destination):
+        nothing internal goes there."""
+        chats: dict[str, str] = {}
+        for plugin in DOMAINS.values():
+            chats.update(plugin.outside_chats(self.domains.for_kind(plugin.kind)))
+        return chats
 
     def reply_chats(self, proposer: ProposerSettings) -> list[str]:
         """The chats `proposer` may have a result replied into, sorted."""
@@ -294,7 +286,7 @@ class Settings(Section):
             chats = set(proposer.reply_chats)
         else:
             chats = {a.chat_id for a in self.audiences if proposer.may_address(a.name)}
-        return sorted(chats - set(self.destination_chats()))
+        return sorted(chats - set(self.outside_chats()))
 
 
 @dataclass(frozen=True)

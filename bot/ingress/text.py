@@ -24,7 +24,7 @@ from bot.ingress.text_retries import TextRetries
 from bot.ingress.text_scope import Answer, Asker, Scope, scope_of
 from cards.plain_text import NAME_MAX_CHARS, TITLE_MAX_CHARS, people_text
 from cards.strings import Lang, decision_key, text
-from cards.vocabulary import OPEN_STATES, headline, person, relative, when
+from cards.vocabulary import OPEN_STATES, headline, person, relative, title_of, when
 from store.authority import Store
 from store.execution_reads import view as full_view
 from store.groupcommit import answering_a_person
@@ -298,7 +298,7 @@ class TextListener:
     def _title(self, view: dict[str, Any]) -> str:
         lang = self.settings.lang
         simulated = f" [{text('subtitle.simulated', lang)}]"
-        title = people_text(view["terms"].get("title", ""), TITLE_MAX_CHARS, lang)
+        title = people_text(title_of(view, lang), TITLE_MAX_CHARS, lang)
         return f"{title}{simulated if view['simulated'] else ''}"
 
     async def _status(self, argument: str, audiences: Set[str]) -> str:

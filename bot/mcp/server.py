@@ -1,4 +1,4 @@
-"""The MCP server's tools and resource, each one call of the Python client (bot/client.py).
+"""The MCP server's tools and resources, each one call of the Python client (bot/client.py).
 
 One server acts for one proposer: the token is the server's (from the environment or the
 config, given when it starts), never a tool argument, so an agent can neither act as
@@ -6,6 +6,11 @@ another proposer nor read another's operations. There is no confirm tool: a conf
 is a verified person's click on the Lark card (or a signed-in operator on the web), which
 is the point; the instructions say so. A refusal is a tool error whose structured content
 is the API's `{code, message, fields}`, so an agent can fix its call.
+
+The kinds come from the registry (`workers.domains`, through bot/kinds.py): the tools' kind
+enum when the server is built, the kind resources (schema, examples) when they are read; no
+kind is spelled here, so a domain registered before the server starts is served like a
+built-in one.
 """
 
 from __future__ import annotations
@@ -19,21 +24,24 @@ from mcp.server.mcpserver.exceptions import ResourceError
 from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel, Field
 
+from bot import kinds
 from bot.api.intake import MAX_REASON_CHARS, RequestId
-from bot.api.wire import CheckView, OperationPage, OperationView
+from bot.api.wire import MAX_WAIT_S, CheckView, OperationPage, OperationView
 from bot.client import ApiError, Client
+from bot.config import Settings
 from bot.mcp.results import Proposed, proposed
 from bot.mcp.watch import Follower, operation_uri
-from bot.progress import MAX_WAIT_S
 from workers.domains import DOMAINS
 
 NAME = "countersign"
 RESOURCE = operation_uri("{id}")
+KINDS_RESOURCE = "countersign://kinds"
 KIND_RESOURCE = "countersign://kinds/{kind}"
-SCHEMA_VERSION = 1  # what the tools file (the API's default)
+EXAMPLES_RESOURCE = "countersign://kinds/{kind}/examples"
+API_SCHEMA_VERSION = 1  # the API's default, left out of a proposal (its request id stays)
 INSTRUCTIONS = """\
-countersign puts an operation you propose (an exchange order, finance.order, or a message to a
-counterparty, message.send) in front of people: it posts a card with the exact terms to the
+countersign puts an operation you propose (an order, a message to a counterparty, a call to a
+service: each is a kind) in front of people: it posts a card with the exact terms to the
 audience's Lark group, and an authorized operator confirms or rejects it there. Only then does
 countersign run it, once. You act as one proposer; you cannot confirm, and this server has no
 tool that could: approval is a verified person's click, out of your reach by design.
@@ -45,14 +53,21 @@ are marked simulated: nothing real happened. Retrying propose_operation with the
 arguments returns the same operation (request_id defaults to one made from the content).
 Errors carry {code, message, fields: [{field, reason, fix}]}.
 """
+KINDS_NOTE = """
+The kinds here: {kinds}. The resource countersign://kinds/{{kind}} has a kind's payload
+schema, and countersign://kinds/{{kind}}/examples payloads that file as shown.
+"""
 
-Kind = Annotated[
-    str,
-    Field(
-        description="the operation kind: finance.order or message.send",
-        json_schema_extra={"enum": sorted(DOMAINS)},
-    ),
-]
+
+def _registered_kinds(schema: dict[str, Any]) -> None:
+    """The kind argument's schema names the kinds registered when the tools are built (a
+    callable, so a domain registered after this module was imported is listed)."""
+    names = kinds.names()
+    schema["enum"] = names
+    schema["description"] = f"the operation kind: {', '.join(names)}"
+
+
+Kind = Annotated[str, Field(json_schema_extra=_registered_kinds)]
 Payload = Annotated[
     dict[str, Any],
     Field(
@@ -90,6 +105,9 @@ def _proposal(
         body["source"] = {"reason": reason}
     if request_id is not None:
         body["request_id"] = request_id
+    plugin = DOMAINS.get(kind)
+    if plugin is not None and plugin.versions[-1] != API_SCHEMA_VERSION:
+        body["schema_version"] = plugin.versions[-1]  # the schema the kind resource shows
     return body
 
 
@@ -117,12 +135,16 @@ async def _answer(call: Awaitable[BaseModel]) -> CallToolResult:
         return _refused(error)
 
 
-def build_server(client: Client, follower: Follower | None = None) -> MCPServer:
+def build_server(
+    client: Client, follower: Follower | None = None, settings: Settings | None = None
+) -> MCPServer:
     """The server over `client` (which holds the proposer's token); with `follower`, the
-    operations it files or reads are followed and their changes published on its bus."""
+    operations it files or reads are followed and their changes published on its bus. A
+    kind's schema is shaped by its table in `settings` (None: the domains' defaults)."""
+    names = kinds.names()
     server = MCPServer(
         NAME,
-        instructions=INSTRUCTIONS,
+        instructions=INSTRUCTIONS + KINDS_NOTE.format(kinds=", ".join(names)),
         log_level="WARNING",
         subscriptions=follower.bus if follower is not None else False,
     )
@@ -150,7 +172,8 @@ def build_server(client: Client, follower: Follower | None = None) -> MCPServer:
 
     @server.tool(
         description="Check a proposal without filing it: every check the filing runs, and the "
-        "venue's pre-check as of now; says what would be refused and why."
+        "kind's own pre-check as of now (a venue's, for an order); says what would be refused "
+        "and why."
     )
     async def check_operation(
         kind: Kind,
@@ -206,20 +229,36 @@ def build_server(client: Client, follower: Follower | None = None) -> MCPServer:
         return found.model_dump(mode="json", exclude_unset=True)
 
     @server.resource(
+        KINDS_RESOURCE,
+        name="kinds",
+        description="The operation kinds this countersign takes, one line each",
+        mime_type="application/json",
+    )
+    def kind_list() -> list[dict[str, Any]]:
+        return [kinds.summary(kinds.plugin_of(name)) for name in kinds.names()]
+
+    @server.resource(
         KIND_RESOURCE,
         name="kind",
-        description="An operation kind's payload, as a JSON schema (finance.order, message.send)",
+        description="An operation kind: its payload as a JSON schema, and its examples",
         mime_type="application/json",
     )
     def kind(kind: str) -> dict[str, Any]:
-        domain = DOMAINS.get(kind)
-        model = domain.schema(SCHEMA_VERSION) if domain is not None else None
-        if model is None:
-            raise ResourceError(f"unknown kind {kind!r}: use one of {', '.join(sorted(DOMAINS))}")
-        return {
-            "kind": kind,
-            "schema_version": SCHEMA_VERSION,
-            "payload_schema": model.model_json_schema(),
-        }
+        try:
+            return kinds.described(kinds.plugin_of(kind), settings)
+        except kinds.UnknownKind as unknown:
+            raise ResourceError(str(unknown)) from None
+
+    @server.resource(
+        EXAMPLES_RESOURCE,
+        name="kind examples",
+        description="Payloads of an operation kind that file as shown",
+        mime_type="application/json",
+    )
+    def kind_examples(kind: str) -> dict[str, Any]:
+        try:
+            return {"kind": kind, "examples": kinds.examples(kinds.plugin_of(kind))}
+        except kinds.UnknownKind as unknown:
+            raise ResourceError(str(unknown)) from None
 
     return server

@@ -15,6 +15,7 @@ from mcp.server.subscriptions import InMemorySubscriptionBus
 from starlette.types import ASGIApp
 
 from bot.client import Client
+from bot.config import Settings
 from bot.mcp.http_guard import BearerGate, HttpGuard
 from bot.mcp.server import build_server
 from bot.mcp.stdio import run_stdio
@@ -25,18 +26,19 @@ LISTENING = "countersign MCP listening on "
 
 
 @contextlib.asynccontextmanager
-async def serving(client: Client) -> AsyncIterator[MCPServer]:
-    """The server, its client and its followers, closed after."""
+async def serving(client: Client, settings: Settings | None) -> AsyncIterator[MCPServer]:
+    """The server, its client and its followers, closed after; `settings` (a loaded config,
+    or None) shape the kinds' schemas."""
     follower = Follower(client, InMemorySubscriptionBus())
     async with client:
         try:
-            yield build_server(client, follower)
+            yield build_server(client, follower, settings)
         finally:
             await follower.close()
 
 
-async def serve_stdio(client: Client) -> None:
-    async with serving(client) as server:
+async def serve_stdio(client: Client, settings: Settings | None = None) -> None:
+    async with serving(client, settings) as server:
         await run_stdio(server)  # a line it cannot read gets a JSON-RPC error, not silence
 
 
@@ -46,11 +48,12 @@ async def serve_http(
     port: int,
     guard: HttpGuard,
     on_ready: Callable[[str], None] = lambda _url: None,
+    settings: Settings | None = None,
 ) -> None:
     """Streamable HTTP on host:port, behind `guard` (bot/mcp/http_guard.py): requests whose
     Host or Origin names another host are refused (DNS rebinding), and with a token, those
     that do not carry it."""
-    async with serving(client) as mcp_server:
+    async with serving(client, settings) as mcp_server:
         await _serve_http(mcp_server, host, port, guard, on_ready)
 
 

@@ -16,8 +16,9 @@ import logging
 
 from mcp.server.subscriptions import ResourceUpdated, SubscriptionBus
 
+from bot.api.wire import MAX_WAIT_S
 from bot.client import ApiError, Client
-from bot.progress import MAX_WAIT_S, reached
+from store.projection import reached
 
 log = logging.getLogger("countersign.mcp")
 

@@ -17,6 +17,7 @@ from pydantic import BaseModel
 
 from bot.config import (
     AudienceSettings,
+    DomainSettings,
     ProposerSettings,
     Settings,
     check,
@@ -27,7 +28,8 @@ from bot.config import (
 from bot.profiles import dev_settings
 from tests.support.backends import Backend
 from tests.support.processes import ROOT
-from workers.domains.finance.settings import FinanceAccount
+from workers.domains import DOMAINS
+from workers.domains.finance.settings import FinanceAccount, FinanceSettings
 from workers.domains.message.settings import Destination
 
 EXAMPLE = ROOT / "config.example.toml"
@@ -56,10 +58,11 @@ def test_example_mirrors_the_dev_profile(tmp_path: Path) -> None:
     dev = dev_settings(tmp_path)
     assert example.audiences == dev.audiences
     # the dev profile keeps its venue state under its data dir; everything else matches
-    assert example.domains.model_dump(
-        exclude={"finance": {"venue_path"}}
-    ) == dev.domains.model_dump(exclude={"finance": {"venue_path"}})
-    assert dev.domains.finance.venue_path == str((tmp_path / "sim-venue.db").resolve())
+    mirrored = {"finance": {"venue_path"}}
+    assert example.domains.model_dump(exclude=mirrored) == dev.domains.model_dump(exclude=mirrored)
+    finance = dev.domains.for_kind("finance.order")
+    assert isinstance(finance, FinanceSettings)
+    assert finance.venue_path == str((tmp_path / "sim-venue.db").resolve())
     assert [(p.name, p.kinds, p.audiences) for p in example.proposers] == [
         (p.name, p.kinds, p.audiences) for p in dev.proposers
     ]
@@ -88,8 +91,13 @@ def _models_in(annotation: object) -> list[type[BaseModel]]:
 
 
 def _setting_keys(model: type[BaseModel], table: str = "") -> set[tuple[str, str]]:
-    """(TOML table, key) for every leaf field reachable from `model`."""
+    """(TOML table, key) for every leaf field reachable from `model`; under [domains], the
+    table of every registered domain."""
     keys: set[tuple[str, str]] = set()
+    if model is DomainSettings:
+        for plugin in DOMAINS.values():
+            table_name = f"{table}.{plugin.config_table}"
+            keys |= _setting_keys(plugin.settings_model, table_name)
     for name, field in model.model_fields.items():
         key = field.alias or name
         nested = _models_in(field.annotation)

@@ -287,7 +287,7 @@ def test_a_rule_that_could_never_apply_is_a_problem() -> None:
         ("approval_rules[0].kinds", "is empty, so the rule would never apply")
     ]
     assert problems([large(kinds=["message.send"])]) == [
-        ("approval_rules[0].above", "applies by amount, and a message.send has none")
+        ("approval_rules[0].above", "applies by amount, and message.send moves none")
     ]
     assert problems([large(), large()]) == [("approval_rules", "name 'large-orders' is used twice")]
 

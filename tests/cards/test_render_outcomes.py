@@ -16,8 +16,9 @@ from store.execution_records import Observation
 from store.lifecycle import Execution
 from store.records import Operation
 from store.vocabulary import Stage
-from tests.support.cards import STATUS_LINES
+from tests.support.cards import STATUS_LINES, outcome_of
 from tests.support.factories import dispatching, offered
+from workers.execution_failures import meant
 
 
 async def claimed(store: Store) -> Operation:
@@ -41,18 +42,24 @@ async def test_an_unknown_then_reconciled_fill_shows_both_stages(store: Store) -
     await dispatching(store, op.id)
     unknown = await ledger.record_observation(
         op.id,
-        Observation(
-            Stage.INITIAL, "unknown", Execution.SUBMISSION_UNKNOWN, {"reason": "response lost"}
+        meant(
+            op.kind,
+            Observation(
+                Stage.INITIAL, "unknown", Execution.SUBMISSION_UNKNOWN, {"reason": "response lost"}
+            ),
         ),
     )
     await ledger.record_observation(
         op.id,
-        Observation(
-            Stage.RECONCILED,
-            "filled",
-            Execution.RECONCILED,
-            {"filled_qty": "0.010", "avg_price": "60000", "fees": None},
-            reconciles=unknown.outcome_digest,
+        meant(
+            op.kind,
+            Observation(
+                Stage.RECONCILED,
+                "filled",
+                Execution.RECONCILED,
+                {"filled_qty": "0.010", "avg_price": "60000", "fees": None},
+                reconciles=unknown.outcome_digest,
+            ),
         ),
     )
     current = await store.get(op.id)
@@ -82,11 +89,14 @@ async def test_a_preflight_refusal_is_red_with_its_reason(store: Store) -> None:
     await ledger.begin_preflight(op.id)
     await ledger.record_observation(
         op.id,
-        Observation(
-            Stage.INITIAL,
-            "preflight_rejected",
-            Execution.PREFLIGHT_REJECTED,
-            {"reason": "price 60000.25 is off the 0.5 tick"},
+        meant(
+            op.kind,
+            Observation(
+                Stage.INITIAL,
+                "preflight_rejected",
+                Execution.PREFLIGHT_REJECTED,
+                {"reason": "price 60000.25 is off the 0.5 tick"},
+            ),
         ),
     )
     current = await store.get(op.id)
@@ -117,7 +127,7 @@ async def test_every_outcome_status_reads_right_in_en_and_zh_and_says_simulated(
     en, zh, colour = STATUS_LINES[status]
     projection = outcome_view(
         op,
-        {"stage": "initial", "status": status, "detail": {"reason": "why"}},
+        outcome_of(status, reason="why"),
         execution="completed",
     )
     for lang, line in (("en", en), ("zh", zh)):
@@ -139,17 +149,10 @@ async def test_progress_replaces_its_line_and_protective_orders_have_their_own_r
     ]
     projection = outcome_view(
         op,
-        {"stage": "initial", "status": "resting", "detail": {}},
-        {
-            "stage": "initial",
-            "status": "filled",
-            "detail": {
-                "filled_qty": "0.010",
-                "avg_price": "60000",
-                "fees": "0.3",
-                "protective": protective,
-            },
-        },
+        outcome_of("resting"),
+        outcome_of(
+            "filled", filled_qty="0.010", avg_price="60000", fees="0.3", protective=protective
+        ),
         execution="completed",
     )
     card = render_card(projection, now=op.updated_at)
@@ -176,9 +179,21 @@ async def test_a_sent_message_names_its_message_id(store: Store) -> None:
     op = await claimed(store)
     projection = outcome_view(
         op,
-        {"stage": "initial", "status": "sent", "detail": {"message_id": "om_abc"}},
+        outcome_of("sent", "message.send", message_id="om_abc"),
         execution="completed",
     )
     projection["simulated"] = False
     card = render_card(projection, now=op.updated_at)
     assert "**Sent**" in markdown(card) and "Message om_abc" in plain(card)
+
+
+async def test_an_answer_from_the_other_side_is_shown_as_text(store: Store) -> None:
+    op = await claimed(store)
+    answer = '{"refund_id": "rf_1", "note": "<at id=all></at> **done**"}'
+    projection = outcome_view(op, outcome_of("filled", answer=answer), execution="completed")
+    card = render_card(projection, now=op.updated_at)
+    [line] = [each for each in plain(card) if each.startswith("Answer: ")]
+    assert "rf_1" in line
+    assert not any("rf_1" in each for each in markdown(card))  # plain text, never markup
+    zh = render_card(projection, lang="zh", now=op.updated_at)
+    assert any(each.startswith("答复：") and "rf_1" in each for each in plain(zh))

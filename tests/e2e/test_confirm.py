@@ -20,7 +20,7 @@ async def test_alice_confirms_and_the_card_and_api_agree(stack: Stack) -> None:
     body = texts(card)
     grid = fields(card)
     for term in view["terms"]["terms"]:
-        assert grid[term_label(term["name"], "en")] == value_words(term["value"], "en"), term
+        assert grid[term_label(term, "en")] == value_words(term["value"], "en"), term
     assert "SIMULATED" in body and view["id"] in body and view["confirm_digest"][:12] in body
     assert "sim-venue r1" in body
     _, api_view = await stack.api("GET", f"/api/v1/operations/{view['id']}")

@@ -11,12 +11,13 @@ from aiohttp.test_utils import make_mocked_request
 
 from bot.api.dashboard import allowed
 from bot.api.dashboard_view import outcome_text
-from bot.demo import RESTING_MARK, SAMPLES
 from cards.vocabulary import headline
 from tests.support.dashboard import text_of
+from tests.support.demo_samples import demo_samples
 from tests.support.factories import order_request
 from tests.support.stack import Stack, StackFactory, settled
 from tests.support.waiting import eventually
+from workers.domains.finance.demo import RESTING_MARK
 from workers.domains.finance.sim.venue import SimVenue
 
 PEOPLE = {"ou_alice": "Alice", "ou_bob": "Bob"}
@@ -125,7 +126,7 @@ async def test_the_dashboard_and_the_card_agree_in_every_state_the_demo_reaches(
 
         await eventually(same, deadline_s=20, what=f"{operation_id} at {status}")
 
-    for sample in SAMPLES:
+    for sample in demo_samples(tmp_path):
         name = sample.name.replace(" ", "-")
         body = {"request_id": f"agree-{name}", "kind": sample.kind, "audience": "ops"}
         body["payload"] = sample.payload

@@ -16,12 +16,13 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from bot.demo import RESTING_MARK, SAMPLES
 from cards.vocabulary import headline
 from tests.support.dashboard import counts, screens, text_of
+from tests.support.demo_samples import demo_samples
 from tests.support.factories import order_request
 from tests.support.stack import Stack, StackFactory
 from tests.support.waiting import eventually
+from workers.domains.finance.demo import RESTING_MARK
 from workers.domains.finance.sim.venue import SimVenue
 
 PEOPLE = {"ou_alice": "Alice", "ou_bob": "Bob"}
@@ -84,7 +85,7 @@ async def test_every_page_fits_a_phone_and_a_desktop_in_every_state(
         "ws", sim_faults="partial_fill=0.3", execution={"venue_tick_s": 1.0}, people=PEOPLE
     )
     offered: dict[str, tuple[dict[str, Any], str]] = {}
-    for sample in SAMPLES:
+    for sample in demo_samples(tmp_path):
         body = {"request_id": f"layout-{sample.name.replace(' ', '-')}", "kind": sample.kind}
         body.update(payload=sample.payload, audience="ops", expires_in_s=3600)
         offered[sample.name] = await stack.offered(body)

@@ -106,7 +106,9 @@ async def test_a_stored_reply_route_into_a_destination_chat_is_refused_at_delive
 
     refused = await settled(stack, op.id, "reply", "failed")
     assert refused.attempts == 1 and refused.last_error is not None
-    assert "destination 'acme'" in refused.last_error and "nothing posted" in refused.last_error
+    assert (
+        "'acme', read by outsiders" in refused.last_error and "nothing posted" in refused.last_error
+    )
     assert app_messages(stack, "oc_acme") == []
 
 

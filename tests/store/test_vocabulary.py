@@ -26,7 +26,8 @@ from store.records import Operation
 from store.vocabulary import CHECKED, Execution, Stage
 from tests.support.factories import dispatching, offered
 
-UNKNOWN_WORD = "not_a_state"
+# short enough for every checked column (outcomes.tone is String(8)): the CHECK must refuse it
+UNKNOWN_WORD = "bogus"
 ACCOUNT = "acct-vocabulary"
 NOW = datetime(2026, 12, 3, 12, 0, tzinfo=UTC)
 
@@ -59,6 +60,9 @@ def _child_row(table: str, operation_id: str) -> dict[str, Any]:
             "detail": "{}",
             "outcome_digest": digest,
             "observed_at": NOW,
+            "final": True,
+            "tone": "good",
+            "words": '{"en":"Done","zh":"完成"}',
         },
         "deliveries": {
             "id": _new_id(),

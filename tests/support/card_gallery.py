@@ -12,8 +12,9 @@ import copy
 from typing import Any
 
 from tests.support.factories import MESSAGE_PAYLOAD, ORDER_PAYLOAD
-from workers.domains.finance.schema import FinanceDomain, FinanceOrderV1
-from workers.domains.message.schema import MessageDomain, MessageSendV1
+from workers.domains import DOMAINS, meaning
+from workers.domains.finance.schema import FinanceOrderV1
+from workers.domains.message.schema import MessageSendV1
 
 OPERATORS = ["ou_alice", "ou_bob", "ou_carol"]
 PEOPLE = {"ou_alice": "Alice", "ou_bob": "Bob", "ou_carol": "Carol"}
@@ -61,13 +62,13 @@ def _base(kind: str, terms: dict[str, Any], simulated: bool, executor: str) -> d
 
 
 def order() -> dict[str, Any]:
-    terms = FinanceDomain().project(FinanceOrderV1.model_validate(ORDER_PAYLOAD))
+    terms = DOMAINS["finance.order"].project(FinanceOrderV1.model_validate(ORDER_PAYLOAD))
     return _base("finance.order", terms, True, "sim-venue")
 
 
 def message() -> dict[str, Any]:
     model = MessageSendV1.model_validate(MESSAGE_PAYLOAD)
-    view = _base("message.send", MessageDomain().project(model), False, "lark-message")
+    view = _base("message.send", DOMAINS["message.send"].project(model), False, "lark-message")
     view["approval"]["notional"] = None
     return view
 
@@ -84,7 +85,8 @@ def decided(view: dict[str, Any], state: str, by: str, reason: str | None = None
 
 
 def concluded(view: dict[str, Any], *outcomes: tuple[str, str, dict[str, Any]]) -> dict[str, Any]:
-    """Confirmed by Alice, then these (stage, status, detail) outcomes, oldest first."""
+    """Confirmed by Alice, then these (stage, status, detail) outcomes, oldest first, each
+    with what its status says for the view's kind (as the executor stores it)."""
     view = decided(view, "outcome_observed", "ou_alice")
     view["execution"] = {"state": "completed"}
     view["outcomes"] = [
@@ -94,6 +96,9 @@ def concluded(view: dict[str, Any], *outcomes: tuple[str, str, dict[str, Any]]) 
             "detail": detail,
             "outcome_digest": f"{n:02d}" * 32,
             "reconciles_digest": None,
+            "final": (said := meaning(view["kind"], status)).final,
+            "tone": said.tone.value,
+            "words": said.words.as_json(),
         }
         for n, (stage, status, detail) in enumerate(outcomes)
     ]

@@ -16,8 +16,9 @@ from store.authority import Store
 from store.decisions import Claimed, Click, Counted, Decided
 from store.records import Operation
 from tests.support.factories import MESSAGE_PAYLOAD, ORDER_PAYLOAD, message_draft_fields, offered
-from workers.domains.finance.schema import FinanceDomain, FinanceOrderV1
-from workers.domains.message.schema import MessageDomain, MessageSendV1
+from workers.domains import DOMAINS, meaning
+from workers.domains.finance.schema import FinanceOrderV1
+from workers.domains.message.schema import MessageSendV1
 
 SHANGHAI = ZoneInfo("Asia/Shanghai")
 T0 = datetime(2025, 3, 1, 1, 30, tzinfo=UTC)  # 09:30 in Shanghai
@@ -36,8 +37,8 @@ class FixedClock:
 
 
 async def finance_op(store: Store, **overrides: Any) -> Operation:
-    domain = FinanceDomain()
-    projection = domain.project(FinanceOrderV1.model_validate(ORDER_PAYLOAD))
+    # as filed: through the registered domain, its words and labels with it
+    projection = DOMAINS["finance.order"].project(FinanceOrderV1.model_validate(ORDER_PAYLOAD))
     return await offered(store, projection=projection, **overrides)
 
 
@@ -192,12 +193,28 @@ def message_view(
         "executor": {"name": "lark-message", "revision": "1"},
         "audience": {"name": "ops", "chat_id": "oc_ops", "operators": OPERATORS},
         "terms": with_additions(
-            MessageDomain().project(model),
+            DOMAINS["message.send"].project(model),
             {"terms": [{"name": "baseline", "value": baseline}] if baseline else []},
         ),
         "source": {"proposer": "dev-agent", "request_id": "r1", "requester_open_id": requester},
         "decision": None,
         "outcomes": [],
+    }
+
+
+def outcome_of(
+    status: str, kind: str = "finance.order", stage: str = "initial", **detail: Any
+) -> dict[str, Any]:
+    """An outcome as the projection shows it, with what `status` says for `kind` (as the
+    executor stores it with the row)."""
+    said = meaning(kind, status)
+    return {
+        "stage": stage,
+        "status": status,
+        "detail": detail,
+        "final": said.final,
+        "tone": said.tone.value,
+        "words": said.words.as_json(),
     }
 
 

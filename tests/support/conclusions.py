@@ -5,6 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from store.conclusions import CHANGES_REQUESTED, DECLINED, EXPIRED
+from workers.domains import meaning
+
+# conclusions of operations that never ran: shaped like an outcome, with no row (no meaning)
+CLOSING = frozenset({DECLINED, EXPIRED, CHANGES_REQUESTED})
+
 
 def projection(**overrides: Any) -> dict[str, Any]:
     view: dict[str, Any] = {
@@ -29,4 +35,9 @@ def outcome(**overrides: Any) -> dict[str, Any]:
         "reconciles_digest": None,
     }
     found.update(overrides)
+    if found["status"] not in CLOSING:  # a row's: what its status says, stored with it
+        said = meaning("finance.order", found["status"])
+        found.setdefault("final", said.final)
+        found.setdefault("tone", said.tone.value)
+        found.setdefault("words", said.words.as_json())
     return found

@@ -16,23 +16,14 @@ from store.proposals import Draft
 from store.records import Operation
 from store.reservations import ReservationRefused
 from store.vocabulary import ReservationState, Stage
+from workers.domains import DOMAINS
+from workers.domains.finance.examples import LIMIT_BUY
 from workers.domains.message.schema import STORED, MessageDomain, MessageSendV1
 
 _counter = itertools.count()
 
 ORDER_PAYLOAD: dict[str, Any] = {
-    "venue": "sim",
-    "account": "sim-main",
-    "instrument": "BTC-PERP",
-    "side": "buy",
-    "quantity": "0.010",
-    "order_type": "limit",
-    "limit_price": "60000",
-    "time_in_force": "GTC",
-    "reduce_only": False,
-    "leverage": "2",
-    "max_fee": "1.5",
-    "fee_currency": "USDC",
+    **LIMIT_BUY,
     "protective": {"stop_loss": "57000", "take_profit": "65000"},
 }
 
@@ -78,8 +69,18 @@ def message_draft_fields(text: str) -> dict[str, Any]:
         "executor_revision": domain.executor_revision,
         "simulated": domain.simulated,
         "payload": payload,
-        "projection": domain.project(model),
+        "projection": DOMAINS[domain.kind].project(model),  # with its words, as filed
         "target_ref": domain.target_ref(model),
+    }
+
+
+def kind_words(kind: str) -> dict[str, dict[str, str]]:
+    """A kind's words as a projection filed through its registered domain carries them."""
+    words = DOMAINS[kind].words
+    return {
+        "title": words.title.as_json(),
+        "waiting": words.waiting.as_json(),
+        "partly": words.partly.as_json(),
     }
 
 
@@ -93,7 +94,12 @@ def draft(request_id: str | None = None, expires_in_s: int = 900, **overrides: A
         "executor_revision": "1",
         "simulated": True,
         "payload": dict(ORDER_PAYLOAD),
-        "projection": {"title": "BUY 0.010 BTC-PERP", "terms": [], "simulated": True},
+        "projection": {
+            "title": "BUY 0.010 BTC-PERP",
+            "terms": [],
+            "simulated": True,
+            "words": kind_words("finance.order"),
+        },
         "audience": Audience("ops", "oc_ops", ("ou_alice", "ou_bob")),
         "target_ref": "account:sim/sim-main",
         "expires_in_s": expires_in_s,

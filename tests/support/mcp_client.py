@@ -1,6 +1,7 @@
 """`countersign mcp` as an agent meets it: started as a real process, over stdio (the MCP
 SDK's client spawns it) or streamable HTTP (started here, on a port it picks), and driven
-by the SDK's own client."""
+by the SDK's own client. `module` runs another entry point with the same arguments (one
+that registers a test's domain first: tests/support/registry_toy.py)."""
 
 from __future__ import annotations
 
@@ -21,21 +22,26 @@ from tests.support.waiting import scaled
 START_DEADLINE_S = 40.0
 
 
-def _env(token: str) -> dict[str, str]:
-    return {**ENV, "COUNTERSIGN_TOKEN": token}
+CLI = "bot.cli"
+
+
+def _env(token: str, extra: dict[str, str] | None) -> dict[str, str]:
+    return {**ENV, "COUNTERSIGN_TOKEN": token, **(extra or {})}
 
 
 @asynccontextmanager
-async def http_server(api_url: str, token: str) -> AsyncIterator[str]:
+async def http_server(
+    api_url: str, token: str, module: str = CLI, env: dict[str, str] | None = None
+) -> AsyncIterator[str]:
     """`countersign mcp --http` on a free port; its MCP URL. Stopped by SIGTERM after, and
     it must exit 0."""
     process = await asyncio.create_subprocess_exec(
         sys.executable,
-        *("-m", "bot.cli", "mcp", "--http", "--port", "0", "--url", api_url),
+        *("-m", module, "mcp", "--http", "--port", "0", "--url", api_url),
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
         cwd=ROOT,
-        env=_env(token),
+        env=_env(token, env),
     )
     assert process.stdout is not None
     seen: list[str] = []
@@ -53,19 +59,26 @@ async def http_server(api_url: str, token: str) -> AsyncIterator[str]:
 
 
 @asynccontextmanager
-async def connected(transport: str, api_url: str, token: str) -> AsyncIterator[Client]:
-    """An MCP client session with `countersign mcp` acting for `token`'s proposer."""
+async def connected(
+    transport: str,
+    api_url: str,
+    token: str,
+    module: str = CLI,
+    env: dict[str, str] | None = None,
+) -> AsyncIterator[Client]:
+    """An MCP client session with `countersign mcp` acting for `token`'s proposer (`env`:
+    more environment for it, e.g. COUNTERSIGN_CONFIG)."""
     if transport == "stdio":
         params = StdioServerParameters(
             command=sys.executable,
-            args=["-m", "bot.cli", "mcp", "--url", api_url],
-            env=_env(token),
+            args=["-m", module, "mcp", "--url", api_url],
+            env=_env(token, env),
             cwd=str(ROOT),
         )
         async with Client(params) as client:
             yield client
         return
-    async with http_server(api_url, token) as url, Client(url) as client:
+    async with http_server(api_url, token, module, env) as url, Client(url) as client:
         yield client
 
 

@@ -105,6 +105,7 @@ def bot_config(
     people: dict[str, str] | None = None,
     web: dict[str, Any] | None = None,
     destinations: list[dict[str, Any]] | None = None,
+    domains: dict[str, Any] | None = None,
     **lark: Any,
 ) -> Config:
     # `web`: sign in with Lark on, the sandbox as Lark, plus these [web] settings
@@ -144,6 +145,8 @@ def bot_config(
                     "sim_faults": sim_faults,
                 },
                 "message": {"destinations": destinations or [ACME_DESTINATION]},
+                # more domain tables (a domain registered by the test: its own table)
+                **(domains or {}),
             },
             "execution": {**FAST_EXECUTION, **(execution or {})},
             "deliveries": {
@@ -284,6 +287,7 @@ async def make_stack(backend: Backend, store: Store, tmp_path: Path) -> AsyncIte
         people: dict[str, str] | None = None,
         web: dict[str, Any] | None = None,
         destinations: list[dict[str, Any]] | None = None,
+        domains: dict[str, Any] | None = None,
         **lark: Any,
     ) -> Stack:
         state = default_state()
@@ -315,6 +319,7 @@ async def make_stack(backend: Backend, store: Store, tmp_path: Path) -> AsyncIte
             "people": people,
             "web": web,
             "destinations": destinations,
+            "domains": domains,
             **lark,
         }
         config = bot_config(backend, port, sandbox, mode, **options)

@@ -1,20 +1,88 @@
-"""The small protocol every operation domain plugs in through.
+"""The contract every operation domain plugs in through: `Domain[Payload, Settings]`.
 
-Issue-2 scope: schema, projection of terms, the target reference, and admission
-against configuration. Preflight, reserve, execute and reconcile join it with the
-executors.
+A domain is one package that owns everything about its kind of operation: the payload it
+accepts (by schema version) and the terms a person sees, its settings (one config table,
+`[domains.<config_table>]`), the runner that does its I/O after the claim (built by the
+domain from its settings), what it reads before filing, its words (the card's title and
+headline, a label per term, and per outcome status: words, tone and finality), whether it
+moves an amount, and examples. The core never names a kind: it reads all of this from the
+registry (`workers.domains`).
+
+Words travel with the data, so `cards` stays below `workers` and a card redrawn a year later
+says what the operator saw: the projection carries the kind's words and each term's label
+(`workers.domains.checked`), and each outcome row carries its status's words, tone and finality
+(`workers.executor`).
+
+A domain author writes the typed hooks of `Domain[P, S]`; the core holds its `Checked` handle
+(`workers.domains.checked`), the same hooks over `BaseModel`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+import asyncio
+from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
 from decimal import Decimal, localcontext
-from typing import Any, Protocol
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel
 
 from store.problems import FieldProblem
+from store.vocabulary import Tone
+
+if TYPE_CHECKING:
+    from store.signals import Signal
+    from workers.domains.execution import Runner
+
+P = TypeVar("P", bound=BaseModel)
+S = TypeVar("S", bound=BaseModel)
+STORED = {"stored": True}  # the validation context of a payload read back from the store
+# The terms a person sees, as JSON: {"title", "terms": [{"name", "value", "label"}], ...}.
+Projection = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Said:
+    """Words in every language a surface speaks."""
+
+    en: str
+    zh: str
+
+    def as_json(self) -> dict[str, str]:
+        return {"en": self.en, "zh": self.zh}
+
+
+@dataclass(frozen=True)
+class Meaning:
+    """What an outcome status says, stored with the outcome so no reader guesses: its words,
+    how it reads, and whether it is final (nothing more happens by itself) or still working
+    (the executor keeps looking; `?until=final` and every waiter keep waiting)."""
+
+    words: Said
+    tone: Tone
+    final: bool
+
+
+@dataclass(frozen=True)
+class KindWords:
+    """A kind's words on every surface. `partly` takes {count} and {required}."""
+
+    title: Said  # the card's title: "Confirm order"
+    waiting: Said  # the headline while nobody has decided: "Order to confirm"
+    partly: Said  # the headline while a quorum fills: "Order: 1 of 2 confirmed"
+    terms: Mapping[str, Said]  # a label for every term name the projection may show
+
+
+@dataclass(frozen=True)
+class Example:
+    """A payload that files as shown against the example config (docs, MCP, demo)."""
+
+    name: str
+    summary: str
+    payload: Mapping[str, object]
 
 
 @dataclass(frozen=True)
@@ -34,55 +102,12 @@ class Amount:
             return f"{self.value.quantize(Decimal('0.01')):f} {self.currency}"
 
 
-class Domain(Protocol):
-    kind: str
-    executor_name: str
-    executor_revision: str
-    simulated: bool
-    # payload fields that may carry free text (sanitized, not refused, for control characters)
-    free_text_fields: frozenset[str]
-    # a new proposal for the same target replaces the open (unclaimed) one: message drafts
-    supersedes_open_drafts: bool
-    # proposals are admitted only against the adapter's capabilities, read by the caller
-    needs_capabilities: bool
+@dataclass(frozen=True)
+class Notice:
+    """One line for an internal chat (a draft's filing receipt): where and what."""
 
-    def schema(self, version: int) -> type[BaseModel] | None: ...
-
-    def project(self, payload: BaseModel) -> dict[str, Any]:
-        """The terms an operator sees, in display order; bound into the confirm digest."""
-        ...
-
-    def target_ref(self, payload: BaseModel) -> str: ...
-
-    def admit(self, payload: BaseModel, settings: Any) -> list[FieldProblem]:
-        """Problems with this payload against the configured accounts/destinations."""
-        ...
-
-    def capability_problems(self, payload: BaseModel, capabilities: Any) -> list[FieldProblem]:
-        """Problems with this payload against what the adapter could ever execute (pure)."""
-        ...
-
-    def notional(self, payload: BaseModel, settings: Any, capabilities: Any) -> Amount | None:
-        """The worst-case amount at stake, for approval rules by amount (pure; None: this
-        kind moves no amount)."""
-        ...
-
-    def preconditions(self, payload: BaseModel, settings: Any, reading: Any) -> dict[str, Any]:
-        """What `reading` (what the caller read for this payload before filing, e.g. a
-        message's baseline and the signal it answers; None: nothing) says: additions to the
-        projection (`terms` appended, other keys set), or ProblemsFound with the domain's own
-        code (pure)."""
-        ...
-
-    def auto_send_after_s(self, payload: BaseModel) -> int | None:
-        """Seconds after filing when the draft sends itself if nobody decided (None: it
-        waits for a person, the default of every kind)."""
-        ...
-
-    def filing_receipt(self, payload: BaseModel, settings: Any) -> Notice | None:
-        """The line an internal chat gets when this proposal is filed (pure; None: nobody
-        is told but the card's audience)."""
-        ...
+    chat_id: str
+    text: str
 
 
 class ReadingUnavailable(Exception):
@@ -90,12 +115,168 @@ class ReadingUnavailable(Exception):
     proposal cannot be checked now and may be retried; nothing about its terms is known."""
 
 
-@dataclass(frozen=True)
-class Notice:
-    """One line for an internal chat (a draft's filing receipt): where and what."""
+class LarkMessages(Protocol):
+    """Lark message create, reply and read, retried (errors may carry `kind`; "terminal"
+    means Lark refused it)."""
 
-    chat_id: str
-    text: str
+    async def send_text(self, receive_id: str, text: str, uuid: str) -> str: ...
+
+    async def reply_text(self, message_id: str, text: str, uuid: str) -> str: ...
+
+    async def get_message(self, message_id: str) -> dict[str, Any]: ...
+
+
+Background = Callable[[asyncio.Event], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class RunnerContext:
+    """What the workforce hands a domain's runner factory."""
+
+    clock: Callable[[], datetime]
+    environ: Mapping[str, str]
+    # operation id -> its claim's id (the decision), as a receipt or a signed call names it
+    decision_of: Callable[[str], Awaitable[str | None]]
+    # called after an attempt's dispatch is committed (the crash-test hook)
+    on_dispatched: Callable[[str], None]
+    # these operations changed outside countersign (a venue's matching): look at them now
+    wake: Callable[[Sequence[str]], Awaitable[None]]
+    people: Mapping[str, str] = field(default_factory=dict)
+    lark: LarkMessages | None = None  # None: no Lark in this process (a runner may need it)
+    # the result-webhook rule for private addresses ([deliveries] allow_internal_targets)
+    allow_internal_targets: bool = False
+    tick_s: float = 1.0  # how often a runner's own clock runs ([execution] venue_tick_s)
+
+
+@dataclass(frozen=True)
+class DemoSetup:
+    """How `countersign demo` shows this domain: the config table it runs with, what it
+    starts beside the bot (a loopback service to call), and what the demo script files."""
+
+    table: Mapping[str, object]
+    background: Sequence[Background] = ()
+    proposals: Sequence[Example] = ()
+    # variables the table names (a demo service's signing secret), set for the demo's processes
+    environ: Mapping[str, str] = field(default_factory=dict)
+    # per proposal name: the card phrases `demo --script` waits for after Confirm, in order
+    expect: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    outside_posts: int = 0  # messages they post in the counterparty chat (the script counts)
+
+
+class FilingReads(Protocol):
+    """What a domain may read from the store before filing (the API hands it in)."""
+
+    async def signal(self, message_id: str) -> Signal | None: ...
+
+
+class Domain(ABC, Generic[P, S]):
+    """One kind of operation. Set the attributes; override the hooks the kind needs."""
+
+    kind: str
+    config_table: str  # [domains.<config_table>]
+    settings_model: type[S]
+    payload_models: Mapping[int, type[P]]  # schema version -> payload model
+    executor_name: str
+    executor_revision: str
+    simulated: bool
+    words: KindWords
+    outcomes: Mapping[str, Meaning]  # every status its runner may report
+    examples: Sequence[Example] = ()
+    # payload fields that may carry free text (sanitized, not refused, for control characters)
+    free_text_fields: frozenset[str] = frozenset()
+    # a new proposal for the same target replaces the open (unclaimed) one: message drafts
+    supersedes_open_drafts: bool = False
+    # proposals are admitted only against the runner's capabilities, read by the caller
+    needs_capabilities: bool = False
+    # approval rules by amount may name this kind (notional() then says how much)
+    moves_amount: bool = False
+
+    def schema(self, version: int) -> type[P] | None:
+        return self.payload_models.get(version)
+
+    def enabled(self, settings: S) -> bool:
+        """Whether this kind takes proposals here (its table's `enabled`, if it has one)."""
+        return getattr(settings, "enabled", True) is not False
+
+    def payload_schema(self, settings: S) -> dict[str, Any]:
+        """The JSON schema of the newest payload as agents see it (MCP, docs)."""
+        return self.payload_models[max(self.payload_models)].model_json_schema()
+
+    @abstractmethod
+    def project(self, payload: P) -> Projection:
+        """The terms an operator sees, in display order; bound into the confirm digest."""
+
+    @abstractmethod
+    def target_ref(self, payload: P) -> str:
+        """The account or destination this operation acts on (bound into the digest)."""
+
+    @abstractmethod
+    async def open_runner(self, settings: S, context: RunnerContext) -> Runner | None:
+        """The runner for this process (None: it cannot run here, e.g. it needs Lark)."""
+
+    def admit(self, payload: P, settings: S) -> list[FieldProblem]:
+        """Problems with this payload against the configured accounts/destinations."""
+        return []
+
+    def capability_problems(self, payload: P, capabilities: object) -> list[FieldProblem]:
+        """Problems with this payload against what the runner could ever execute (pure)."""
+        return []
+
+    def notional(self, payload: P, settings: S, capabilities: object) -> Amount | None:
+        """The worst-case amount at stake, for approval rules by amount (pure; None: this
+        kind moves no amount)."""
+        return None
+
+    def preconditions(self, payload: P, settings: S, reading: object) -> Projection:
+        """What `reading` (read_for_filing's) says: additions to the projection (`terms`
+        appended, other keys set), or ProblemsFound with the domain's own code (pure)."""
+        return {}
+
+    async def read_for_filing(
+        self, payload: Mapping[str, object], settings: S, reads: FilingReads
+    ) -> object:
+        """What the proposal's preconditions need from outside, read before filing (I/O)."""
+        return None
+
+    def audiences(self, payload: P, settings: S) -> Sequence[str] | None:
+        """The audiences this payload may be addressed to (None: any the proposer may)."""
+        return None
+
+    def expires_in_s(self, payload: P, settings: S) -> int | None:
+        """The expiry this payload gets when the request names none (None: [operations]
+        default); still bounded by [operations] max_expires_in_s."""
+        return None
+
+    def auto_send_after_s(self, payload: P) -> int | None:
+        """Seconds after filing when the draft sends itself if nobody decided (None: it
+        waits for a person, the default of every kind)."""
+        return None
+
+    def auto_send_limits(self, settings: S) -> dict[str, int]:
+        """Target ref -> the longest time box it allows now (re-checked at the clock's claim)."""
+        return {}
+
+    def filing_receipt(self, payload: P, settings: S) -> Notice | None:
+        """The line an internal chat gets when this proposal is filed (None: nobody is told
+        but the card's audience)."""
+        return None
+
+    def config_problems(self, settings: S) -> list[FieldProblem]:
+        """Problems of this domain's own config table (fields relative to it)."""
+        return []
+
+    def outside_chats(self, settings: S) -> Mapping[str, str]:
+        """Chats outsiders read (chat id -> who): countersign never replies there."""
+        return {}
+
+    def internal_chats(self, settings: S) -> list[tuple[str, str, str]]:
+        """(field, chat id, what for) of every internal chat this config names."""
+        return []
+
+    def demo(self, chats: Mapping[str, str], workdir: Path) -> DemoSetup | None:
+        """The demo's setup (`chats`: the demo's chat ids by role: "ops", "counterparty");
+        None: the demo leaves this kind out."""
+        return None
 
 
 def terms(pairs: Mapping[str, Any]) -> list[dict[str, Any]]:

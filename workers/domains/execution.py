@@ -8,12 +8,17 @@ before dispatch; ambiguity reconciled by lookup, never by submitting again.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any
 
+from store.problems import FieldProblem
 from store.records import Operation
 from store.reservations import Exposure
+from store.vocabulary import Execution, Tone
+from workers.domains.base import Background, Meaning, Said
 
 CLIENT_ID_PREFIX = "cs-"
 
@@ -70,22 +75,70 @@ class Unresolvable(Exception):
     """Looking up cannot settle the unknown any more; people must (the reason says why)."""
 
 
-class Runner(Protocol):
+# The executor's own statuses, the same for every kind (a domain's `outcomes` add its own).
+UNKNOWN = "unknown"
+UNRESOLVED = "unresolved"
+NOT_SUBMITTED = "not_submitted"
+CORE_OUTCOMES: Mapping[str, Meaning] = {
+    UNKNOWN: Meaning(
+        Said("Submission unknown — reconciling", "提交结果未知 — 正在核对"), Tone.WARN, final=False
+    ),
+    UNRESOLVED: Meaning(
+        Said("Unresolved — a person must check it", "无法自动核对 — 需要人工确认"),
+        Tone.BAD,
+        final=True,
+    ),
+    NOT_SUBMITTED: Meaning(
+        Said("Not executed — the venue never received it", "未执行 — 交易所从未收到"),
+        Tone.DONE,
+        final=True,
+    ),
+    Execution.PREFLIGHT_REJECTED.value: Meaning(
+        Said("Refused by pre-check — nothing sent", "预检未通过 — 未发送"), Tone.BAD, final=True
+    ),
+    Execution.RESERVATION_REFUSED.value: Meaning(
+        Said("Over the exposure budget — nothing sent", "超出敞口预算 — 未发送"),
+        Tone.BAD,
+        final=True,
+    ),
+}
+
+
+class Runner(ABC):
+    """A domain's I/O after the claim, built by its `Domain.open_runner`. The three steps
+    are the executor's; the hooks below have defaults for a kind that needs none."""
+
     kind: str
     executor_name: str
     executor_revision: str
     enabled: bool
 
+    @abstractmethod
     async def prepare(self, op: Operation) -> Refusal | Hold | None:
         """Preflight against a fresh observation; the exposure to reserve, if any."""
-        ...
 
+    @abstractmethod
     async def submit(self, op: Operation, client_id: str) -> Observed:
         """Dispatch the one attempt; SubmissionUnknown if the answer is ambiguous."""
-        ...
 
+    @abstractmethod
     async def lookup(
         self, op: Operation, client_id: str, dispatched_at: datetime | None
     ) -> Observed | None:
         """What the venue knows of `client_id`; None if it never received it."""
-        ...
+
+    async def capabilities(self) -> object:
+        """What this runner could ever execute, read fresh (for `needs_capabilities`)."""
+        return None
+
+    async def precheck(self, payload: Mapping[str, Any]) -> list[FieldProblem]:
+        """The pre-check `payload` would meet if confirmed now: [] if it passes. Reads,
+        never sends; ReadingUnavailable when the outside could not be read."""
+        return []
+
+    def background(self) -> Sequence[Background]:
+        """Tasks to run beside the executor until stop (a venue's matching clock)."""
+        return ()
+
+    async def close(self) -> None:  # noqa: B027 (most runners open nothing)
+        """Release what the runner opened (files, connections)."""

@@ -140,7 +140,7 @@ async def test_a_reply_into_a_counterparty_chat_is_a_422_and_stores_nothing(
     assert status == 422, reply
     [problem] = reply["error"]["fields"]
     assert problem["field"] == "source.conversation.chat_id"
-    assert "destination" in problem["reason"] and "oc_ops" in problem["fix"]
+    assert "'acme'" in problem["reason"] and "oc_ops" in problem["fix"]
     assert await store.count() == 0
 
 

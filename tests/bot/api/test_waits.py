@@ -13,9 +13,14 @@ from typing import Any
 
 from bot.api.app import waited
 from store.authority import Store
-from store.decisions import Click
+from store.decisions import Claimed, Click
+from store.execution import ExecutionLedger
+from store.execution_records import Observation
+from store.lifecycle import Execution
+from store.projection import reached
+from store.vocabulary import Stage, Tone
 from tests.support.api import Client, auth
-from tests.support.factories import offered, order_request
+from tests.support.factories import dispatching, offered, order_request
 
 # A wait that returns inside this saw its condition: the window asked for is 60 s.
 WELL_INSIDE_THE_WINDOW_S = 30
@@ -77,3 +82,45 @@ async def test_a_wait_reads_again_until_the_operation_moves_into_the_condition(
     assert view["state"] == "rejected" and view["version"] > op.version
     unchanged = await waited(store, op, 0, "final")  # no wait asked: the view as it was read
     assert unchanged["state"] == "awaiting_confirmation"
+
+
+async def test_until_final_follows_the_finality_stored_with_the_outcome_not_its_status(
+    api: Client, store: Store
+) -> None:
+    """Final is what the outcome's domain declared, kept on its row: a status that reads final
+    elsewhere ("filled") keeps a waiter waiting when its row says it is still working, and a
+    status no list names ends the wait when its row says final."""
+    op = await offered(store)
+    claimed = await store.confirm_and_claim(Click(op.id, "confirm", op.confirm_digest, "ou_alice"))
+    assert isinstance(claimed, Claimed)
+    await dispatching(store, op.id)
+    ledger = ExecutionLedger(store)
+    still = {"en": "Filled, settling", "zh": "已成交，结算中"}
+    working = Observation(
+        Stage.INITIAL,
+        "filled",
+        Execution.SUBMITTED,
+        answers_attempt=True,
+        concludes=False,
+        words=still,
+        tone=Tone.WORKING,
+        final=False,
+    )
+    await ledger.record_observation(op.id, working)
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    status, view = await _get(api, f"/api/v1/operations/{op.id}?wait_s=1&until=final")
+    assert status == 200 and loop.time() - started >= 1  # it waited its whole window
+    assert (view["outcome"]["status"], view["outcome"]["final"]) == ("filled", False)
+    assert view["outcome"]["words"] == still and not reached(view, "final")
+
+    waiting = asyncio.create_task(_get(api, f"/api/v1/operations/{op.id}?wait_s=60&until=final"))
+    done = {"en": "Lamp lit", "zh": "灯已点亮"}
+    lit = Observation(
+        Stage.INITIAL, "lamp_lit", Execution.COMPLETED, words=done, tone=Tone.GOOD, final=True
+    )
+    await ledger.record_observation(op.id, lit)
+    status, view = await asyncio.wait_for(waiting, WELL_INSIDE_THE_WINDOW_S)
+    assert status == 200 and view["outcome"]["status"] == "lamp_lit"
+    assert view["outcome"]["final"] is True and view["outcome"]["tone"] == "good"
+    assert reached(view, "final")

@@ -3,19 +3,33 @@
 Every answer carries what the card and the ledger need: status, fills (quantity, average
 price, fees or unknown fee), the reason of a rejection or cancellation, and the results
 of the protective stop-loss / take-profit orders, each on its own.
+
+The runner owns its venue (`open_venue`, from the settings): it answers the capabilities and
+the filing pre-check from it, runs its matching clock beside the executor, and closes it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 from store.problems import FieldProblem
 from store.records import Operation
-from workers.domains.base import ReadingUnavailable
-from workers.domains.execution import Hold, Observed, Refusal, SubmissionUnknown
+from workers.domains.base import Background, ReadingUnavailable
+from workers.domains.execution import (
+    Hold,
+    Observed,
+    Refusal,
+    Runner,
+    SubmissionUnknown,
+    operation_of,
+)
 from workers.domains.finance.preflight import (
     filing_refusal,
     observed_exposure,
@@ -26,11 +40,22 @@ from workers.domains.finance.schema import FinanceDomain, FinanceOrderV1
 from workers.domains.finance.settings import FinanceSettings
 from workers.domains.finance.sim.decimals import text
 from workers.domains.finance.sim.errors import UnknownAccount, VenueError
-from workers.domains.finance.sim.model import TERMINAL, Role, VenueOrder, VenueOrderState
+from workers.domains.finance.sim.faults import Faults
+from workers.domains.finance.sim.model import (
+    TERMINAL,
+    Capabilities,
+    Role,
+    VenueOrder,
+    VenueOrderState,
+)
 from workers.domains.finance.sim.venue import SimVenue
 from workers.domains.finance.worst_case import order_exposure
 
+log = logging.getLogger("countersign.workers")
+
 CLOCK_SKEW_ALLOWANCE = timedelta(seconds=5)
+FAULTS_ENV = "COUNTERSIGN_SIM_FAULTS"
+Wake = Callable[[Sequence[str]], Awaitable[None]]
 PROTECTIVE_ROLES: tuple[Role, ...] = ("stop_loss", "take_profit")
 
 
@@ -77,7 +102,25 @@ def observed(state: VenueOrderState) -> Observed:
     )
 
 
-class FinanceRunner:
+async def open_venue(
+    settings: FinanceSettings, environ: Mapping[str, str], clock: Callable[[], datetime]
+) -> SimVenue:
+    """The simulated venue at `settings.venue_path` (created if new), with the faults the
+    environment (COUNTERSIGN_SIM_FAULTS) or the settings ask for, and the accounts."""
+    path = Path(settings.venue_path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    faults = Faults.from_env(environ, default=settings.sim_faults)
+    if faults.active:
+        log.warning("simulated venue faults on: %s", faults)
+    return await SimVenue.open(
+        path,
+        accounts=[account.name for account in settings.accounts] or None,
+        faults=faults,
+        clock=clock,
+    )
+
+
+class FinanceRunner(Runner):
     kind = FinanceDomain.kind
     executor_name = FinanceDomain.executor_name
     executor_revision = FinanceDomain.executor_revision
@@ -89,12 +132,44 @@ class FinanceRunner:
         *,
         clock: Callable[[], datetime],
         on_dispatched: Callable[[str], None] | None = None,
+        wake: Wake | None = None,
+        tick_s: float = 1.0,
     ) -> None:
         self.venue = venue
         self.settings = settings
         self.enabled = settings.enabled
         self.clock = clock
         venue.after_commit = on_dispatched
+        self.wake = wake  # None: no matching clock (a test drives the venue itself)
+        self.tick_s = tick_s
+        self._precheck = precheck_reader(venue)
+
+    async def capabilities(self) -> Capabilities:
+        return await self.venue.capabilities()
+
+    async def precheck(self, payload: Mapping[str, Any]) -> list[FieldProblem]:
+        return await self._precheck(payload)
+
+    def background(self) -> Sequence[Background]:
+        return () if self.wake is None else (self.run_clock,)
+
+    async def run_clock(self, stop: asyncio.Event) -> None:
+        """The venue's matching, once per tick; the operations whose orders changed are
+        looked at at once (`wake`)."""
+        assert self.wake is not None
+        while not stop.is_set():
+            try:
+                changed = await self.venue.tick()
+                ids = sorted({o for s in changed if (o := operation_of(s.client_id)) is not None})
+                if ids:
+                    await self.wake(ids)
+            except Exception:
+                log.exception("venue tick failed; retrying")
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), self.tick_s)
+
+    async def close(self) -> None:
+        await self.venue.close()
 
     @staticmethod
     def order(op: Operation) -> FinanceOrderV1:

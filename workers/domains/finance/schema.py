@@ -1,18 +1,26 @@
-"""finance.order payload, schema version 1."""
+"""finance.order: its payload (schema version 1) and the domain that plugs it in."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from decimal import Decimal
-from typing import Annotated, Any, Literal, Self
+from pathlib import Path
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Annotated, Literal, Self
 
-from pydantic import AfterValidator, BaseModel, StringConstraints, model_validator
+from pydantic import AfterValidator, StringConstraints, model_validator
 
 from store.problems import FieldProblem
-from workers.domains.base import Amount, Notice, terms
+from workers.domains.base import Amount, DemoSetup, Domain, Projection, RunnerContext, terms
 from workers.domains.finance.capability import capability_problems
+from workers.domains.finance.examples import EXAMPLES
 from workers.domains.finance.settings import FinanceSettings
+from workers.domains.finance.words import OUTCOMES, WORDS
 from workers.domains.finance.worst_case import worst_case_notional
 from workers.domains.types import Name, NonNegativeDecimal, PositiveDecimal, StrictModel
+
+if TYPE_CHECKING:
+    from workers.domains.finance.runner import FinanceRunner
 
 Instrument = Annotated[str, StringConstraints(pattern=r"^[A-Z0-9]{1,20}(-[A-Z0-9]{1,20}){0,3}$")]
 Currency = Annotated[str, StringConstraints(pattern=r"^[A-Z0-9]{2,12}$")]
@@ -75,27 +83,28 @@ class FinanceOrderV1(StrictModel):
         return self
 
 
-def _mark(order: FinanceOrderV1, capabilities: Any) -> Decimal | None:
+def _mark(order: FinanceOrderV1, capabilities: object) -> Decimal | None:
     """The instrument's mark as the adapter reported it for this proposal (None: not known)."""
     marks = getattr(capabilities, "marks", None) or {}
     mark = marks.get(order.instrument)
     return None if mark is None else Decimal(mark)
 
 
-class FinanceDomain:
+class FinanceDomain(Domain[FinanceOrderV1, FinanceSettings]):
     kind = "finance.order"
+    config_table = "finance"
+    settings_model = FinanceSettings
+    payload_models = MappingProxyType({1: FinanceOrderV1})
     executor_name = "sim-venue"
     executor_revision = "1"
     simulated = True
-    supersedes_open_drafts = False
-    free_text_fields: frozenset[str] = frozenset()
+    words = WORDS
+    outcomes = OUTCOMES
+    examples = EXAMPLES
     needs_capabilities = True
+    moves_amount = True
 
-    def schema(self, version: int) -> type[BaseModel] | None:
-        return FinanceOrderV1 if version == 1 else None
-
-    def project(self, payload: BaseModel) -> dict[str, Any]:
-        assert isinstance(payload, FinanceOrderV1)
+    def project(self, payload: FinanceOrderV1) -> Projection:
         protective = payload.protective
         return {
             "title": f"{payload.side.upper()} {payload.quantity} {payload.instrument}",
@@ -120,12 +129,26 @@ class FinanceDomain:
             "simulated": self.simulated,
         }
 
-    def target_ref(self, payload: BaseModel) -> str:
-        assert isinstance(payload, FinanceOrderV1)
+    def target_ref(self, payload: FinanceOrderV1) -> str:
         return f"account:{payload.venue}/{payload.account}"
 
-    def admit(self, payload: BaseModel, settings: Any) -> list[FieldProblem]:
-        assert isinstance(payload, FinanceOrderV1) and isinstance(settings, FinanceSettings)
+    async def open_runner(self, settings: FinanceSettings, context: RunnerContext) -> FinanceRunner:
+        """The runner and the simulated venue it owns. It opens even with finance disabled:
+        orders claimed before are still reconciled."""
+        # the runner module imports this one (the payload model, the kind)
+        from workers.domains.finance.runner import FinanceRunner, open_venue
+
+        venue = await open_venue(settings, context.environ, context.clock)
+        return FinanceRunner(
+            venue,
+            settings,
+            clock=context.clock,
+            on_dispatched=context.on_dispatched,
+            wake=context.wake,
+            tick_s=context.tick_s,
+        )
+
+    def admit(self, payload: FinanceOrderV1, settings: FinanceSettings) -> list[FieldProblem]:
         account = settings.account(payload.account)
         if account is None:
             known = ", ".join(a.name for a in settings.accounts) or "none configured"
@@ -147,8 +170,13 @@ class FinanceDomain:
             )
         return problems
 
-    def capability_problems(self, payload: BaseModel, capabilities: Any) -> list[FieldProblem]:
-        assert isinstance(payload, FinanceOrderV1)
+    def capability_problems(
+        self, payload: FinanceOrderV1, capabilities: object
+    ) -> list[FieldProblem]:
+        from workers.domains.finance.sim.model import Capabilities  # it imports this module
+
+        if not isinstance(capabilities, Capabilities):  # the runner's, read for this proposal
+            raise TypeError(f"{type(capabilities).__name__} is not the venue's capabilities")
         problems = capability_problems(payload, capabilities)
         value = worst_case_notional(payload, _mark(payload, capabilities))
         if value is not None and value >= MAX_NOTIONAL:
@@ -162,20 +190,34 @@ class FinanceDomain:
             )
         return problems
 
-    def notional(self, payload: BaseModel, settings: Any, capabilities: Any) -> Amount | None:
+    def notional(
+        self, payload: FinanceOrderV1, settings: FinanceSettings, capabilities: object
+    ) -> Amount | None:
         """Quantity times the highest price the order can fill at (worst_case.py, for every
         side and type), at the venue's mark read for this proposal, in the account's
         currency; unknown when that price needs a mark the venue did not report."""
-        assert isinstance(payload, FinanceOrderV1) and isinstance(settings, FinanceSettings)
         account = settings.account(payload.account)
         currency = account.currency if account is not None else payload.fee_currency
         return Amount(worst_case_notional(payload, _mark(payload, capabilities)), currency)
 
-    def filing_receipt(self, payload: BaseModel, settings: Any) -> Notice | None:
-        return None  # the card in the audience's chat is the only word of an order
+    def config_problems(self, settings: FinanceSettings) -> list[FieldProblem]:
+        names = [account.name for account in settings.accounts]
+        return [
+            FieldProblem("accounts", f"account {name!r} twice", "rename one")
+            for name in sorted({name for name in names if names.count(name) > 1})
+        ]
 
-    def preconditions(self, payload: BaseModel, settings: Any, reading: Any) -> dict[str, Any]:
-        return {}  # an order is checked against capabilities instead
+    def demo(self, chats: Mapping[str, str], workdir: Path) -> DemoSetup:
+        from workers.domains.finance.demo import demo_setup
 
-    def auto_send_after_s(self, payload: BaseModel) -> int | None:
-        return None  # an order always waits for a person
+        return demo_setup(workdir)
+
+    async def venue_orders(
+        self, settings: FinanceSettings, *, as_json: bool, account: str | None
+    ) -> str:
+        """The orders the simulated venue holds, as `countersign venue orders` prints them
+        (FileNotFoundError: the bot never ran, so there is no venue state yet)."""
+        from workers.domains.finance.sim.listing import venue_orders_text
+
+        path = Path(settings.venue_path)
+        return await venue_orders_text(path, as_json=as_json, account=account)

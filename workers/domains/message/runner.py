@@ -14,15 +14,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from datetime import datetime, timedelta
-from typing import Any, Protocol
 
 from cards.plain_text import NAME_MAX_CHARS, TITLE_MAX_CHARS, people_text
 from store.records import Operation
-from workers.domains.base import Notice
-from workers.domains.execution import Observed, Refusal, SubmissionUnknown, Unresolvable
+from workers.domains.base import STORED, LarkMessages
+from workers.domains.execution import Observed, Refusal, Runner, SubmissionUnknown, Unresolvable
 from workers.domains.message.schema import (
     SHA_PREFIX,
-    STORED,
     MessageDomain,
     MessageSendV1,
     text_sha256,
@@ -37,15 +35,8 @@ log = logging.getLogger("countersign.message")
 RESEND_WINDOW = timedelta(minutes=55)
 
 
-class MessageChannel(Protocol):
-    """Lark message create, reply and read. Errors may carry `kind`; "terminal" means Lark
-    refused it."""
-
-    async def send_text(self, receive_id: str, text: str, uuid: str) -> str: ...
-
-    async def reply_text(self, message_id: str, text: str, uuid: str) -> str: ...
-
-    async def get_message(self, message_id: str) -> dict[str, Any]: ...
+# Lark message create, reply and read (the workforce's, retried)
+MessageChannel = LarkMessages
 
 
 def _terminal(error: Exception) -> bool:
@@ -72,19 +63,7 @@ def sent_receipt_text(
     )
 
 
-def filing_receipts(settings: MessageSettings) -> Callable[[Operation], Notice | None]:
-    """For the delivery worker: a filed draft's line for its destination's ops chat."""
-    domain = MessageDomain()
-
-    def receipt(op: Operation) -> Notice | None:
-        if op.kind != domain.kind:
-            return None
-        return domain.filing_receipt(MessageRunner.message(op), settings)
-
-    return receipt
-
-
-class MessageRunner:
+class MessageRunner(Runner):
     kind = MessageDomain.kind
     executor_name = MessageDomain.executor_name
     executor_revision = MessageDomain.executor_revision

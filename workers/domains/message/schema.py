@@ -1,18 +1,42 @@
-"""message.send payload, schema version 1."""
+"""message.send: its payload (schema version 1) and the domain that plugs it in."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 from collections import Counter
-from typing import Annotated, Any, Literal
+from collections.abc import Mapping
+from pathlib import Path
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, Field, StringConstraints, ValidationInfo
+from pydantic import AfterValidator, Field, StringConstraints, ValidationInfo
 from pydantic_core import PydanticCustomError
 
 from cards.plain_text import NAME_MAX_CHARS, people_text
 from store.problems import FieldProblem, ProblemsFound
-from workers.domains.base import Amount, Notice, terms
-from workers.domains.message.baseline import BASELINE_TERM, REFUSAL_CODE, gate
+from workers.domains.base import STORED as STORED  # the stored-payload context, re-exported
+from workers.domains.base import (
+    DemoSetup,
+    Domain,
+    Example,
+    FilingReads,
+    Notice,
+    Projection,
+    RunnerContext,
+    terms,
+)
+from workers.domains.message.baseline import (
+    BASELINE_TERM,
+    CONTRACT_STATUSES,
+    REFUSAL_CODE,
+    BaselineUnavailable,
+    FileBaseline,
+    gate,
+    load_baseline_file,
+    read_baseline,
+)
+from workers.domains.message.examples import EXAMPLES
 from workers.domains.message.linkage import (
     UNKNOWN_SIGNAL,
     Readings,
@@ -21,15 +45,18 @@ from workers.domains.message.linkage import (
 )
 from workers.domains.message.settings import Destination, MessageSettings
 from workers.domains.message.text import draft_text_problem, outbound_text
+from workers.domains.message.words import OUTCOMES, WORDS
 from workers.domains.types import Name, OpenId, StrictModel, TextProblem, normalise_newlines
+
+if TYPE_CHECKING:
+    from workers.domains.message.runner import MessageRunner
 
 MessageId = Annotated[str, StringConstraints(pattern=r"^om_[A-Za-z0-9_-]{1,120}$")]
 # Hard ceiling for the schema; the configured cap (max_text_chars) is checked in admit().
 TEXT_CEILING = 30000
 MAX_MENTIONS = 20
-# Validation context for a payload read back from the store: it was admitted under the rules
-# of its day and must load; the runner re-checks what it sends (MessageRunner.prepare).
-STORED = {"stored": True}
+# A payload read back from the store (validated with STORED) was admitted under the rules of
+# its day and must load; the runner re-checks what it sends (MessageRunner.prepare).
 
 
 def _refused(code: str, problem: TextProblem) -> PydanticCustomError:
@@ -130,20 +157,21 @@ def _auto_send_problem(payload: MessageSendV1, destination: Destination) -> Fiel
     return None
 
 
-class MessageDomain:
+class MessageDomain(Domain[MessageSendV1, MessageSettings]):
     kind = "message.send"
+    config_table = "message"
+    settings_model = MessageSettings
+    payload_models = MappingProxyType({1: MessageSendV1})
     executor_name = "lark-message"
     executor_revision = "1"
     simulated = False
+    words = WORDS
+    outcomes = OUTCOMES
+    examples = EXAMPLES
     supersedes_open_drafts = True
-    free_text_fields: frozenset[str] = frozenset({"text"})
-    needs_capabilities = False  # destinations are configuration, checked in admit()
+    free_text_fields = frozenset({"text"})
 
-    def schema(self, version: int) -> type[BaseModel] | None:
-        return MessageSendV1 if version == 1 else None
-
-    def project(self, payload: BaseModel) -> dict[str, Any]:
-        assert isinstance(payload, MessageSendV1)
+    def project(self, payload: MessageSendV1) -> Projection:
         return {
             "title": f"Message to {payload.counterparty} ({payload.priority})",
             "terms": terms(
@@ -162,12 +190,27 @@ class MessageDomain:
             "steer": True,
         }
 
-    def target_ref(self, payload: BaseModel) -> str:
-        assert isinstance(payload, MessageSendV1)
+    def target_ref(self, payload: MessageSendV1) -> str:
         return destination_ref(payload.destination)
 
-    def admit(self, payload: BaseModel, settings: Any) -> list[FieldProblem]:
-        assert isinstance(payload, MessageSendV1) and isinstance(settings, MessageSettings)
+    async def open_runner(
+        self, settings: MessageSettings, context: RunnerContext
+    ) -> MessageRunner | None:
+        """It sends through Lark: without Lark in this process, no runner."""
+        if context.lark is None:
+            return None
+        from workers.domains.message.runner import MessageRunner  # it imports this module
+
+        return MessageRunner(
+            context.lark,
+            settings,
+            clock=context.clock,
+            decision_of=context.decision_of,
+            people=context.people,
+            on_dispatched=context.on_dispatched,
+        )
+
+    def admit(self, payload: MessageSendV1, settings: MessageSettings) -> list[FieldProblem]:
         problems = []
         if len(payload.text) > settings.max_text_chars:
             problems.append(
@@ -199,29 +242,38 @@ class MessageDomain:
             )
         return problems
 
-    def capability_problems(self, payload: BaseModel, capabilities: Any) -> list[FieldProblem]:
-        return []
-
-    def auto_send_after_s(self, payload: BaseModel) -> int | None:
-        assert isinstance(payload, MessageSendV1)
+    def auto_send_after_s(self, payload: MessageSendV1) -> int | None:
         return payload.auto_send_after_s
 
-    def auto_send_limits(self, settings: Any) -> dict[str, int]:
+    def auto_send_limits(self, settings: MessageSettings) -> dict[str, int]:
         """The time box each destination allows now (workers/auto_send.py: the clock's
         claim re-checks it); a destination without auto_send_max_s is not named."""
-        assert isinstance(settings, MessageSettings)
         return {
             destination_ref(destination.name): destination.auto_send_max_s
             for destination in settings.destinations
             if destination.auto_send_max_s is not None
         }
 
-    def notional(self, payload: BaseModel, settings: Any, capabilities: Any) -> Amount | None:
-        return None  # a message moves no amount
+    async def read_for_filing(
+        self, payload: Mapping[str, object], settings: MessageSettings, reads: FilingReads
+    ) -> Readings | None:
+        """What its destination's baseline source says of the counterparty now (read off the
+        loop: a file may sit on a slow disk), and the inbound signal the draft names."""
+        name, signal_id = payload.get("destination"), payload.get("signal_id")
+        destination = settings.destination(name) if isinstance(name, str) else None
+        if destination is None:
+            return None  # admit refuses an unknown destination on its own
+        baseline = None
+        if destination.baseline_file is not None:
+            source = FileBaseline(destination.baseline_file)
+            baseline = await asyncio.to_thread(read_baseline, source, destination.counterparty)
+        signal = await reads.signal(signal_id[:128]) if isinstance(signal_id, str) else None
+        return Readings(baseline, signal)
 
-    def preconditions(self, payload: BaseModel, settings: Any, reading: Any) -> dict[str, Any]:
+    def preconditions(
+        self, payload: MessageSendV1, settings: MessageSettings, reading: object
+    ) -> Projection:
         """The baseline gate and the signal link (`reading`: Readings, or None: neither)."""
-        assert isinstance(payload, MessageSendV1)
         readings = reading if isinstance(reading, Readings) else Readings()
         said = gate(readings.baseline, forced=payload.force_despite_signed_contract is True)
         if said.problems:
@@ -237,10 +289,75 @@ class MessageDomain:
             additions["terms"].append({"name": BASELINE_TERM, "value": said.stamp})
         return additions
 
-    def filing_receipt(self, payload: BaseModel, settings: Any) -> Notice | None:
+    def filing_receipt(self, payload: MessageSendV1, settings: MessageSettings) -> Notice | None:
         """Its destination's internal ops chat hears of the draft, if it has one."""
-        assert isinstance(payload, MessageSendV1) and isinstance(settings, MessageSettings)
         destination = settings.destination(payload.destination)
         if destination is None or destination.ops_chat_id is None:
             return None
         return Notice(destination.ops_chat_id, filing_receipt_text(payload))
+
+    def config_problems(self, settings: MessageSettings) -> list[FieldProblem]:
+        names = [destination.name for destination in settings.destinations]
+        problems = [
+            FieldProblem("destinations", f"destination {name!r} twice", "rename one")
+            for name in sorted({name for name in names if names.count(name) > 1})
+        ]
+        return problems + _baseline_file_problems(settings)
+
+    def outside_chats(self, settings: MessageSettings) -> Mapping[str, str]:
+        """Counterparty chats (chat id -> destination name)."""
+        return {destination.chat_id: destination.name for destination in settings.destinations}
+
+    def internal_chats(self, settings: MessageSettings) -> list[tuple[str, str, str]]:
+        return [
+            (f"destinations[{i}].ops_chat_id", destination.ops_chat_id, "filing receipts")
+            for i, destination in enumerate(settings.destinations)
+            if destination.ops_chat_id is not None
+        ]
+
+    def demo(self, chats: Mapping[str, str], workdir: Path) -> DemoSetup:
+        """One destination (the counterparty's chat, receipts in the ops chat), one draft."""
+        draft = {
+            "destination": "acme",
+            "counterparty": "acme-supplier",
+            "text": "Hello Acme, the 40 units ship on Friday.",
+            "priority": "P2",
+        }
+        return DemoSetup(
+            table={
+                "enabled": True,
+                "destinations": [
+                    {
+                        "name": "acme",
+                        "chat_id": chats["counterparty"],
+                        "counterparty": "acme-supplier",
+                        "ops_chat_id": chats["ops"],
+                    }
+                ],
+            },
+            proposals=(Example("message draft", "a draft to a counterparty", draft),),
+            expect={"message draft": ("Sent",)},
+            outside_posts=1,
+        )
+
+
+def _baseline_file_problems(settings: MessageSettings) -> list[FieldProblem]:
+    """A destination's baseline file reads as one now (at run time a file that cannot be
+    read files drafts stamped as unchecked; a file broken from the start is a mistake)."""
+    problems = []
+    for i, destination in enumerate(settings.destinations):
+        if destination.baseline_file is None:
+            continue
+        try:
+            load_baseline_file(destination.baseline_file)
+        except BaselineUnavailable as error:
+            problems.append(
+                FieldProblem(
+                    f"destinations[{i}].baseline_file",
+                    str(error),
+                    'write it as {"counterparties": {"<counterparty>": {"contract": {"status": '
+                    f'"<one of {", ".join(CONTRACT_STATUSES)}>", ...}}, "facts": [...]}}}}}} '
+                    "(docs/operations.md), or leave baseline_file out",
+                )
+            )
+    return problems

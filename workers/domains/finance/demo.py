@@ -1,0 +1,98 @@
+"""finance.order in `countersign demo`: a simulated venue under the demo's directory, three
+orders (one fills, one rests and then fills in parts as the mark moves, one the preflight
+refuses once confirmed), and the hand that moves the mark once an order rests."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from workers.domains.base import DemoSetup, Example
+from workers.domains.finance.examples import LIMIT_BUY
+from workers.domains.finance.sim.venue import SimVenue
+
+# a crossed resting order fills 30% per venue tick: resting -> partially filled -> filled
+DEMO_FAULTS = "partial_fill=0.3"
+RESTING_MARK = Decimal("58900")  # below the resting buy's 59000 limit
+RESTING_SHOWN_S = 4.0  # how long an order rests (and its card says so) before the mark moves
+LOOK_EVERY_S = 0.2
+
+
+def order_payload(**changes: Any) -> dict[str, Any]:
+    """A limit buy of 0.010 BTC-PERP at the default mark (it fills at once), with `changes`."""
+    return {**LIMIT_BUY, **changes}
+
+
+PROPOSALS = (
+    Example("fills", "fills at once", order_payload(protective={"stop_loss": "57000"})),
+    Example("rests then fills in parts", "rests, then fills", order_payload(limit_price="59000")),
+    # Terms the venue could never take are refused at filing (no card); what the preflight
+    # refuses after the claim is what only the claim can know: here, a reduce-only sell
+    # larger than the position it would reduce (at most 0.020).
+    Example(
+        "preflight refuses",
+        "refused after the claim",
+        order_payload(side="sell", quantity="0.100", reduce_only=True, max_fee="3.5"),
+    ),
+)
+EXPECT = {
+    "fills": ("Filled · SIMULATED",),
+    "rests then fills in parts": (
+        "Resting on the book · SIMULATED",
+        "Partially filled · SIMULATED",
+        "Filled · SIMULATED",
+    ),
+    "preflight refuses": ("Refused by pre-check — nothing sent · SIMULATED",),
+}
+
+
+def demo_setup(workdir: Path) -> DemoSetup:
+    path = (workdir / "sim-venue.db").resolve()
+    return DemoSetup(
+        table={
+            "enabled": True,
+            "venue_path": str(path),
+            "sim_faults": DEMO_FAULTS,
+            "accounts": [
+                {"name": "sim-main", "venue": "sim", "budget": "100000", "currency": "USDC"}
+            ],
+        },
+        background=(lambda stop: move_mark_once_resting(path, stop),),
+        proposals=PROPOSALS,
+        expect=EXPECT,
+    )
+
+
+async def move_mark_once_resting(path: Path, stop: asyncio.Event) -> None:
+    """Once an order has rested a while (long enough for its card to say so), move the mark
+    through its limit, so it fills in parts over the next ticks; then stop."""
+    venue = await _opened(path, stop)
+    if venue is None:
+        return
+    async with venue:
+        earlier = {order.client_id for order in await venue.orders()}  # a previous run's
+        while not await _wait(stop, LOOK_EVERY_S):
+            orders = await venue.orders()
+            if any(o.status == "resting" and o.client_id not in earlier for o in orders):
+                if not await _wait(stop, RESTING_SHOWN_S):
+                    await venue.set_mark("BTC-PERP", RESTING_MARK)
+                return
+
+
+async def _opened(path: Path, stop: asyncio.Event) -> SimVenue | None:
+    """The venue the bot's workers create at start (None: stopped before it existed)."""
+    while True:
+        with contextlib.suppress(FileNotFoundError):
+            return await SimVenue.open(path, create=False)
+        if await _wait(stop, LOOK_EVERY_S):
+            return None
+
+
+async def _wait(stop: asyncio.Event, seconds: float) -> bool:
+    """Wait `seconds`; True if `stop` was set meanwhile."""
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(stop.wait(), seconds)
+    return stop.is_set()
