@@ -20,6 +20,7 @@ from workers.domains.checked import Checked, Plugin
 from workers.domains.execution import CORE_OUTCOMES
 from workers.domains.finance.schema import FinanceDomain
 from workers.domains.message.schema import MessageDomain
+from workers.domains.service.schema import ServiceDomain
 
 ENTRY_POINTS = "countersign.domains"
 _registered: dict[str, Plugin] = {}
@@ -83,4 +84,5 @@ def register_installed() -> None:
 
 register(FinanceDomain())
 register(MessageDomain())
+register(ServiceDomain())
 register_installed()

@@ -1,0 +1,1 @@
+"""Sample proposals and an example service (examples/service) countersign calls."""
