@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import random
 import signal
 import socket
 import sys
@@ -19,11 +20,23 @@ ROOT = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 
 
+# Ports a test hands to a process it starts (and may restart on the same port after a
+# SIGKILL) come from below the kernel's ephemeral range (32768-60999 here): a port in that
+# range, free when picked, can be taken meanwhile as the local end of any outgoing
+# connection or by any bind to port 0, in this suite's other lane or elsewhere.
+PICKED_PORTS = range(20000, 32768)
+
+
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
+    """A port free on 127.0.0.1 now, outside the ephemeral range."""
+    for port in random.sample(PICKED_PORTS, 64):
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise OSError("no free port below the ephemeral range")
 
 
 @dataclass
