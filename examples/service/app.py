@@ -9,7 +9,10 @@ a key), GET /refunds (the ledger, for people). The ledger and the used keys live
 SQLite file, written in one transaction per call, so a restart neither forgets a key nor
 runs a call twice. `--fail-after-work N` answers the next N calls HTTP 500 *after* the
 refund is booked (as a crash between the work and the answer would): countersign then finds
-the real outcome through the status endpoint.
+the real outcome through the status endpoint. `--delay-s S` holds every call S seconds between
+its arrival and its verification (a slow network): longer than the service's `timeout_s`,
+countersign records the call unknown, asks the status endpoint to fence the key, concludes
+`not_submitted`, and the held call, verified at last, is refused (409) without booking.
 
 The verification is `workers/domains/service/receiver.py`, which a real service copies.
 """
@@ -23,6 +26,7 @@ import os
 import socket
 import sqlite3
 import threading
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
@@ -30,7 +34,7 @@ from typing import Any
 
 from aiohttp import web
 
-from workers.domains.service.receiver import Stored, receive, status
+from workers.domains.service.receiver import FENCE_PARAM, Stored, receive, status
 
 CALL_PATH = "/countersign/call"
 STATUS_PATH = "/countersign/status"
@@ -111,10 +115,15 @@ class Billing:
     keys: SqliteSeenKeys
     fail_after_work: int = 0  # answer this many calls 500 after booking them
     received: list[dict[str, Any]] = field(default_factory=list)  # every POST, as it came
+    # awaited by every call between its arrival and its verification: a slow network
+    # (`--delay-s`, or a test's event)
+    delay: Callable[[], Awaitable[None]] | None = None
 
     async def call(self, request: web.Request) -> web.Response:
         body = await request.read()
         self.received.append({"headers": dict(request.headers), "body": body})
+        if self.delay is not None:
+            await self.delay()
         verdict = receive(self.secret, request.headers, body, self.keys)
         if verdict.answer is not None:
             return _json(*verdict.answer)
@@ -131,7 +140,8 @@ class Billing:
 
     async def status(self, request: web.Request) -> web.Response:
         key = request.query.get("idempotency_key", "")
-        return _json(*status(self.secret, request.headers, key, self.keys))
+        fence = request.query.get(FENCE_PARAM) == "1"
+        return _json(*status(self.secret, request.headers, key, self.keys, fence=fence))
 
     async def ledger(self, request: web.Request) -> web.Response:
         return web.json_response({"refunds": self.keys.refunds()})
@@ -175,12 +185,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--secret-env", default="BILLING_SIGNING_SECRET")
     parser.add_argument("--ledger", type=Path, default=Path("var/billing.db"))
     parser.add_argument("--fail-after-work", type=int, default=0)
+    parser.add_argument("--delay-s", type=float, default=0.0)
     args = parser.parse_args(argv)
     secret = os.environ.get(args.secret_env, "")
     if not secret:
         parser.error(f"export {args.secret_env} (the signing secret countersign uses)")
     args.ledger.parent.mkdir(parents=True, exist_ok=True)
     billing = Billing(secret, SqliteSeenKeys(args.ledger), args.fail_after_work)
+    if args.delay_s > 0:
+        delay_s: float = args.delay_s
+        billing.delay = lambda: asyncio.sleep(delay_s)
     web.run_app(build_app(billing), host=args.host, port=args.port)
 
 

@@ -4,7 +4,9 @@ SDK, the real store, and the example billing service (examples/service) on loopb
 Propose a refund through the API; the card shows its arguments with the schema's titles; an
 operator confirms in the sandbox; the service receives exactly one signed call, books the
 refund once, and the card shows its answer. An answer lost after the work is reconciled by
-the status endpoint with that one call; a service that cannot be asked leaves it to a person;
+the status endpoint with that one call; a call held past the timeout is fenced by the status
+endpoint, concluded never sent, and refused when it arrives; a service that cannot be asked
+leaves it to a person;
 the receiver refuses a forged or replayed call; arguments outside the schema are a 422; and
 a refund above a rule's amount needs the rule's quorum.
 """
@@ -20,6 +22,7 @@ from typing import Any
 import aiohttp
 import pytest
 
+from examples.service.app import CALL_PATH, STATUS_PATH
 from tests.support.cards import fields
 from tests.support.mcp_client import call, connected
 from tests.support.processes import ROOT
@@ -27,6 +30,7 @@ from tests.support.service_calls import (
     SECRET,
     SECRET_ENV,
     BillingService,
+    Hold,
     billing_service,
     refund_request,
     service_table,
@@ -131,6 +135,34 @@ async def test_an_answer_lost_after_the_work_is_reconciled_by_status_with_one_ca
     assert done["outcome"]["detail"]["reconciled_by"] == "status"
     assert len(billing.posts()) == 1 and len(billing.refunds()) == 1
     await card_says(stack, message_id, "Done by the service")
+
+
+async def test_a_call_held_past_the_timeout_is_fenced_not_submitted_and_never_runs(
+    billing: BillingService, make_stack: StackFactory
+) -> None:
+    hold = Hold()
+    billing.billing.delay = hold  # the call reaches the service and waits there
+    table = service_table(billing)
+    table["services"][0]["timeout_s"] = 1.0
+    # unfenced, "never received" would take not_found_after_s: only the fence settles it now
+    stack = await stack_calling(
+        make_stack, billing, table=table, execution={"not_found_after_s": 3600}
+    )
+    view, message_id = await stack.offered(refund_request())
+    await stack.click(message_id, "ou_alice")
+
+    done = await settled(stack, view["id"], "not_submitted")
+    assert hold.arrived.is_set()
+    assert [o["status"] for o in done["outcomes"]] == ["unknown", "not_submitted"]
+    assert done["outcome"]["final"] is True
+    assert "fenced the key" in done["outcome"]["detail"]["reason"]
+    await card_says(stack, message_id, "Not executed")
+
+    hold.release.set()  # the call goes on, after countersign said it never arrived
+    [late] = await billing.answers(CALL_PATH, 1)
+    assert late.status == 409 and billing.refunds() == []  # refused, nothing booked
+    [fence] = {heard.query.get("fence") for heard in billing.answered(STATUS_PATH)}
+    assert fence == "1"
 
 
 async def test_without_a_status_endpoint_an_unknown_call_is_left_to_a_person(

@@ -3,17 +3,19 @@
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import itertools
 import json
+import socket
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from aiohttp.test_utils import TestServer
+from aiohttp import web
 
 from examples.service.app import CALL_PATH, STATUS_PATH, Billing, SqliteSeenKeys, build_app
 from store.authority import Store
@@ -31,12 +33,44 @@ KIND = "service.call"
 _counter = itertools.count()
 
 
+@dataclass(frozen=True)
+class Heard:
+    """One request the service answered."""
+
+    method: str
+    path: str
+    query: dict[str, str]
+    status: int
+
+
+@dataclass
+class Hearing:
+    """Every request the service answered, in order; a test awaits answers, never sleeps."""
+
+    heard: list[Heard] = field(default_factory=list)
+    changed: asyncio.Condition = field(default_factory=asyncio.Condition)
+
+    def middleware(self) -> Any:
+        @web.middleware
+        async def record(request: web.Request, handler: Any) -> web.StreamResponse:
+            response: web.StreamResponse = await handler(request)
+            async with self.changed:
+                self.heard.append(
+                    Heard(request.method, request.path, dict(request.query), response.status)
+                )
+                self.changed.notify_all()
+            return response
+
+        return record
+
+
 @dataclass
 class BillingService:
     """The example service, in this process: what it received and what it booked."""
 
     billing: Billing
     base_url: str
+    hearing: Hearing = field(default_factory=Hearing)
 
     @property
     def call_url(self) -> str:
@@ -56,16 +90,58 @@ class BillingService:
     def refunds(self) -> list[dict[str, Any]]:
         return self.billing.keys.refunds()
 
+    def answered(self, path: str) -> list[Heard]:
+        """The requests on `path` answered so far."""
+        return [heard for heard in self.hearing.heard if heard.path == path]
+
+    async def answers(self, path: str, count: int, timeout_s: float = 10.0) -> list[Heard]:
+        """The first `count` requests on `path`, once all are answered."""
+
+        async def enough() -> list[Heard]:
+            async with self.hearing.changed:
+                await self.hearing.changed.wait_for(lambda: len(self.answered(path)) >= count)
+                return self.answered(path)[:count]
+
+        return await asyncio.wait_for(enough(), timeout_s)
+
+
+class Hold:
+    """The service's delay hook: its first `count` calls wait, between their arrival and their
+    verification (a slow network), until `release` is set."""
+
+    def __init__(self, count: int = 1) -> None:
+        self.left = count
+        self.arrived = asyncio.Event()
+        self.release = asyncio.Event()
+
+    async def __call__(self) -> None:
+        if self.left <= 0:
+            return
+        self.left -= 1
+        self.arrived.set()
+        await self.release.wait()
+
 
 @asynccontextmanager
 async def billing_service(workdir: Path, secret: str = SECRET) -> AsyncIterator[BillingService]:
     billing = Billing(secret, SqliteSeenKeys(workdir / f"billing-{next(_counter)}.db"))
-    server = TestServer(build_app(billing), host="127.0.0.1")
-    await server.start_server()
+    hearing = Hearing()
+    app = build_app(billing)
+    app.middlewares.append(hearing.middleware())
+    # not aiohttp's TestServer: it cancels a handler whose caller hung up, where a deployed
+    # service (web.run_app) goes on running it, as a call arriving late must be shown to
+    runner = web.AppRunner(app)
+    await runner.setup()
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    await web.SockSite(runner, sock).start()
     try:
-        yield BillingService(billing, f"http://127.0.0.1:{server.port}")
+        yield BillingService(billing, f"http://127.0.0.1:{port}", hearing)
     finally:
-        await server.close()
+        if isinstance(billing.delay, Hold):  # a call still held would hold up the close
+            billing.delay.release.set()
+        await runner.cleanup()
 
 
 def service_table(

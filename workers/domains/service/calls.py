@@ -18,6 +18,7 @@ from typing import Any
 import aiohttp
 
 from workers.domains.execution import SubmissionUnknown
+from workers.domains.service.receiver import FENCE_PARAM, status_signed
 from workers.pinned import Resolve, pinned_session, system_resolve
 from workers.targets import BadUrl, Network, parse_callback_target, refusal
 from workers.webhook_signature import signature, signed_headers
@@ -172,10 +173,19 @@ def call_headers(secret: str, body: bytes, client_id: str, operation_id: str) ->
     }
 
 
-def status_headers(secret: str, client_id: str, operation_id: str) -> dict[str, str]:
-    """A status request's headers: the signature covers the key it asks about."""
+def status_headers(
+    secret: str, client_id: str, operation_id: str, *, fence: bool = False
+) -> dict[str, str]:
+    """A status request's headers: the signature covers the key it asks about and whether it
+    asks the service to fence it (the query's fence=1)."""
     headers = call_headers(secret, b"", client_id, operation_id)
     timestamp = headers["X-Countersign-Timestamp"]
-    headers["X-Countersign-Signature"] = signature(secret, timestamp, client_id.encode())
+    signed = status_signed(client_id, fence=fence)
+    headers["X-Countersign-Signature"] = signature(secret, timestamp, signed)
     headers.pop("Content-Type")
     return headers
+
+
+def status_params(client_id: str, *, fence: bool) -> dict[str, str]:
+    """A status request's query: the key, and fence=1 when countersign will not send again."""
+    return {"idempotency_key": client_id, **({FENCE_PARAM: "1"} if fence else {})}

@@ -12,7 +12,7 @@ from typing import Any
 
 from aiohttp import web
 
-from workers.domains.service.receiver import MemorySeenKeys, receive, status
+from workers.domains.service.receiver import FENCE_PARAM, MemorySeenKeys, receive, status
 
 CALL_PATH = "/countersign/call"
 STATUS_PATH = "/countersign/status"
@@ -43,7 +43,8 @@ class DemoBilling:
 
     async def status(self, request: web.Request) -> web.Response:
         key = request.query.get("idempotency_key", "")
-        return _answer(*status(self.secret, request.headers, key, self.seen))
+        fence = request.query.get(FENCE_PARAM) == "1"
+        return _answer(*status(self.secret, request.headers, key, self.seen, fence=fence))
 
 
 def _answer(code: int, body: bytes) -> web.Response:

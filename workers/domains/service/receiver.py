@@ -18,6 +18,13 @@ again gets the stored answer without running twice; a different call under a use
 refused. A status request (`GET <status_endpoint>?idempotency_key=<key>`, the signature over
 the key instead of a body) is answered by `status`.
 
+Fencing: countersign asks `...&fence=1` (signed over `<key>?fence=1`) when it will never send
+the call again. A key never seen is then recorded as fenced, in the same atomic `begin`, and
+answered `{"status": "unknown", "fenced": true}`: countersign concludes the call was never
+received, so a POST of that key arriving later (a slow network, a retrying proxy) must not
+run, and `receive` refuses it (409). Without the fence a late POST would run a call
+countersign reported as never sent.
+
 Usage (any framework; `headers` is a case-insensitive mapping or a dict):
 
     seen = MemorySeenKeys()       # or your own SeenKeys backed by your database
@@ -27,6 +34,10 @@ Usage (any framework; `headers` is a case-insensitive mapping or a dict):
     status, body = run_the_action(verdict.call)
     seen.finish(verdict.key, status, body)
     return respond(status, body)
+
+    # the status endpoint: GET ?idempotency_key=<key>[&fence=1]
+    key, fence = request.query.get("idempotency_key", ""), request.query.get(FENCE_PARAM) == "1"
+    return respond(*status(secret, request.headers, key, seen, fence=fence))
 """
 
 from __future__ import annotations
@@ -46,6 +57,10 @@ TIMESTAMP_HEADER = "X-Countersign-Timestamp"
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 OPERATION_HEADER = "X-Countersign-Operation"
 TOLERANCE_S = 300
+# the status request's query parameter asking to fence a key never seen (value "1")
+FENCE_PARAM = "fence"
+# what `begin` records for a fenced key: never a call's fingerprint (those are sha256 hex)
+FENCED = "fenced: declared never received"
 # what makes two requests the same call (the approvers' display names may change)
 CALL_FIELDS = ("operation_id", "client_id", "service", "action", "arguments", "confirm_digest")
 
@@ -96,6 +111,12 @@ def signed_by(
     return None
 
 
+def status_signed(key: str, *, fence: bool) -> bytes:
+    """What a status request's signature covers: the key, and whether it asks to fence (so a
+    captured plain status request cannot be replayed as a fence; "?" is never in a key)."""
+    return f"{key}?{FENCE_PARAM}=1".encode() if fence else key.encode()
+
+
 def _json_answer(code: int, /, **fields: Any) -> Answer:
     return code, json.dumps(fields, sort_keys=True).encode()
 
@@ -109,7 +130,7 @@ class Stored:
 class SeenKeys(Protocol):
     """One use per Idempotency-Key. `begin` must be atomic (a unique key in your database):
     it records `fingerprint` as running and returns None for a new key, else what was
-    stored for it."""
+    stored for it. A fenced key is recorded the same way, under the fingerprint `FENCED`."""
 
     def begin(self, key: str, fingerprint: str) -> Stored | None: ...
 
@@ -182,6 +203,14 @@ def receive(
     stored = seen.begin(key, fingerprint(call))
     if stored is None:
         return Verdict(None, call, key)
+    if stored.fingerprint == FENCED:  # countersign was told it never arrived: it never runs
+        return Verdict(
+            _json_answer(
+                409,
+                error=f"Idempotency-Key {key} was declared never received (its status was asked "
+                "with fence=1); not run",
+            )
+        )
     if stored.fingerprint != fingerprint(call):
         return Verdict(
             _json_answer(422, error=f"Idempotency-Key {key} was used for a different call")
@@ -197,19 +226,29 @@ def status(
     key: str,
     seen: SeenKeys,
     *,
+    fence: bool = False,
     now: float | None = None,
     tolerance_s: int = TOLERANCE_S,
 ) -> Answer:
     """The status endpoint's answer for `key` (the query's idempotency_key): completed or
-    refused with the stored answer, running, or unknown (never received)."""
-    why = signed_by(secret, headers, key.encode(), now=now, tolerance_s=tolerance_s)
+    refused with the stored answer, running, or unknown (never received). `fence` (the query's
+    fence=1): a key never seen is fenced first, so that "unknown" stays true for good."""
+    signed = status_signed(key, fence=fence)
+    why = signed_by(secret, headers, signed, now=now, tolerance_s=tolerance_s)
     if why is not None:
         return _json_answer(401, error="not a verified countersign request", reason=why)
+    if not _KEY.fullmatch(key):
+        return _json_answer(400, error="a status request needs an idempotency_key")
     if _header(headers, IDEMPOTENCY_HEADER) not in (None, key):
         return _json_answer(400, error="the Idempotency-Key header is not the key asked about")
-    stored = seen.get(key)
+    # begin is atomic: a POST arriving at the same moment either ran first or is refused
+    stored = seen.begin(key, FENCED) if fence else seen.get(key)
     if stored is None:
+        if fence:
+            return _json_answer(200, status="unknown", fenced=True)
         return _json_answer(200, status="unknown")
+    if stored.fingerprint == FENCED:
+        return _json_answer(200, status="unknown", fenced=True)
     if stored.answer is None:
         return _json_answer(200, status="running")
     code, body = stored.answer

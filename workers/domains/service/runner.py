@@ -6,6 +6,10 @@ timeout, a reset, a 3xx or a 5xx: unknown, reconciled by the service's status en
 with the key), never by sending again, unless the service declares itself idempotent
 (then the same call with the same key may go again, inside its idempotency window). A
 service with neither leaves an unknown call to a person (`unresolved`).
+
+When countersign will not send the call again it asks the status endpoint to fence the key:
+a service that never saw it records it as never to be run and says so (`fenced`), which
+makes "never received" decisive at once (`not_submitted`): a late POST of it is refused.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from store.canonical import canonical_json
 from store.records import Operation
 from workers.domains.base import RunnerContext
 from workers.domains.execution import (
+    NOT_SUBMITTED,
     Observed,
     Refusal,
     Runner,
@@ -36,6 +41,7 @@ from workers.domains.service.calls import (
     compact,
     exchange,
     status_headers,
+    status_params,
 )
 from workers.domains.service.schema import ServiceCallV1, ServiceDomain, endpoint_shown
 from workers.domains.service.settings import Action, Service, ServiceSettings
@@ -47,6 +53,7 @@ log = logging.getLogger("countersign.service")
 # a signing secret shorter than this is refused (the service shares it: `openssl rand -hex 32`)
 MIN_SECRET_CHARS = 16
 RESENT = "sent again with the same Idempotency-Key after the first answer was lost"
+FENCED = "the service fenced the key: it never received the call and never will"
 
 
 def call_body(
@@ -221,9 +228,10 @@ class ServiceRunner(Runner):
         call, service, _action = found
         may_resend = service.idempotent and self._inside_window(service, dispatched_at)
         if service.status_endpoint is not None:
-            known = await self._status(op, service, client_id)
+            # not sent again: the service is asked to fence the key, so "never received" holds
+            known = await self._status(op, service, client_id, fence=not may_resend)
             if known is not None or not may_resend:
-                return known  # None: never received, concluded not_submitted in time
+                return known  # None: never received (unfenced), concluded not_submitted in time
         elif not may_resend:
             raise Unresolvable(self._person_must_check(service, call, client_id, dispatched_at))
         return await self._post(op, call, service, client_id, resent=True)
@@ -247,7 +255,9 @@ class ServiceRunner(Runner):
             f"again because {why}"
         )
 
-    async def _status(self, op: Operation, service: Service, client_id: str) -> Observed | None:
+    async def _status(
+        self, op: Operation, service: Service, client_id: str, *, fence: bool
+    ) -> Observed | None:
         secret = self._secret(service)
         if secret is None:
             raise SubmissionUnknown(f"{service.secret_env} is not set: cannot ask for the status")
@@ -257,9 +267,9 @@ class ServiceRunner(Runner):
             answer = await exchange(
                 target,
                 "GET",
-                status_headers(secret, client_id, op.id),
+                status_headers(secret, client_id, op.id, fence=fence),
                 None,
-                params={"idempotency_key": client_id},
+                params=status_params(client_id, fence=fence),
                 resolve=self.resolve,
             )
         except NotSent as error:
@@ -268,10 +278,17 @@ class ServiceRunner(Runner):
 
     @staticmethod
     def _known(answer: Answer, client_id: str) -> Observed | None:
-        """The status endpoint's word: completed / refused (with the answer), unknown (never
-        received), anything else: ask again later."""
+        """The status endpoint's word: completed / refused (with the answer), unknown and
+        fenced (never received, and never to be run: decisive), unknown (never received so
+        far), anything else: ask again later."""
         found = answer.json()
-        if answer.status == 404 or (isinstance(found, dict) and found.get("status") == "unknown"):
+        unknown = isinstance(found, dict) and found.get("status") == "unknown"
+        if answer.status == 200 and unknown and found.get("fenced") is True:
+            return Observed(
+                NOT_SUBMITTED,
+                {"idempotency_key": client_id, "reconciled_by": "status", "reason": FENCED},
+            )
+        if answer.status == 404 or unknown:
             return None
         if answer.status != 200 or not isinstance(found, dict):
             raise SubmissionUnknown(f"the status endpoint answered HTTP {answer.status}")

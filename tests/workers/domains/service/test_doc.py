@@ -30,3 +30,11 @@ def test_the_receiver_calls_it_shows_exist() -> None:
     for name in ("receive", "status", "MemorySeenKeys", "SeenKeys"):
         assert f"{name}(" in DOC or f"`{name}`" in DOC, name
         assert hasattr(receiver, name), name
+
+
+def test_the_documented_fence_is_the_one_signed_and_asked() -> None:
+    assert f"&{receiver.FENCE_PARAM}=1" in DOC
+    signed = receiver.status_signed("cs-op", fence=True).decode()
+    assert f'"<timestamp>.<the key>{signed.removeprefix("cs-op")}"' in DOC
+    assert '{"status": "unknown", "fenced": true}' in DOC and "`FENCED`" in DOC
+    assert hasattr(receiver, "FENCED")

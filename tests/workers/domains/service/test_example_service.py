@@ -62,3 +62,22 @@ async def test_only_a_verified_call_books_anything(tmp_path: Path) -> None:
     forged = call_headers("someone-elses-secret-0123", BODY, KEY, "op1")
     status, _answer = await post(billing, BODY, forged)
     assert status == 401 and billing.keys.refunds() == []
+
+
+async def test_a_key_fenced_through_the_status_route_is_refused_after_a_restart(
+    tmp_path: Path,
+) -> None:
+    ledger = tmp_path / "billing.db"
+    billing = Billing(SECRET, SqliteSeenKeys(ledger))
+    async with TestClient(TestServer(build_app(billing))) as client:
+        response = await client.get(
+            STATUS_PATH,
+            params={"idempotency_key": KEY, "fence": "1"},
+            headers=status_headers(SECRET, KEY, "op1", fence=True),
+        )
+        assert await response.json() == {"status": "unknown", "fenced": True}
+
+    restarted = Billing(SECRET, SqliteSeenKeys(ledger))  # the fence is in the file
+    status, answer = await post(restarted, BODY, call_headers(SECRET, BODY, KEY, "op1"))
+    assert status == 409 and "declared never received" in answer["error"]  # type: ignore[index]
+    assert restarted.keys.refunds() == []

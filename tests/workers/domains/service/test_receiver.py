@@ -142,3 +142,61 @@ def test_a_status_request_is_signed_over_its_key() -> None:
     headers = status_headers(SECRET, KEY, "op1")
     assert status(SECRET, headers, "cs-other", seen)[0] == 401
     assert status("wrong-secret-0123456789", headers, KEY, seen)[0] == 401
+
+
+def fence_headers() -> dict[str, str]:
+    return status_headers(SECRET, KEY, "op1", fence=True)
+
+
+def test_a_fenced_key_is_never_run_when_its_call_arrives_late() -> None:
+    seen = MemorySeenKeys()
+    code, answer = status(SECRET, fence_headers(), KEY, seen, fence=True)
+    assert code == 200 and json.loads(answer) == {"status": "unknown", "fenced": True}
+    # asked again, with or without the fence: still never received, for good
+    again = status(SECRET, status_headers(SECRET, KEY, "op1"), KEY, seen)
+    assert json.loads(again[1]) == {"status": "unknown", "fenced": True}
+    assert status(SECRET, fence_headers(), KEY, seen, fence=True) == (code, answer)
+
+    raw = body()  # the call, signed and in its window, arriving after the fence
+    late = receive(SECRET, call_headers(SECRET, raw, KEY, "op1"), raw, seen)
+    assert late.call is None and late.key is None  # nothing for the handler to run
+    assert late.answer is not None and late.answer[0] == 409
+    assert "declared never received" in json.loads(late.answer[1])["error"]
+    stored = seen.get(KEY)
+    assert stored == receiver.Stored(receiver.FENCED, None)  # nothing was finished under it
+
+
+def test_a_status_request_without_the_fence_fences_nothing() -> None:
+    seen = MemorySeenKeys()
+    plain = status(SECRET, status_headers(SECRET, KEY, "op1"), KEY, seen)
+    assert json.loads(plain[1]) == {"status": "unknown"} and seen.get(KEY) is None
+    raw = body()
+    verdict = receive(SECRET, call_headers(SECRET, raw, KEY, "op1"), raw, seen)
+    assert verdict.answer is None and verdict.call is not None  # it still runs
+
+
+def test_a_fence_never_overrides_a_call_that_arrived() -> None:
+    seen = MemorySeenKeys()
+    raw = body()
+    assert receive(SECRET, call_headers(SECRET, raw, KEY, "op1"), raw, seen).call is not None
+    running = status(SECRET, fence_headers(), KEY, seen, fence=True)
+    assert json.loads(running[1]) == {"status": "running"}
+    seen.finish(KEY, 200, b'{"refund_id": "rf_1"}')
+    done = json.loads(status(SECRET, fence_headers(), KEY, seen, fence=True)[1])
+    assert done["status"] == "completed" and "fenced" not in done
+
+
+def test_a_forged_fence_request_is_refused_and_fences_nothing() -> None:
+    seen = MemorySeenKeys()
+    # a captured plain status request replayed as a fence: the signature does not cover it
+    assert status(SECRET, status_headers(SECRET, KEY, "op1"), KEY, seen, fence=True)[0] == 401
+    # a fence request read as a plain one (a service that ignores fence=1) is not countersign's
+    assert status(SECRET, fence_headers(), KEY, seen)[0] == 401
+    wrong = status_headers("not-the-secret-0123456789", KEY, "op1", fence=True)
+    assert status(SECRET, wrong, KEY, seen, fence=True)[0] == 401
+    assert status(SECRET, fence_headers(), "cs-other", seen, fence=True)[0] == 401
+    later = time.time() + receiver.TOLERANCE_S + 5
+    assert status(SECRET, fence_headers(), KEY, seen, fence=True, now=later)[0] == 401
+    assert seen.get(KEY) is None and seen.get("cs-other") is None
+    raw = body()
+    assert receive(SECRET, call_headers(SECRET, raw, KEY, "op1"), raw, seen).call is not None

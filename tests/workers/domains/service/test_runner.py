@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -15,11 +16,13 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
+from examples.service.app import CALL_PATH, STATUS_PATH
 from store.authority import Store
 from store.execution import ExecutionLedger
 from store.operation_reads import claim_id
 from tests.support.service_calls import (
     BillingService,
+    Hold,
     billing_service,
     claimed_call,
     refund,
@@ -28,7 +31,7 @@ from tests.support.service_calls import (
     settings_of,
 )
 from workers.domains.service.calls import Answer, answer_text
-from workers.domains.service.runner import RESENT, ServiceRunner
+from workers.domains.service.runner import FENCED, RESENT, ServiceRunner
 from workers.domains.service.settings import ServiceSettings
 from workers.executor import ExecutionWorker
 
@@ -191,6 +194,74 @@ async def test_a_call_the_service_never_received_is_concluded_not_submitted(
     )
     assert [o.status for o in outcomes] == ["unknown", "not_submitted"]
     assert billing.refunds() == []
+
+
+def quick(table: dict[str, Any]) -> dict[str, Any]:
+    table["services"][0]["timeout_s"] = 1.0  # a held call is unknown after a second
+    return table
+
+
+async def test_a_call_held_past_the_timeout_is_fenced_and_refused_when_it_arrives(
+    store: Store, billing: BillingService
+) -> None:
+    hold = Hold()
+    billing.billing.delay = hold
+    settings = settings_of(quick(service_table(billing)))  # not idempotent: never sent again
+    op = await claimed_call(store, settings, refund())
+    # unfenced, "never received" would wait not_found_after_s: only the fence concludes it now
+    work = worker(store, runner_for(store, settings), not_found_after_s=3600)
+    outcomes = await settle(store, work, op.id, "not_submitted")
+    assert hold.arrived.is_set()  # the call did reach the service, and waits there
+    assert [o.status for o in outcomes] == ["unknown", "not_submitted"]
+    assert outcomes[1].detail == {
+        "idempotency_key": f"cs-{op.id}",
+        "reconciled_by": "status",
+        "reason": FENCED,
+    }
+    assert outcomes[1].reconciles_digest == outcomes[0].outcome_digest
+    assert all(heard.query.get("fence") == "1" for heard in billing.answered(STATUS_PATH))
+
+    hold.release.set()  # the call goes on, after countersign said it never arrived
+    [late] = await billing.answers(CALL_PATH, 1)
+    assert late.status == 409  # the one booking attempt, refused
+    assert len(billing.posts()) == 1 and billing.refunds() == []
+    assert [o.status for o in await ExecutionLedger(store).outcomes(op.id)] == [
+        "unknown",
+        "not_submitted",
+    ]
+
+
+async def test_an_idempotent_service_inside_its_window_is_asked_unfenced_and_sent_again(
+    store: Store, billing: BillingService
+) -> None:
+    hold = Hold()
+    billing.billing.delay = hold
+    settings = settings_of(quick(service_table(billing, idempotent=True)))
+    op = await claimed_call(store, settings, refund())
+    outcomes = await settle(store, worker(store, runner_for(store, settings)), op.id, "completed")
+    assert [o.status for o in outcomes] == ["unknown", "completed"]
+    assert outcomes[1].detail["reason"] == RESENT
+    [asked] = billing.answered(STATUS_PATH)
+    assert asked.query == {"idempotency_key": f"cs-{op.id}"}  # no fence: the re-send follows
+
+    hold.release.set()  # the first call, late: the re-sent one's answer, booked once
+    first, again = await billing.answers(CALL_PATH, 2)
+    assert (first.status, again.status) == (200, 200)
+    assert len(billing.refunds()) == 1
+
+
+async def test_an_idempotent_service_past_its_window_is_fenced(
+    store: Store, billing: BillingService
+) -> None:
+    settings = settings_of(service_table(billing, idempotent=True))
+    op = await claimed_call(store, settings, refund())
+    runner = runner_for(store, settings)
+    window = timedelta(seconds=settings.services[0].idempotency_window_s)
+    found = await runner.lookup(op, f"cs-{op.id}", store.clock() - window - timedelta(seconds=1))
+    assert found is not None and found.status == "not_submitted"
+    assert found.detail["reason"] == FENCED
+    [asked] = billing.answered(STATUS_PATH)
+    assert asked.query["fence"] == "1" and billing.posts() == []
 
 
 async def test_nothing_is_sent_when_what_was_confirmed_no_longer_holds(
