@@ -292,7 +292,7 @@ class ExecutionWorker:
                 return
             found = Observed(
                 "not_submitted",
-                {"client_id": client_id, "reason": "the venue never received this client id"},
+                {"client_id": client_id, "reason": "nobody received this client id"},
             )
         await self._observed(
             op, RECONCILED, found, Execution.RECONCILED, reconciles, answers_attempt=True

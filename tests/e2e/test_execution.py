@@ -105,7 +105,7 @@ async def test_a_submission_the_venue_never_got_is_concluded_not_executed(
     view, message_id = await stack.offered(order_request("never-arrived"))
     await stack.click(message_id, "ou_alice")
 
-    await card_says(stack, message_id, "Reconciled: Not executed — the venue never received it")
+    await card_says(stack, message_id, "Reconciled: Not executed — it was never received")
     api_view = await settled(stack, view["id"], "not_submitted")
     assert [o["status"] for o in api_view["outcomes"]] == ["unknown", "not_submitted"]
     assert await venue_order(tmp_path, view["id"]) is None

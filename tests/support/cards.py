@@ -234,8 +234,8 @@ STATUS_LINES = {
     ),
     "unknown": ("Submission unknown — reconciling", "提交结果未知 — 正在核对", "yellow"),
     "not_submitted": (
-        "Not executed — the venue never received it",
-        "未执行 — 交易所从未收到",
+        "Not executed — it was never received",
+        "未执行 — 对方从未收到",
         "grey",
     ),
     "unresolved": ("Unresolved — a person must check it", "无法自动核对 — 需要人工确认", "red"),

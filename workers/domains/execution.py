@@ -89,7 +89,7 @@ CORE_OUTCOMES: Mapping[str, Meaning] = {
         final=True,
     ),
     NOT_SUBMITTED: Meaning(
-        Said("Not executed — the venue never received it", "未执行 — 交易所从未收到"),
+        Said("Not executed — it was never received", "未执行 — 对方从未收到"),
         Tone.DONE,
         final=True,
     ),
