@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from bot.config import Config, Settings, parse, resolve
+from workers.domains import DOMAINS
 
 DEV_TOKEN_ENV = "COUNTERSIGN_TOKEN"  # the name the CLI client reads too: one name everywhere
 DEV_TOKEN = "dev-token"
@@ -13,6 +14,8 @@ DEV_TOKEN = "dev-token"
 DEFAULT_DEV_DIR = Path("var/dev")
 DEV_CALLBACK_SECRET_ENV = "COUNTERSIGN_DEV_CALLBACK_SECRET"
 DEV_CALLBACK_SECRET = "dev-callback-secret"  # public by design, like the dev token
+# the sandbox's chats by role (larksandbox/entities.py), as domains' dev tables name them
+DEV_CHATS = {"ops": "oc_ops", "counterparty": "oc_acme"}
 
 
 def dev_settings(data_dir: Path, port: int = 8080, host: str = "127.0.0.1") -> Settings:
@@ -35,25 +38,12 @@ def dev_settings(data_dir: Path, port: int = 8080, host: str = "127.0.0.1") -> S
                     "callback_secret_env": {"dev": DEV_CALLBACK_SECRET_ENV},
                 }
             ],
+            # each kind as its domain runs it here (a kind with nothing to run locally,
+            # e.g. a call to a service of yours, is left out)
             "domains": {
-                "finance": {
-                    "enabled": True,
-                    "venue_path": str((data_dir / "sim-venue.db").resolve()),
-                    "accounts": [
-                        {"name": "sim-main", "venue": "sim", "budget": "100000", "currency": "USDC"}
-                    ],
-                },
-                "message": {
-                    "enabled": True,
-                    "destinations": [
-                        {
-                            "name": "acme",
-                            "chat_id": "oc_acme",
-                            "counterparty": "acme-supplier",
-                            "ops_chat_id": "oc_ops",
-                        }
-                    ],
-                },
+                plugin.config_table: dict(table)
+                for plugin in DOMAINS.values()
+                if (table := plugin.dev_table(DEV_CHATS, data_dir)) is not None
             },
             # result webhooks to receivers on this machine (the sandbox, a local agent) only
             "deliveries": {"allow_internal_targets": ["127.0.0.0/8", "::1/128"]},

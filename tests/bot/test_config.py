@@ -25,7 +25,7 @@ from bot.config import (
     parse,
     read_file,
 )
-from bot.profiles import dev_settings
+from bot.profiles import DEV_CHATS, dev_settings
 from tests.support.backends import Backend
 from tests.support.processes import ROOT
 from workers.domains import DOMAINS
@@ -516,3 +516,27 @@ def test_plain_display_names_in_any_script_are_fine() -> None:
     settings, found = check_data({"people": names}, {})
     assert not [p for p in found if p.field.startswith("people")]
     assert settings is not None and settings.people == names
+
+
+def test_the_dev_profile_runs_each_kind_on_the_table_its_domain_gives() -> None:
+    """The profile names no domain: a kind registered with a dev table is in it, on that
+    table; a kind without one (a service of yours to call) runs on its defaults."""
+    from collections.abc import Mapping
+
+    from tests.support.toy_domain import KIND, ToyDomain, ToySettings
+    from workers.domains import registered
+
+    class DevToy(ToyDomain):
+        def dev_table(self, chats: Mapping[str, str], data_dir: Path) -> dict[str, object]:
+            return {"lamps": ["desk", f"hall-{len(chats)}"]}
+
+    with registered(DevToy()):
+        dev = dev_settings(Path("var/dev"))
+        toy = dev.domains.for_kind(KIND)
+        assert isinstance(toy, ToySettings) and toy.lamps == ["desk", "hall-2"]
+        given = {p.config_table for p in DOMAINS.values() if p.dev_table(DEV_CHATS, Path())}
+        assert given >= {"finance", "message", "toy"}
+        for plugin in DOMAINS.values():  # the others run on their defaults: nothing to call
+            if plugin.config_table not in given:
+                defaults = plugin.settings_model()
+                assert dev.domains.for_kind(plugin.kind) == defaults, plugin.kind

@@ -278,6 +278,11 @@ class Domain(ABC, Generic[P, S]):
         None: the demo leaves this kind out."""
         return None
 
+    def dev_table(self, chats: Mapping[str, str], data_dir: Path) -> Mapping[str, object] | None:
+        """The table the dev profile runs this kind with (`run --dev`, the operator tools'
+        `--dev`; files under `data_dir`); pure. None: the profile leaves the kind out."""
+        return None
+
 
 def terms(pairs: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Ordered display terms, leaving out absent optional ones."""

@@ -155,6 +155,9 @@ class Checked(Generic[P_co, S_co]):
     def demo(self, chats: Mapping[str, str], workdir: Path) -> DemoSetup | None:
         return self.domain.demo(chats, workdir)
 
+    def dev_table(self, chats: Mapping[str, str], data_dir: Path) -> Mapping[str, object] | None:
+        return self.domain.dev_table(chats, data_dir)
+
 
 # What the core holds for every registered domain, whatever its payload and settings.
 Plugin = Checked[BaseModel, BaseModel]

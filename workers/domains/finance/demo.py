@@ -49,17 +49,19 @@ EXPECT = {
 }
 
 
+def dev_table(data_dir: Path) -> dict[str, object]:
+    """The dev profile's (and config.example.toml's) account on a venue under `data_dir`."""
+    return {
+        "enabled": True,
+        "venue_path": str((data_dir / "sim-venue.db").resolve()),
+        "accounts": [{"name": "sim-main", "venue": "sim", "budget": "100000", "currency": "USDC"}],
+    }
+
+
 def demo_setup(workdir: Path) -> DemoSetup:
     path = (workdir / "sim-venue.db").resolve()
     return DemoSetup(
-        table={
-            "enabled": True,
-            "venue_path": str(path),
-            "sim_faults": DEMO_FAULTS,
-            "accounts": [
-                {"name": "sim-main", "venue": "sim", "budget": "100000", "currency": "USDC"}
-            ],
-        },
+        table={**dev_table(workdir), "sim_faults": DEMO_FAULTS},
         background=(lambda stop: move_mark_once_resting(path, stop),),
         proposals=PROPOSALS,
         expect=EXPECT,

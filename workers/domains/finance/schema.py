@@ -212,6 +212,11 @@ class FinanceDomain(Domain[FinanceOrderV1, FinanceSettings]):
 
         return demo_setup(workdir)
 
+    def dev_table(self, chats: Mapping[str, str], data_dir: Path) -> Mapping[str, object]:
+        from workers.domains.finance.demo import dev_table
+
+        return dev_table(data_dir)
+
     async def venue_orders(
         self, settings: FinanceSettings, *, as_json: bool, account: str | None
     ) -> str:

@@ -324,21 +324,17 @@ class MessageDomain(Domain[MessageSendV1, MessageSettings]):
             "priority": "P2",
         }
         return DemoSetup(
-            table={
-                "enabled": True,
-                "destinations": [
-                    {
-                        "name": "acme",
-                        "chat_id": chats["counterparty"],
-                        "counterparty": "acme-supplier",
-                        "ops_chat_id": chats["ops"],
-                    }
-                ],
-            },
+            table=self.dev_table(chats, workdir),
             proposals=(Example("message draft", "a draft to a counterparty", draft),),
             expect={"message draft": ("Sent",)},
             outside_posts=1,
         )
+
+    def dev_table(self, chats: Mapping[str, str], data_dir: Path) -> dict[str, object]:
+        """One destination: the counterparty's chat, filing receipts in the ops chat."""
+        destination = {"name": "acme", "chat_id": chats["counterparty"]}
+        destination |= {"counterparty": "acme-supplier", "ops_chat_id": chats["ops"]}
+        return {"enabled": True, "destinations": [destination]}
 
 
 def _baseline_file_problems(settings: MessageSettings) -> list[FieldProblem]:
