@@ -59,12 +59,21 @@ def payload_schema(plugin: Plugin, settings: Settings | None) -> dict[str, Any]:
     return model.model_json_schema()
 
 
-def summary(plugin: Plugin) -> dict[str, Any]:
+def worlds(plugin: Plugin, settings: Settings | None) -> list[str]:
+    """The worlds the kind may act in with its settings here ([] for a kind that is not a
+    venue; its defaults' when its settings cannot be read)."""
+    own = settings_of(plugin, settings)
+    return [] if own is None else [world.value for world in plugin.worlds(own)]
+
+
+def summary(plugin: Plugin, settings: Settings | None = None) -> dict[str, Any]:
     """One kind in a line: what it is called, where it is configured, what it does."""
     return {
         "kind": plugin.kind,
         "title": plugin.words.title.as_json(),
         "simulated": plugin.simulated,
+        # which worlds it may act in (store.vocabulary.World), as its config here names them
+        "worlds": worlds(plugin, settings),
         "moves_amount": plugin.moves_amount,
         "config_table": f"domains.{plugin.config_table}",
         "schema_versions": list(plugin.versions),
@@ -82,7 +91,7 @@ def examples(plugin: Plugin) -> list[dict[str, Any]]:
 def described(plugin: Plugin, settings: Settings | None) -> dict[str, Any]:
     """Everything an agent needs to propose the kind: its line, schema and examples."""
     return {
-        **summary(plugin),
+        **summary(plugin, settings),
         "schema_version": plugin.versions[-1],
         "payload_schema": payload_schema(plugin, settings),
         "examples": examples(plugin),

@@ -26,6 +26,7 @@ from cards.vocabulary import (
     value_words,
     when,
 )
+from cards.world import world_mark, world_of
 from store.timeutil import utc_now
 
 # The CLI's own labels; what they label comes from the catalogue.
@@ -73,15 +74,16 @@ def operation_text(
     lang: Lang = "en",
     tz: tzinfo | None = None,
 ) -> str:
-    """`countersign show`: the headline first (id, what happened, SIMULATED), then who
+    """`countersign show`: the headline first (id, what happened, its world), then who
     proposed it and why, the expiry while it is open, the decision, the terms, the outcomes,
     and the audit details."""
     now, tz = now or utc_now(), tz or local_zone()
     people: Mapping[str, str] = view.get("people") or {}
     terms = view["terms"]
-    simulated = f"  {text('subtitle.simulated', lang)}" if view["simulated"] else ""
+    mark = world_mark(view, lang)
+    marked = f"  {mark}" if mark else ""
     lines = [
-        f"{view['id']}  {headline(view, people).words(lang)}{simulated}",
+        f"{view['id']}  {headline(view, people).words(lang)}{marked}",
         f"  {title_of(view, lang)}  ({view['kind']})",
         _line("state", state_words(view["state"], lang), lang),
     ]
@@ -101,7 +103,7 @@ def operation_text(
         value = value_words(term["value"], lang).replace("\n", "\n      ")
         lines.append(f"    {term_label(term, lang)}: {value}")
     for outcome in view.get("outcomes") or []:  # every stage, oldest first, as the API lists
-        lines.append(_line("outcome", outcome_title(outcome, view["simulated"], lang), lang))
+        lines.append(_line("outcome", outcome_title(outcome, world_of(view), lang), lang))
         if parts := outcome_parts(outcome.get("detail") or {}, lang):
             lines.append("    " + "; ".join(parts))
     audience = view["audience"]
@@ -190,7 +192,7 @@ def operation_table(
     views: Sequence[dict[str, Any]], *, now: datetime | None = None, lang: Lang = "en"
 ) -> list[str]:
     """`countersign list`: one row per operation under a header, columns as wide as their
-    widest cell: id, age, state and newest outcome in words, kind, title, SIMULATED."""
+    widest cell: id, age, state and newest outcome in words, kind, title and its world."""
     now = now or utc_now()
     columns = ("id", "age", "state.column", "outcome.column", "kind", "what")
     rows = [[label(key, lang) for key in columns]]
@@ -201,10 +203,9 @@ def operation_table(
                 view["id"],
                 relative(view["created_at"], now, lang),
                 state_words(view["state"], lang),
-                outcome_title(outcome, False, lang) if outcome else label("none", lang),
+                outcome_title(outcome, None, lang) if outcome else label("none", lang),
                 view["kind"],
-                title_of(view, lang)
-                + (f"  {text('subtitle.simulated', lang)}" if view["simulated"] else ""),
+                title_of(view, lang) + (f"  {mark}" if (mark := world_mark(view, lang)) else ""),
             ]
         )
     # the last column is not padded: nothing follows it

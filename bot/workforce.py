@@ -207,7 +207,12 @@ async def build_workforce(
 
     context = RunnerContext(
         clock=clock,
-        environ=os.environ,
+        # the secrets `resolve` checked (an agent wallet's key) are the runners' whatever
+        # this process's environment holds
+        environ={
+            **os.environ,
+            **{name: secret.get_secret_value() for name, secret in config.domain_secrets.items()},
+        },
         decision_of=lambda operation_id: claim_id(store, operation_id),
         on_dispatched=lambda _client_id: crash_point("after_dispatch"),
         wake=wake,
@@ -215,6 +220,8 @@ async def build_workforce(
         lark=lark,
         allow_internal_targets=bool(settings.deliveries.allow_internal_targets),
         tick_s=settings.execution.venue_tick_s,
+        record_evidence=ledger.record_evidence,
+        evidence_of=ledger.evidence,
     )
     runners = await open_runners(config, context)
     execution = settings.execution

@@ -16,6 +16,7 @@ from cards.outcomes import outcome_parts, outcome_title
 from cards.plain_text import NAME_MAX_CHARS, TITLE_MAX_CHARS, people_text
 from cards.strings import Lang, decision_key, text
 from cards.vocabulary import person, title_of, when
+from cards.world import world_of
 from store.conclusions import EXPIRED
 
 __all__ = ["ENGLISH_UTC", "REPLY_MAX_CHARS", "Voice", "outcome_parts", "reply_text", "webhook_body"]
@@ -46,6 +47,7 @@ def webhook_body(
         "outcome_digest": outcome["outcome_digest"],
         "reconciles_digest": outcome["reconciles_digest"],
         "simulated": view["simulated"],
+        "world": world.value if (world := world_of(view)) else None,
         "confirmed_by": _confirmed_by(view),
         "at": at,
     }
@@ -65,7 +67,7 @@ def reply_text(view: dict[str, Any], outcome: dict[str, Any], voice: Voice = ENG
     lang = voice.lang
     decision = view.get("decision") or {}
     title = people_text(title_of(view, lang), TITLE_MAX_CHARS, lang)
-    status = outcome_title({**outcome, "stage": "initial"}, view["simulated"], lang)
+    status = outcome_title({**outcome, "stage": "initial"}, world_of(view), lang)
     if outcome["stage"] == "reconciled":
         settles = str(outcome["reconciles_digest"])[:12]
         head = text("reply.reconciled", lang, title=title, status=status, digest=settles)

@@ -11,6 +11,8 @@ from typing import Any
 from cards.plain_text import WORDS_MAX_CHARS, people_text
 from cards.strings import LANGS, LARK_LOCALE, Lang, text
 from cards.vocabulary import outcome_words
+from cards.world import in_world
+from store.vocabulary import World
 
 
 def plain_text(content: str, i18n_content: dict[str, str] | None = None) -> dict[str, Any]:
@@ -28,25 +30,24 @@ def newest_per_stage(outcomes: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return list(newest.values())
 
 
-def outcome_title(outcome: dict[str, Any], simulated: bool, lang: Lang) -> str:
-    """The outcome's own words (stored with it), SIMULATED and a reconciliation marked."""
-    title = outcome_words(outcome, lang)
-    if simulated:
-        title = text("outcome.simulated", lang, status=title)
+def outcome_title(outcome: dict[str, Any], world: World | None, lang: Lang) -> str:
+    """The outcome's own words (stored with it), its world and a reconciliation marked."""
+    title = in_world(outcome_words(outcome, lang), world, lang)
     if outcome["stage"] == "reconciled":
         title = text("outcome.reconciled", lang, status=title)
     return title
 
 
-def outcome_lines(outcome: dict[str, Any], *, simulated: bool, lang: Lang) -> list[dict[str, Any]]:
+def outcome_lines(
+    outcome: dict[str, Any], *, world: World | None, lang: Lang
+) -> list[dict[str, Any]]:
     """One outcome: its status (bold, per locale) and its details as plain text."""
     lines: list[dict[str, Any]] = [
         {
             "tag": "markdown",
-            "content": f"**{outcome_title(outcome, simulated, lang)}**",
+            "content": f"**{outcome_title(outcome, world, lang)}**",
             "i18n_content": {
-                LARK_LOCALE[each]: f"**{outcome_title(outcome, simulated, each)}**"
-                for each in LANGS
+                LARK_LOCALE[each]: f"**{outcome_title(outcome, world, each)}**" for each in LANGS
             },
         }
     ]
@@ -69,8 +70,8 @@ def outcome_lines(outcome: dict[str, Any], *, simulated: bool, lang: Lang) -> li
 
 def outcome_parts(detail: dict[str, Any], lang: Lang = "en") -> list[str]:
     """An outcome's details in words: the fill, fees (or that they are unknown), the message
-    sent, the answer received, the reason, the executor's failures, each protective order's
-    own result."""
+    sent, the answer received, the reason, what to do next, the executor's failures, each
+    protective order's own result."""
     parts = []
     if detail.get("filled_qty") is not None and detail.get("avg_price") is not None:
         qty, price = str(detail["filled_qty"]), str(detail["avg_price"])
@@ -97,6 +98,9 @@ def outcome_parts(detail: dict[str, Any], lang: Lang = "en") -> list[str]:
     if detail.get("note"):  # what an operator asked to change in a draft sent back
         note = people_text(detail["note"], WORDS_MAX_CHARS, lang)
         parts.append(text("detail.note", lang, reason=note))
+    if detail.get("hint"):  # what to do next, in its domain's words: text, never markup
+        hint = people_text(str(detail["hint"]), WORDS_MAX_CHARS, lang)
+        parts.append(text("detail.hint", lang, hint=hint))
     if detail.get("error_class"):  # the executor gave up (only the class: no message)
         parts += executor_failed(detail, lang)
     for child in detail.get("protective") or []:

@@ -31,9 +31,10 @@ from cards.decide import (
 )
 from cards.outcomes import newest_per_stage, outcome_lines, plain_text
 from cards.plain_text import WORDS_MAX_CHARS, people_text
-from cards.strings import LANGS, LARK_LOCALE, Lang, i18n, reason_key, text
+from cards.strings import LANGS, LARK_LOCALE, Lang, reason_key, text
 from cards.terms import each_lang, term_elements
 from cards.vocabulary import EXECUTING, OPEN_STATES, headline, relative, title_of, when
+from cards.world import world_of, world_tag
 
 __all__ = [
     "CALLBACK_VALUE_VERSION",
@@ -241,15 +242,9 @@ def _header(view: dict[str, Any], names: Mapping[str, str], lang: Lang) -> dict[
             title_of(view, lang), titles if len(set(titles.values())) > 1 else None
         ),
     }
-    if view["simulated"]:
-        header["text_tag_list"] = [
-            {
-                "tag": "text_tag",
-                "element_id": "simulated",
-                "text": plain_text(text("subtitle.simulated", lang), i18n("subtitle.simulated")),
-                "color": "orange",
-            }
-        ]
+    tag = world_tag(view, lang)
+    if tag is not None:
+        header["text_tag_list"] = [tag]
     return header
 
 
@@ -267,7 +262,7 @@ def render_card(
     named = People(view, people)
     elements: list[dict[str, Any]] = []
     for outcome in newest_per_stage(view.get("outcomes", [])):  # original, then reconciled
-        elements += outcome_lines(outcome, simulated=view["simulated"], lang=lang)
+        elements += outcome_lines(outcome, world=world_of(view), lang=lang)
     elements += _decision(view, named, tz, lang)
     elements += _proposer(view, named, lang)
     elements += _expiry(view, now, tz, lang)

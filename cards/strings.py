@@ -238,7 +238,12 @@ TEXT: Mapping[str, Mapping[Lang, str]] = {
     "toast.rejected": {"en": "Rejected", "zh": "已拒绝"},
     "toast.processing": {"en": "Received, processing", "zh": "已收到，处理中"},
     "toast.busy": {"en": "Busy, please click again in a moment", "zh": "系统繁忙，请稍后再点击"},
-    "subtitle.simulated": {"en": "SIMULATED", "zh": "模拟"},
+    # which world an operation acts in (cards/world.py), marked on every surface
+    "world.simulated": {"en": "SIMULATED", "zh": "模拟"},
+    "world.emulator": {"en": "EMULATOR", "zh": "仿真"},
+    "world.testnet": {"en": "TESTNET", "zh": "测试网"},
+    "world.live": {"en": "LIVE", "zh": "实盘"},
+    "world.none": {"en": "no venue", "zh": "非交易场所"},  # a kind that is not a venue
     "span.days": {"en": "{d}d {h}h", "zh": "{d}天{h}小时"},
     "span.hours": {"en": "{h}h{m}m", "zh": "{h}小时{m}分"},
     "span.minutes": {"en": "{m} min", "zh": "{m}分钟"},
@@ -281,11 +286,12 @@ TEXT: Mapping[str, Mapping[Lang, str]] = {
     "protective.rejected": {"en": "rejected", "zh": "被拒绝"},
     "detail.message": {"en": "Message {message_id}", "zh": "消息 {message_id}"},
     "detail.answer": {"en": "Answer: {answer}", "zh": "答复：{answer}"},
-    "outcome.simulated": {"en": "{status} · SIMULATED", "zh": "{status} · 模拟"},
+    "outcome.in_world": {"en": "{status} · {world}", "zh": "{status} · {world}"},
     "detail.filled": {"en": "Filled {qty} at {price}", "zh": "成交 {qty}，均价 {price}"},
     "detail.fees": {"en": "Fees {fees}", "zh": "手续费 {fees}"},
     "detail.fee_unknown": {"en": "Fee unknown", "zh": "手续费未知"},
     "detail.reason": {"en": "Reason: {reason}", "zh": "原因：{reason}"},
+    "detail.hint": {"en": "Next: {hint}", "zh": "下一步：{hint}"},
     # people's words cut to fit (cards/plain_text.py): never silently
     "plain.cut": {
         "en": "(cut: the first {shown} of {total} characters are shown)",

@@ -9,6 +9,7 @@ from typing import Any
 
 from store.canonical import canonical_json, sha256_hex
 from store.timeutil import iso_utc
+from store.vocabulary import World
 
 DIGEST_SCHEME = "countersign.confirm.v1"
 
@@ -166,6 +167,9 @@ class Envelope:
     expires_at: datetime
     source: Source
     approval: Approval = field(default_factory=Approval)
+    # which world it acts in (None: not a venue); `simulated` says whether anything of it
+    # leaves this machine (world simulated or emulator)
+    world: World | None = None
 
     @property
     def payload_digest(self) -> str:
@@ -176,8 +180,23 @@ class Envelope:
         return sha256_hex(self.projection)
 
 
+def implied_world(simulated: bool) -> World | None:
+    """The world an operation acted in before worlds were recorded (migration 0022)."""
+    return World.SIMULATED if simulated else None
+
+
 def confirm_digest(envelope: Envelope) -> str:
     """sha256 (hex) over every effect-bearing part of the envelope."""
+    executor: dict[str, Any] = {
+        "name": envelope.executor_name,
+        "revision": envelope.executor_revision,
+        "simulated": envelope.simulated,
+    }
+    # the world is bound; the one `simulated` already implied is left out, so digests of
+    # operations filed before worlds were recorded stay what they were (with `simulated`
+    # bound too, every world still gives another digest)
+    if envelope.world != implied_world(envelope.simulated):
+        executor["world"] = envelope.world.value if envelope.world else None
     return sha256_hex(
         canonical_json(
             {
@@ -185,11 +204,7 @@ def confirm_digest(envelope: Envelope) -> str:
                 "id": envelope.id,
                 "kind": envelope.kind,
                 "schema_version": envelope.schema_version,
-                "executor": {
-                    "name": envelope.executor_name,
-                    "revision": envelope.executor_revision,
-                    "simulated": envelope.simulated,
-                },
+                "executor": executor,
                 "payload_digest": envelope.payload_digest,
                 "projection_digest": envelope.projection_digest,
                 "audience": envelope.audience.as_json(),

@@ -23,12 +23,13 @@ dropped on SQLite); outcomes append-only.
 
 `ExecutionLedger` owns those writes and fronts the rest, delegating: the schedule
 (`store/execution_schedule.py`), reservations (`store/reservations.py`), the attempt and
-outcomes read back (`store/execution_reads.py`); its values are `store/execution_records.py`'s.
+outcomes read back (`store/execution_reads.py`), an attempt's evidence (`store/evidence.py`);
+its values are `store/execution_records.py`'s.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
@@ -38,6 +39,7 @@ from sqlalchemy import Connection, select, update
 from store import execution_reads, execution_schedule, reservations
 from store.authority import Store
 from store.conclusions import outcome_digest
+from store.evidence import evidence_of, record_evidence
 from store.execution_records import Attempt, FailedPass, Observation, Outcome
 from store.execution_schedule import EXEC_LEASE_S, schedule_values
 from store.execution_sql import (
@@ -233,6 +235,16 @@ class ExecutionLedger:
 
     async def outcomes(self, operation_id: str) -> list[Outcome]:
         return await execution_reads.outcomes(self.store, operation_id)
+
+    # -- an attempt's evidence (store/evidence.py) ---------------------------------------------
+
+    async def record_evidence(self, client_id: str, evidence: Mapping[str, Any]) -> None:
+        """Written once, before the request leaves: the same again is a no-op, other
+        evidence is refused (`store.evidence.EvidenceConflict`)."""
+        await record_evidence(self.store, client_id, evidence)
+
+    async def evidence(self, client_id: str) -> dict[str, Any] | None:
+        return await evidence_of(self.store, client_id)
 
     # -- reservations (store/reservations.py) -------------------------------------------------
 

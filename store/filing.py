@@ -154,6 +154,7 @@ def insert_operation(conn: Connection, clock: Clock, draft: Draft, content: str)
         expires_at=expires_at,
         source=draft.source,
         approval=approval,
+        world=draft.acts_in,
     )
     digest = confirm_digest(envelope)
     conn.execute(
@@ -166,6 +167,7 @@ def insert_operation(conn: Connection, clock: Clock, draft: Draft, content: str)
             executor_name=envelope.executor_name,
             executor_revision=envelope.executor_revision,
             simulated=envelope.simulated,
+            world=envelope.world.value if envelope.world else None,
             payload=envelope.payload,
             payload_digest=envelope.payload_digest,
             projection=envelope.projection,

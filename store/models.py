@@ -1,80 +1,27 @@
-"""Tables of the operation authority. Migrations in `store/migrations` mirror these."""
+"""Tables of the operation authority. Migrations in `store/migrations` mirror these.
+
+Their base and shared column types are store/columns.py's (`Base` and `UTCDateTime` are
+re-exported here for the modules that have always imported them from this one)."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-from typing import Any
+from datetime import datetime
 
 from sqlalchemy import (
-    BigInteger,
     Boolean,
-    CheckConstraint,
-    DateTime,
-    Dialect,
     ForeignKey,
     Index,
     Integer,
-    MetaData,
     String,
     Text,
     UniqueConstraint,
     text,
 )
-from sqlalchemy.orm import DeclarativeBase, Mapped, MappedColumn, mapped_column
-from sqlalchemy.types import TypeDecorator
+from sqlalchemy.orm import Mapped, mapped_column
 
-from store.vocabulary import CHECKED, check_sql
-
-NAMING = {
-    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
-    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
-    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
-    "pk": "pk_%(table_name)s",
-    "ck": "ck_%(table_name)s_%(constraint_name)s",
-}
-
-# SQLite only autoincrements INTEGER PRIMARY KEY.
-BigId = BigInteger().with_variant(Integer(), "sqlite")
-
-
-class UTCDateTime(TypeDecorator[datetime]):
-    """Aware UTC datetimes in Python; timestamptz on PostgreSQL, naive UTC text on SQLite."""
-
-    impl = DateTime(timezone=True)
-    cache_ok = True
-
-    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
-        if value is None:
-            return None
-        if value.tzinfo is None:
-            raise ValueError("naive datetime given to the store; use aware UTC datetimes")
-        value = value.astimezone(UTC)
-        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
-
-    def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
-        if value is None:
-            return None
-        assert isinstance(value, datetime)
-        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
-
-
-class Base(DeclarativeBase):
-    metadata = MetaData(naming_convention=NAMING)
-
-
-def operation_ref(*, unique: bool = False, index: bool = False) -> MappedColumn[str]:
-    """The operation a row belongs to (a foreign key)."""
-    return mapped_column(ForeignKey("operations.id"), nullable=False, unique=unique, index=index)
-
-
-def vocabulary_checks(table: str) -> tuple[CheckConstraint, ...]:
-    """`CHECK (column IN (...))` for every column of `table` with a vocabulary (named
-    `ck_<table>_<column>`, as migration 0006 creates them)."""
-    return tuple(
-        CheckConstraint(check_sql(column, vocabulary), name=column)
-        for (name, column), vocabulary in CHECKED.items()
-        if name == table
-    )
+from store.columns import Base as Base
+from store.columns import BigId, operation_ref, vocabulary_checks
+from store.columns import UTCDateTime as UTCDateTime
 
 
 class OperationRow(Base):
@@ -87,7 +34,10 @@ class OperationRow(Base):
     schema_version: Mapped[int] = mapped_column(Integer, nullable=False)
     executor_name: Mapped[str] = mapped_column(String(64), nullable=False)
     executor_revision: Mapped[str] = mapped_column(String(32), nullable=False)
+    # world in {simulated, emulator}: nothing of it leaves this machine
     simulated: Mapped[bool] = mapped_column(Boolean, nullable=False)
+    # which world it acts in (store.vocabulary.World; NULL: not a venue, e.g. a Lark message)
+    world: Mapped[str | None] = mapped_column(String(16))
     payload: Mapped[str] = mapped_column(Text, nullable=False)
     payload_digest: Mapped[str] = mapped_column(String(64), nullable=False)
     projection: Mapped[str] = mapped_column(Text, nullable=False)
@@ -286,6 +236,9 @@ class AttemptRow(Base):
     dispatched_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     resolved_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     last_error: Mapped[str | None] = mapped_column(String(300))
+    # what the runner must be able to show later (a signed request, its nonce): canonical
+    # JSON, written once before the request leaves (store/evidence.py)
+    evidence: Mapped[str | None] = mapped_column(Text)
 
 
 class OutcomeRow(Base):

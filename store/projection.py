@@ -63,7 +63,10 @@ def operation_view(op: Operation, outcomes: Sequence[Outcome] = ()) -> dict[str,
         "expires_at": iso_utc(envelope.expires_at),
         # a time-boxed draft sends itself then if nobody has decided (None: never)
         "auto_send_at": iso_utc(op.auto_send_at) if op.auto_send_at else None,
+        # nothing of it leaves this machine (world simulated or emulator)
         "simulated": envelope.simulated,
+        # which world it acts in, marked on every surface (None: not a venue)
+        "world": envelope.world.value if envelope.world else None,
         "executor": {"name": envelope.executor_name, "revision": envelope.executor_revision},
         "audience": envelope.audience.as_json(),
         "target": envelope.target_ref,

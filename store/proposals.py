@@ -8,8 +8,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from store.envelope import Approval, Audience, Source
+from store.envelope import Approval, Audience, Source, implied_world
 from store.records import Operation
+from store.vocabulary import World
+
+# worlds where nothing of an operation leaves this machine (`simulated` on every surface)
+LOCAL_WORLDS = frozenset({World.SIMULATED, World.EMULATOR})
 
 
 class RequestConflict(Exception):
@@ -62,6 +66,21 @@ class Draft:
     announce_filing: bool = False
     # a time-boxed draft sends itself this long after filing if nobody decided (None: never)
     auto_send_after_s: int | None = None
+    # which world it acts in (`Domain.world`); None: the one `simulated` implies (a draft
+    # built without one: simulated -> SIMULATED, else not a venue)
+    world: World | None = None
+
+    def __post_init__(self) -> None:
+        if self.world is not None and self.simulated != (self.world in LOCAL_WORLDS):
+            raise ValueError(
+                f"a draft in world {self.world.value} has simulated={self.simulated}; "
+                f"simulated means world in {sorted(w.value for w in LOCAL_WORLDS)}"
+            )
+
+    @property
+    def acts_in(self) -> World | None:
+        """The world it is filed with."""
+        return self.world if self.world is not None else implied_world(self.simulated)
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from store.envelope import Approval, Audience, Envelope, Source
 from store.lifecycle import State
 from store.models import OperationRow, UTCDateTime
 from store.timeutil import stored_time
+from store.vocabulary import World
 
 # the columns a raw driver returns untyped: times (SQLite: text) and flags (SQLite: 0/1)
 _STORED_TIMES = tuple(
@@ -106,6 +107,7 @@ class Operation:
             target_ref=row.target_ref,
             expires_at=row.expires_at,
             approval=approval_from(row),
+            world=World(row.world) if row.world else None,
             source=Source(
                 proposer=row.source_proposer,
                 request_id=row.source_request_id,

@@ -81,6 +81,16 @@ class Tone(StrEnum):
     DONE = "done"
 
 
+class World(StrEnum):
+    """operations.world: which world an operation acts in, marked on every surface (design
+    principle 8). None on an operation of a kind that is not a venue (a Lark message)."""
+
+    SIMULATED = "simulated"  # the built-in simulated venue
+    EMULATOR = "emulator"  # a local copy of a real venue's API
+    TESTNET = "testnet"  # a real venue's test network: no real money
+    LIVE = "live"  # real money
+
+
 class DeliveryState(StrEnum):
     PENDING = "pending"
     DELIVERED = "delivered"
@@ -143,6 +153,7 @@ CHECKED: dict[tuple[str, str], type[StrEnum]] = {
     ("card_deliveries", "action"): CardAction,
     ("confirmations", "entry"): Entry,
     ("operations", "decision_entry"): Entry,
+    ("operations", "world"): World,
 }
 
 

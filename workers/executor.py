@@ -194,14 +194,12 @@ class ExecutionWorker:
         if runner is None:
             return Refusal("executor_missing", f"no executor for {op.kind} in this build")
         envelope = op.envelope
-        if (envelope.executor_name, envelope.executor_revision) != (
-            runner.executor_name,
-            runner.executor_revision,
-        ):
+        if not runner.runs(envelope.executor_name, envelope.executor_revision):
             return Refusal(
                 "executor_revision_unsupported",
                 f"confirmed for {envelope.executor_name} revision {envelope.executor_revision}; "
-                f"this build runs {runner.executor_name} revision {runner.executor_revision}",
+                f"this build's {op.kind} runner does not run it "
+                f"(its own: {runner.executor_name} revision {runner.executor_revision})",
                 "propose it again so operators confirm what this build runs",
             )
         if not runner.enabled:

@@ -28,6 +28,7 @@ from cards.vocabulary import (
     value_words,
     when,
 )
+from cards.world import world_of, world_words
 from store.reasons import Reason
 from store.timeutil import iso_utc, parse_iso_utc
 
@@ -38,9 +39,9 @@ Line = list[Cell]
 
 
 def outcome_text(view: Mapping[str, Any], lang: Lang = "en") -> str:
-    """The outcome as the card titles it: newest per stage, SIMULATED marked, stages in order."""
+    """The outcome as the card titles it: newest per stage, its world marked, stages in order."""
     return " → ".join(
-        outcome_title(outcome, view["simulated"], lang)
+        outcome_title(outcome, world_of(view), lang)
         for outcome in newest_per_stage(list(view.get("outcomes") or []))
     )
 
@@ -48,6 +49,14 @@ def outcome_text(view: Mapping[str, Any], lang: Lang = "en") -> str:
 def outcome_details(detail: Mapping[str, Any], lang: Lang) -> str:
     """An outcome's details in the card's words: fills, fees, message, reason, protective."""
     return "; ".join(outcome_parts(dict(detail), lang))
+
+
+def world_chip(view: Mapping[str, Any], lang: Lang) -> dict[str, Any] | None:
+    """The world's mark beside the title, as the card's header tag (None: no world)."""
+    world = world_of(view)
+    if world is None:
+        return None
+    return {"text": world_words(world, lang), "cls": f"sim world-{world.value}"}
 
 
 def chip(view: Mapping[str, Any], people: Mapping[str, str], lang: Lang) -> dict[str, Any]:
@@ -83,6 +92,7 @@ def row(
         "id": view["id"],
         "title": title_of(view, lang),
         "simulated": bool(view["simulated"]),
+        "world": world_chip(view, lang),
         "chip": chip(view, people, lang),
         # beside the chip, why it needs a person; "to confirm" already says it awaits one
         "attention": text(reason, lang) if reason and reason != "attention.awaiting" else None,
@@ -261,7 +271,7 @@ def record_tables(
     outcomes: list[list[Cell]] = [
         [
             label(f"stage.{outcome['stage']}", lang),
-            outcome_title(outcome, view["simulated"], lang),
+            outcome_title(outcome, world_of(view), lang),
             long_text(outcome_details(outcome.get("detail") or {}, lang)),
             ident(outcome["outcome_digest"], short=True),
         ]
@@ -342,6 +352,7 @@ def detail(
         "id": view["id"],
         "title": title_of(view, lang),
         "simulated": bool(view["simulated"]),
+        "world": world_chip(view, lang),
         "chip": chip(view, people, lang),
         "outcome": outcome_text(view, lang),
         "lines": header_lines(view, people, now, lang),

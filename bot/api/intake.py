@@ -16,7 +16,7 @@ from bot.validation import problems_from
 from store.canonical import canonical_json
 from store.envelope import Audience, CallbackRoute, Conversation, Source
 from store.problems import FieldProblem, ProblemsFound
-from store.proposals import Draft
+from store.proposals import LOCAL_WORLDS, Draft
 from workers.domains import DOMAINS
 from workers.domains.types import StrictModel
 from workers.targets import BadUrl, parse_callback_target
@@ -325,12 +325,16 @@ def build_draft(
             code="approval_impossible",
         )
 
+    # the world and the executor this payload runs on, bound into the digest
+    world = domain.world(payload, domain_settings)
+    executor_name, executor_revision = domain.executor(payload, domain_settings)
     return Draft(
         kind=domain.kind,
         schema_version=request.schema_version,
-        executor_name=domain.executor_name,
-        executor_revision=domain.executor_revision,
-        simulated=domain.simulated,
+        executor_name=executor_name,
+        executor_revision=executor_revision,
+        world=world,
+        simulated=world in LOCAL_WORLDS,
         payload=payload.model_dump(mode="python", exclude_none=True),
         projection=with_additions(domain.project(payload), additions),
         audience=Audience(

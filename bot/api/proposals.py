@@ -120,6 +120,9 @@ async def _draft(request: web.Request) -> Draft | web.Response:
         return refuse(request, 403, error.code, str(error))
     except CapabilitiesUnavailable as error:
         return _unavailable(request, error)
+    except ReadingUnavailable as error:  # the proposal's own venue could not be read
+        log.warning("the %s capability check could not read its venue: %s", body.get("kind"), error)
+        return _unavailable(request, CapabilitiesUnavailable(str(body.get("kind"))))
 
 
 async def propose(request: web.Request) -> web.Response:
@@ -158,6 +161,7 @@ async def check(request: web.Request) -> web.Response:
             "title": draft.projection.get("title"),
             "terms": dict(draft.projection),
             "simulated": draft.simulated,
+            "world": world.value if (world := draft.acts_in) else None,
             "expires_in_s": draft.expires_in_s,
             "approval": {
                 "required": approval.required,

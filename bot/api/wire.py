@@ -13,6 +13,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from store.vocabulary import World
+
 # one long poll of the API at most (`?wait=`); the client and the CLI ask again for longer
 MAX_WAIT_S = 60
 
@@ -113,7 +115,15 @@ class OperationView(Wire):
         default=None,
         description="a time-boxed draft sends itself then if nobody has decided (null: never)",
     )
-    simulated: bool = Field(description="true: a simulated executor; nothing real happens")
+    simulated: bool = Field(
+        description="true: nothing of it leaves this machine (world simulated or emulator)"
+    )
+    world: World | None = Field(
+        default=None,
+        description="which world it acts in: simulated (the built-in simulated venue), "
+        "emulator (a local copy of a real venue's API), testnet, live (real money); "
+        "null: not a venue (a message, a service call)",
+    )
     executor: Executor
     audience: AudienceView
     target: str
@@ -163,6 +173,7 @@ class CheckView(Wire):
     title: str | None = Field(description="the card's title")
     terms: dict[str, Any] = Field(description="what the operator would see on the card")
     simulated: bool
+    world: World | None = Field(default=None, description="as OperationView.world")
     expires_in_s: int
     approval: dict[str, Any] = Field(description="how many must confirm, and why")
     replays: str | None = Field(

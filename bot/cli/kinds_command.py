@@ -5,20 +5,28 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import Any
 
 from bot import kinds
 from bot.cli.common import EXIT_USAGE, CommandError, settings_if_any
+from cards.strings import text
+from cards.world import world_words
+from store.vocabulary import World
 
 
-def kind_line(summary: dict[str, object]) -> str:
-    simulated = "simulated" if summary["simulated"] else "live"
+def kind_line(summary: dict[str, Any]) -> str:
+    """The kind, the worlds it may act in here (SIMULATED, EMULATOR, TESTNET, LIVE; none for
+    a kind that is not a venue), whether it moves an amount, its config table."""
+    worlds = ",".join(world_words(World(world), "en") for world in summary["worlds"])
+    where = worlds or text("world.none", "en")
     amount = "moves an amount" if summary["moves_amount"] else "no amount"
-    return f"{summary['kind']:<20} {simulated:<10} {amount:<16} [{summary['config_table']}]"
+    return f"{summary['kind']:<20} {where:<20} {amount:<16} [{summary['config_table']}]"
 
 
 def cmd_kinds(args: argparse.Namespace) -> int:
     if args.kind is None:
-        summaries = [kinds.summary(kinds.plugin_of(name)) for name in kinds.names()]
+        settings = settings_if_any(args)
+        summaries = [kinds.summary(kinds.plugin_of(name), settings) for name in kinds.names()]
         if args.json:
             print(json.dumps(summaries, ensure_ascii=False, indent=2))
         else:

@@ -46,6 +46,18 @@ def domain_tables(settings: Settings, environ: Environ) -> Iterator[FieldProblem
             yield _in_table(plugin.config_table, problem)
 
 
+def domain_secrets(settings: Settings, environ: Environ) -> Iterator[FieldProblem]:
+    """Each secret a domain's table names (an agent wallet's key) is set; never its value."""
+    for plugin in DOMAINS.values():
+        for secret in plugin.secret_envs(settings.domains.for_kind(plugin.kind)):
+            if not environ.get(secret.name):
+                yield FieldProblem(
+                    f"domains.{plugin.config_table}.{secret.field}",
+                    f"environment variable {secret.name} is not set",
+                    secret.fix,
+                )
+
+
 def _in_table(table: str, problem: FieldProblem) -> FieldProblem:
     return FieldProblem(f"domains.{table}.{problem.field}", problem.reason, problem.fix)
 
@@ -239,6 +251,7 @@ def web_sign_in(settings: Settings, environ: Environ) -> Iterator[FieldProblem]:
 CHECKS: tuple[Check, ...] = (
     unique_names,
     domain_tables,
+    domain_secrets,
     some_proposer,
     proposer_tokens,
     callback_secrets,

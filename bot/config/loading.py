@@ -12,6 +12,8 @@ from pydantic import SecretStr
 from bot.config.checks import check
 from bot.config.settings import Config, LarkSecrets, Proposer, Settings, parse
 from store.problems import FieldProblem, ProblemsFound
+from workers.domains import DOMAINS
+from workers.domains.base import SecretEnv
 
 
 def load(path: Path) -> dict[str, Any]:
@@ -61,7 +63,24 @@ def resolve(settings: Settings, environ: Mapping[str, str]) -> Config:
     )
     dashboard_env = settings.http.dashboard_token_env
     dashboard = SecretStr(environ.get(dashboard_env, "") if dashboard_env else "")
-    return Config(settings, proposers, secrets, dashboard)
+    return Config(settings, proposers, secrets, dashboard, _domain_secrets(settings, environ))
+
+
+def _named_secrets(settings: Settings) -> list[tuple[str, SecretEnv]]:
+    """(where, secret) for each secret a domain's table names."""
+    return [
+        (f"domains.{plugin.config_table}.{secret.field}", secret)
+        for plugin in DOMAINS.values()
+        for secret in plugin.secret_envs(settings.domains.for_kind(plugin.kind))
+    ]
+
+
+def _domain_secrets(settings: Settings, environ: Mapping[str, str]) -> dict[str, SecretStr]:
+    return {
+        secret.name: SecretStr(environ[secret.name])
+        for _where, secret in _named_secrets(settings)
+        if environ.get(secret.name)  # `check` refused an unset one before this
+    }
 
 
 def secrets_environ(config: Config) -> dict[str, str]:
@@ -79,6 +98,8 @@ def secrets_environ(config: Config) -> dict[str, str]:
     environ[lark.verification_token_env] = config.lark.verification_token.get_secret_value()
     if settings.http.dashboard_token_env:
         environ[settings.http.dashboard_token_env] = config.dashboard_token.get_secret_value()
+    for name, secret in config.domain_secrets.items():
+        environ[name] = secret.get_secret_value()
     return environ
 
 
@@ -93,6 +114,11 @@ def redacted(settings: Settings, environ: Mapping[str, str]) -> dict[str, Any]:
             "<set, redacted>" if environ.get(lark[key]) else "<missing>"
         )
     data["store"]["url"] = _redact_url(settings.store.url)
+    # a domain's secrets (an agent wallet's key), by where its table names them
+    data["domain_secrets"] = {
+        where: "<set, redacted>" if environ.get(secret.name) else "<missing>"
+        for where, secret in _named_secrets(settings)
+    }
     return data
 
 

@@ -315,6 +315,8 @@ class Config:
     proposers: tuple[Proposer, ...]
     lark: LarkSecrets = LarkSecrets(SecretStr(""), SecretStr(""), SecretStr(""))
     dashboard_token: SecretStr = field(default_factory=lambda: SecretStr(""))
+    # the secrets domains' tables name (an agent wallet's key), by environment variable
+    domain_secrets: Mapping[str, SecretStr] = field(default_factory=dict)
 
     def secret_values(self) -> list[str]:
         """Every secret this process holds, for scrubbing logs."""
@@ -328,6 +330,7 @@ class Config:
             self.lark.verification_token.get_secret_value(),
             self.dashboard_token.get_secret_value(),
         ]
+        values += [secret.get_secret_value() for secret in self.domain_secrets.values()]
         return [value for value in values if value]
 
     def callback_secret(self, proposer: str, ref: str) -> str | None:

@@ -25,6 +25,7 @@ from bot.ingress.text_scope import Answer, Asker, Scope, scope_of
 from cards.plain_text import NAME_MAX_CHARS, TITLE_MAX_CHARS, people_text
 from cards.strings import Lang, decision_key, text
 from cards.vocabulary import OPEN_STATES, headline, person, relative, title_of, when
+from cards.world import world_mark
 from store.authority import Store
 from store.execution_reads import view as full_view
 from store.groupcommit import answering_a_person
@@ -297,9 +298,9 @@ class TextListener:
 
     def _title(self, view: dict[str, Any]) -> str:
         lang = self.settings.lang
-        simulated = f" [{text('subtitle.simulated', lang)}]"
         title = people_text(title_of(view, lang), TITLE_MAX_CHARS, lang)
-        return f"{title}{simulated if view['simulated'] else ''}"
+        mark = world_mark(view, lang)  # which world it acts in, as the card's tag says
+        return f"{title} [{mark}]" if mark else title
 
     async def _status(self, argument: str, audiences: Set[str]) -> str:
         lang, tz, people = self.settings.lang, self.settings.tz, self.settings.people

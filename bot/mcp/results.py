@@ -8,6 +8,7 @@ from pydantic import Field
 
 from bot.api.wire import ApprovalView, OperationView, Wire
 from cards.render import SHORT_DIGEST
+from store.vocabulary import World
 
 
 class Proposed(Wire):
@@ -20,7 +21,14 @@ class Proposed(Wire):
     terms: dict[str, Any] = Field(description="the exact terms on the card")
     digest_prefix: str = Field(description="the confirm digest's start, printed on the card")
     approval: ApprovalView = Field(description="how many operators must confirm, and who")
-    simulated: bool = Field(description="true: a simulated executor; nothing real happens")
+    simulated: bool = Field(
+        description="true: nothing of it leaves this machine (world simulated or emulator)"
+    )
+    world: World | None = Field(
+        default=None,
+        description="which world it acts in: simulated, emulator, testnet or live (real "
+        "money); null: not a venue (a message, a service call)",
+    )
     expires_at: str
     card: str = Field(description="the card's delivery: pending, current or failed")
     next_step: str
@@ -36,6 +44,7 @@ def proposed(view: OperationView, created: bool) -> Proposed:
         digest_prefix=view.confirm_digest[:SHORT_DIGEST],
         approval=view.approval,
         simulated=view.simulated,
+        world=view.world,
         expires_at=view.expires_at,
         card=view.card.delivery,
         next_step=(

@@ -48,8 +48,9 @@ tool that could: approval is a verified person's click, out of your reach by des
 
 Typical use: check_operation (nothing is filed; fix what it names), then propose_operation,
 then wait_for_operation until "decided" or "final" (repeat while it says the time ran out).
-A rejection carries the operator's reason when they gave one. Outcomes of a simulated executor
-are marked simulated: nothing real happened. Retrying propose_operation with the same
+A rejection carries the operator's reason when they gave one. Every operation says its world:
+simulated (the built-in simulated venue) and emulator (a local copy of a venue's API) move
+nothing real (simulated: true); testnet is a venue's test network; live is real money. Retrying propose_operation with the same
 arguments returns the same operation (request_id defaults to one made from the content).
 Errors carry {code, message, fields: [{field, reason, fix}]}.
 """
@@ -235,7 +236,7 @@ def build_server(
         mime_type="application/json",
     )
     def kind_list() -> list[dict[str, Any]]:
-        return [kinds.summary(kinds.plugin_of(name)) for name in kinds.names()]
+        return [kinds.summary(kinds.plugin_of(name), settings) for name in kinds.names()]
 
     @server.resource(
         KIND_RESOURCE,

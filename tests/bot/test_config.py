@@ -117,7 +117,8 @@ def _documented_keys(text: str) -> set[tuple[str, str]]:
     table = ""
     for raw in text.splitlines():
         line = raw.strip()
-        header = re.fullmatch(r"\[\[?\s*([A-Za-z0-9_.]+)\s*\]\]?", line)
+        # a header commented out documents an optional table (`# [domains.finance.hyperliquid]`)
+        header = re.fullmatch(r"#?\s*\[\[?\s*([A-Za-z0-9_.]+)\s*\]\]?", line)
         if header:
             table = header[1]
             # a table documents its own key (a map such as [people] has no fixed keys)

@@ -6,8 +6,9 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 from bot.profiles import dev_config
-from cards.conclusion import REPLY_MAX_CHARS, Voice, reply_text, webhook_body
+from cards.conclusion import REPLY_MAX_CHARS, Voice, outcome_parts, reply_text, webhook_body
 from cards.outcomes import outcome_lines
+from store.vocabulary import World
 from tests.support.conclusions import outcome, projection
 
 
@@ -35,7 +36,7 @@ def test_the_reply_speaks_the_cards_language_zone_and_names() -> None:
     ]
     # the card shows the same words for the same outcome
     card_detail = [
-        line for line in outcome_lines(outcome(detail=detail), simulated=True, lang="zh")
+        line for line in outcome_lines(outcome(detail=detail), world=World.SIMULATED, lang="zh")
     ]
     assert card_detail[1]["text"]["content"] == "成交 0.010，均价 60000; 手续费 0.3 USDC"
 
@@ -86,3 +87,44 @@ def test_the_dev_profile_has_the_documented_callback_secret(tmp_path: Path) -> N
     config = dev_config(tmp_path)
     assert config.callback_secret("dev-agent", "dev") == "dev-callback-secret"
     assert config.callback_secret("dev-agent", "other") is None
+
+
+def test_the_reply_and_the_webhook_say_the_world_it_acted_in() -> None:
+    emulated = projection(world="emulator", simulated=True)
+    assert reply_text(emulated, outcome()).splitlines()[0] == (
+        "BUY 0.010 BTC-PERP: Filled · EMULATOR"
+    )
+    zh = reply_text(emulated, outcome(), Voice("zh")).splitlines()[0]
+    assert zh == "BUY 0.010 BTC-PERP：已成交 · 仿真"
+    live = projection(world="live", simulated=False)
+    assert reply_text(live, outcome()).splitlines()[0] == "BUY 0.010 BTC-PERP: Filled · LIVE"
+    body = webhook_body("01DELIVERY", live, outcome(), "2026-12-03T04:00:01Z")
+    assert (body["world"], body["simulated"]) == ("live", False)
+
+
+def test_a_kind_that_is_no_venue_has_no_world_in_its_reply_or_webhook() -> None:
+    message = projection(world=None, simulated=False)
+    assert reply_text(message, outcome()).splitlines()[0] == "BUY 0.010 BTC-PERP: Filled"
+    body = webhook_body("01DELIVERY", message, outcome(), "2026-12-03T04:00:01Z")
+    assert (body["world"], body["simulated"]) == (None, False)
+
+
+def test_what_to_do_next_is_said_after_the_reason_in_every_language() -> None:
+    """A runner's hint (a fenced order: nothing was placed, propose it again) reaches the
+    reply, and through the same words the card, `countersign show` and the dashboard."""
+    detail = {
+        "reason": "the request never landed",
+        "hint": "nothing was placed; propose the order again for a new confirmation",
+    }
+    assert reply_text(projection(), outcome(status="not_submitted", detail=detail)).splitlines()[
+        2:4
+    ] == [
+        "Reason: the request never landed",
+        "Next: nothing was placed; propose the order again for a new confirmation",
+    ]
+    assert outcome_parts(detail, "zh")[1] == (
+        "下一步：nothing was placed; propose the order again for a new confirmation"
+    )
+    # words from outside, through the one rule for them: a mention is defused, never sent
+    [said] = outcome_parts({"hint": "ping <at id=all></at>"}, "en")
+    assert said.startswith("Next: ping ") and "<at" not in said

@@ -13,13 +13,16 @@ from typing import Any
 
 import pytest
 
+from cards.outcomes import outcome_title
 from cards.render import SHORT_DIGEST, render_card
 from cards.strings import LANGS, Lang, text
 from store.authority import Store
 from store.envelope import Source
 from store.lifecycle import State
 from store.projection import operation_view
+from store.proposals import LOCAL_WORLDS
 from store.records import Operation
+from store.vocabulary import World
 from tests.support.cards import (
     SHANGHAI,
     T0,
@@ -126,13 +129,43 @@ async def test_simulation_is_tagged_in_the_header(store: Store, clock: FixedCloc
     assert tag["text"]["i18n_content"] == {"en_us": "SIMULATED", "zh_cn": "模拟"}
 
 
+# the header's mark per world: its words in en and zh, and its colour (LIVE: the warning red)
+WORLD_TAGS = {
+    World.SIMULATED: ("SIMULATED", "模拟", "orange"),
+    World.EMULATOR: ("EMULATOR", "仿真", "turquoise"),
+    World.TESTNET: ("TESTNET", "测试网", "blue"),
+    World.LIVE: ("LIVE", "实盘", "red"),
+}
+
+
+@pytest.mark.parametrize("world", list(World), ids=str)
+async def test_every_world_is_tagged_in_the_header_and_on_its_outcomes(
+    store: Store, clock: FixedClock, world: World
+) -> None:
+    en, zh, colour = WORLD_TAGS[world]
+    op = await finance_op(store, world=world, simulated=world in LOCAL_WORLDS)
+    card = render(op)
+    [tag] = card["header"]["text_tag_list"]
+    assert (tag["text"]["content"], tag["color"]) == (en, colour)
+    assert tag["text"]["i18n_content"] == {"en_us": en, "zh_cn": zh}
+    assert render(op, "zh")["header"]["text_tag_list"][0]["text"]["content"] == zh
+    others = [words for other, (words, _, _) in WORLD_TAGS.items() if other is not world]
+    assert not any(words in json.dumps(card) for words in others)
+
+    filled = {"stage": "initial", "status": "filled", "words": {"en": "Filled", "zh": "已成交"}}
+    assert outcome_title(filled, world, "en") == f"Filled · {en}"
+    assert outcome_title(filled, world, "zh") == f"已成交 · {zh}"
+
+
 async def test_no_simulation_marker_on_a_real_executor(store: Store, clock: FixedClock) -> None:
     op = await message_op(store)
     assert not op.envelope.simulated
     card = render(op)
     assert "text_tag_list" not in card["header"]
     dumped = json.dumps(card, ensure_ascii=False)
-    assert "SIMULATED" not in dumped and text("subtitle.simulated", "zh") not in dumped
+    assert not any(
+        text(f"world.{world.value}", lang) in dumped for world in World for lang in LANGS
+    )
     assert card["header"]["title"]["content"] == "Message to approve"
 
 

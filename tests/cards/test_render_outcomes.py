@@ -182,7 +182,7 @@ async def test_a_sent_message_names_its_message_id(store: Store) -> None:
         outcome_of("sent", "message.send", message_id="om_abc"),
         execution="completed",
     )
-    projection["simulated"] = False
+    projection["simulated"], projection["world"] = False, None  # a message: not a venue
     card = render_card(projection, now=op.updated_at)
     assert "**Sent**" in markdown(card) and "Message om_abc" in plain(card)
 

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 from pydantic import BaseModel
 
 from store.problems import FieldProblem
-from store.vocabulary import Tone
+from store.vocabulary import Tone, World
 
 if TYPE_CHECKING:
     from store.signals import Signal
@@ -110,6 +110,17 @@ class Notice:
     text: str
 
 
+@dataclass(frozen=True)
+class SecretEnv:
+    """An environment variable a domain's settings name that holds a secret (an agent
+    wallet's private key): `config check` and `run` refuse to start while it is unset, and
+    its value is scrubbed from every log line like the bot's own secrets."""
+
+    field: str  # where the domain's table names it: "accounts[1].agent_key_env"
+    name: str  # the variable
+    fix: str  # how to set it, never with the value: "export NAME=<the agent wallet's key>"
+
+
 class ReadingUnavailable(Exception):
     """A domain's read of the outside world for a proposal (a venue observation) failed: the
     proposal cannot be checked now and may be retried; nothing about its terms is known."""
@@ -146,6 +157,10 @@ class RunnerContext:
     # the result-webhook rule for private addresses ([deliveries] allow_internal_targets)
     allow_internal_targets: bool = False
     tick_s: float = 1.0  # how often a runner's own clock runs ([execution] venue_tick_s)
+    # durable evidence of an attempt (a signed request and its nonce), written before the
+    # request leaves and read back by whichever replica reconciles it (attempts.evidence)
+    record_evidence: Callable[[str, Mapping[str, Any]], Awaitable[None]] | None = None
+    evidence_of: Callable[[str], Awaitable[Mapping[str, Any] | None]] | None = None
 
 
 @dataclass(frozen=True)
@@ -190,6 +205,23 @@ class Domain(ABC, Generic[P, S]):
     needs_capabilities: bool = False
     # approval rules by amount may name this kind (notional() then says how much)
     moves_amount: bool = False
+
+    def world(self, payload: P, settings: S) -> World | None:
+        """The world this operation acts in, bound into its digest and marked on every
+        surface (None: not a venue, its effect is what it says). Default: SIMULATED for a
+        simulated kind, None otherwise."""
+        return World.SIMULATED if self.simulated else None
+
+    def worlds(self, settings: S) -> Sequence[World]:
+        """Every world this kind may act in with these settings, for `countersign kinds`
+        and the MCP kind list (a venue kind: the networks its configured venues are on).
+        Default: the one `world` gives every payload of a simulated kind, else none."""
+        return [World.SIMULATED] if self.simulated else []
+
+    def executor(self, payload: P, settings: S) -> tuple[str, str]:
+        """(name, revision) of the executor this payload runs on, bound into its digest; the
+        runner must say it runs it (`Runner.runs`). Default: the kind's one executor."""
+        return self.executor_name, self.executor_revision
 
     def schema(self, version: int) -> type[P] | None:
         return self.payload_models.get(version)
@@ -264,6 +296,10 @@ class Domain(ABC, Generic[P, S]):
     def config_problems(self, settings: S) -> list[FieldProblem]:
         """Problems of this domain's own config table (fields relative to it)."""
         return []
+
+    def secret_envs(self, settings: S) -> Sequence[SecretEnv]:
+        """The secrets its settings name, by environment variable (none by default)."""
+        return ()
 
     def outside_chats(self, settings: S) -> Mapping[str, str]:
         """Chats outsiders read (chat id -> who): countersign never replies there."""

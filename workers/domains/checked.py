@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from pydantic import BaseModel
 
 from store.problems import FieldProblem
+from store.vocabulary import World
 from workers.domains.base import (
     STORED,
     Amount,
@@ -20,6 +21,7 @@ from workers.domains.base import (
     Notice,
     Projection,
     RunnerContext,
+    SecretEnv,
 )
 
 if TYPE_CHECKING:
@@ -98,6 +100,17 @@ class Checked(Generic[P_co, S_co]):
             for term in terms
         ]
 
+    def world(self, payload: BaseModel, settings: BaseModel) -> World | None:
+        return self.domain.world(self._payload(payload), self._settings(settings))
+
+    def worlds(self, settings: BaseModel) -> list[World]:
+        """The worlds the kind may act in, each once, in the vocabulary's order."""
+        found = set(self.domain.worlds(self._settings(settings)))
+        return [world for world in World if world in found]
+
+    def executor(self, payload: BaseModel, settings: BaseModel) -> tuple[str, str]:
+        return self.domain.executor(self._payload(payload), self._settings(settings))
+
     def target_ref(self, payload: BaseModel) -> str:
         return self.domain.target_ref(self._payload(payload))
 
@@ -145,6 +158,9 @@ class Checked(Generic[P_co, S_co]):
 
     def config_problems(self, settings: BaseModel) -> list[FieldProblem]:
         return self.domain.config_problems(self._settings(settings))
+
+    def secret_envs(self, settings: BaseModel) -> Sequence[SecretEnv]:
+        return self.domain.secret_envs(self._settings(settings))
 
     def outside_chats(self, settings: BaseModel) -> Mapping[str, str]:
         return self.domain.outside_chats(self._settings(settings))

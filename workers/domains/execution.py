@@ -127,6 +127,11 @@ class Runner(ABC):
     ) -> Observed | None:
         """What the venue knows of `client_id`; None if it never received it."""
 
+    def runs(self, executor_name: str, executor_revision: str) -> bool:
+        """Whether this runner runs operations confirmed for that executor (the digest binds
+        it): default, its own one executor."""
+        return (executor_name, executor_revision) == (self.executor_name, self.executor_revision)
+
     async def capabilities(self) -> object:
         """What this runner could ever execute, read fresh (for `needs_capabilities`)."""
         return None

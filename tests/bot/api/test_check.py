@@ -14,6 +14,7 @@ from aiohttp.test_utils import TestClient
 
 from bot.api.wire import CheckView, ErrorView
 from store.authority import Store
+from store.vocabulary import World
 from tests.support.api import auth
 from tests.support.factories import ORDER_PAYLOAD, order_request
 
@@ -46,6 +47,7 @@ async def test_an_admissible_order_is_described_and_not_filed(
         "check-ok",
     )
     assert found.simulated and found.title and "BTC-PERP" in found.title
+    assert found.world is World.SIMULATED  # the world it would act in, as the card will say
     assert found.approval["required"] == 1 and found.replays is None
     assert await operations(store) == 0
 

@@ -22,7 +22,8 @@ async def test_a_proposal_is_stored_and_read_back_as_the_projection(
     status, view = await post(api, order_request("order-1"))
     assert status == 201
     assert view["state"] == "prepared" and view["kind"] == "finance.order"
-    assert view["simulated"] is True
+    # the world it acts in, beside `simulated` (nothing of it leaves this machine)
+    assert (view["world"], view["simulated"]) == ("simulated", True)
     assert view["audience"] == {
         "name": "ops",
         "chat_id": "oc_ops",
@@ -275,3 +276,9 @@ async def test_decimals_round_trip_digit_for_digit_through_api_and_store(
     assert stored is not None
     assert stored.payload["max_fee"] == "123456789012345.123456789012"
     assert '"limit_price":"60000.000000000000"' in stored.envelope.payload
+
+
+async def test_a_kind_that_is_not_a_venue_has_no_world(api: Client) -> None:
+    status, view = await post(api, message_request("message-world"))
+    assert status == 201, view
+    assert (view["world"], view["simulated"]) == (None, False)

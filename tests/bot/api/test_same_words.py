@@ -14,6 +14,7 @@ from bot.api.dashboard_view import outcome_details, outcome_text
 from cards.outcomes import outcome_lines
 from cards.render import render_card
 from cards.strings import LANGS, Lang
+from cards.world import world_of
 from tests.support.card_gallery import PEOPLE, gallery
 from tests.support.cards import markdown_texts, plain_texts
 from tests.support.dashboard import text_of
@@ -35,7 +36,7 @@ def test_the_card_and_the_dashboard_say_the_same_words(name: str, lang: Lang) ->
         assert title in shown and f"**{title}**" in on_card, title
     for outcome in view["outcomes"]:  # each outcome's details, word for word
         details = outcome_details(outcome["detail"], lang)
-        lines = outcome_lines(outcome, simulated=view["simulated"], lang=lang)
+        lines = outcome_lines(outcome, world=world_of(view), lang=lang)
         if details:
             assert lines[1]["text"]["content"] == details
             assert details in page.replace("&#39;", "'")

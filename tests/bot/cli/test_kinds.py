@@ -8,11 +8,16 @@ import json
 from pathlib import Path
 
 import pytest
+from pydantic import BaseModel
 
 from bot.cli import main
+from bot.kinds import settings_of
+from cards.strings import text
+from cards.world import world_words
 from tests.support.processes import cli
 from tests.support.registry_toy import ConfiguredToy
 from tests.support.toy_domain import EXAMPLES, KIND
+from tests.support.world_toy import WorldLamp
 from workers.domains import DOMAINS, registered
 
 TOY_CONFIG = """\
@@ -23,6 +28,18 @@ token_env = "COUNTERSIGN_TOKEN"
 [domains.toy]
 lamps = ["desk", "hall"]
 """
+
+
+def worlds_column(line: str) -> str:
+    """The second column of a kind's line: the worlds it may act in (it may hold a space)."""
+    return line[20:41].strip()
+
+
+def defaults(kind: str) -> BaseModel:
+    plugin = DOMAINS[kind]
+    settings = settings_of(plugin, None)
+    assert settings is not None, kind
+    return settings
 
 
 @pytest.fixture(autouse=True)
@@ -39,7 +56,9 @@ async def test_the_real_command_lists_every_registered_kind_in_a_line() -> None:
     assert [line.split()[0] for line in lines] == sorted(DOMAINS)
     for line, kind in zip(lines, sorted(DOMAINS), strict=True):
         plugin = DOMAINS[kind]
-        assert line.split()[1] == ("simulated" if plugin.simulated else "live")
+        # the worlds the kind may act in with its defaults, in the catalogue's words
+        worlds = ",".join(world_words(world, "en") for world in plugin.worlds(defaults(kind)))
+        assert worlds_column(line) == (worlds or text("world.none", "en"))
         assert line.endswith(f"[domains.{plugin.config_table}]")
         assert ("moves an amount" in line) == plugin.moves_amount
 
@@ -70,7 +89,8 @@ def test_a_domain_registered_before_the_command_is_listed_and_shaped_by_its_tabl
     with registered(ConfiguredToy()):
         assert main(["kinds"]) == 0
         [line] = [line for line in capsys.readouterr().out.splitlines() if KIND in line]
-        assert line.split() == [KIND, "simulated", "no", "amount", "[domains.toy]"]
+        assert worlds_column(line) == "SIMULATED"
+        assert line.split() == [KIND, "SIMULATED", "no", "amount", "[domains.toy]"]
 
         assert main(["kinds", KIND, "--config", str(config)]) == 0
         shown = json.loads(capsys.readouterr().out)
@@ -91,3 +111,20 @@ def test_an_unknown_kind_is_a_usage_error_naming_the_known_ones(
     err = capsys.readouterr().err
     assert "unknown kind 'crypto.swap'" in err
     assert all(kind in err for kind in DOMAINS)
+
+
+def test_a_kind_says_the_worlds_it_may_act_in(capsys: pytest.CaptureFixture[str]) -> None:
+    """The world its `worlds()` names (here EMULATOR), in the line and in --json; a kind that
+    is not a venue (a message) names none."""
+    with registered(WorldLamp()):
+        assert main(["kinds"]) == 0
+        lines = capsys.readouterr().out.splitlines()
+        [lamp] = [line for line in lines if line.startswith(KIND)]
+        assert worlds_column(lamp) == "EMULATOR"
+        [message] = [line for line in lines if line.startswith("message.send")]
+        assert worlds_column(message) == text("world.none", "en")
+
+        assert main(["kinds", "--json"]) == 0
+        listed = {k["kind"]: k for k in json.loads(capsys.readouterr().out)}
+        assert (listed[KIND]["worlds"], listed[KIND]["simulated"]) == (["emulator"], True)
+        assert listed["message.send"]["worlds"] == []
