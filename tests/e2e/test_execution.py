@@ -22,8 +22,8 @@ from tests.support.processes import cli, free_port
 from tests.support.stack import DEV_TOKEN, Stack, StackFactory, card_says, card_text, settled
 from tests.support.waiting import eventually
 from workers.domains.execution import client_id_for
-from workers.domains.finance.sim.model import VenueOrderState
 from workers.domains.finance.sim.venue import SimVenue
+from workers.domains.finance.venues.model import VenueOrderState
 
 
 async def venue_order(tmp_path: Path, operation_id: str) -> VenueOrderState | None:

@@ -36,7 +36,7 @@ async def confirmed(store: Store, **overrides: Any) -> Operation:
 
 def executor(store: Store, venue: SimVenue, budget: int) -> ExecutionWorker:
     """The finance executor on `venue`, ending an operation after `budget` failed passes."""
-    runner = FinanceRunner(venue, FINANCE, clock=store.clock)
+    runner = FinanceRunner({"sim": venue}, FINANCE, clock=store.clock)
     return ExecutionWorker(
         store,
         {runner.kind: runner},

@@ -38,6 +38,7 @@ class GatedRunner:
         self.runner = runner
         self.kind, self.enabled = runner.kind, runner.enabled
         self.executor_name, self.executor_revision = runner.executor_name, runner.executor_revision
+        self.runs = runner.runs
         self.held: set[str] = set()
         self.gate = asyncio.Event()
         self.waiting = asyncio.Event()  # a held preflight reached the gate
@@ -99,7 +100,7 @@ async def test_a_held_pass_keeps_its_slot_while_the_rest_flow_through_the_window
     store: Store, venue: SimVenue, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.ERROR, "countersign.executor")
-    runner = GatedRunner(FinanceRunner(venue, SETTINGS, clock=store.clock))
+    runner = GatedRunner(FinanceRunner({"sim": venue}, SETTINGS, clock=store.clock))
     slow = await claimed(store)  # the oldest due: leased first, and held at the venue
     broken = await claimed(store)  # its first pass fails
     fast = [await claimed(store) for _ in range(FAST)]

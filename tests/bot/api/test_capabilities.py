@@ -13,12 +13,15 @@ from typing import Any
 import pytest
 
 from store.authority import Store
+from store.vocabulary import World
 from tests.support.api import TOKENS, ClientFactory, make_config, post, settings_data
 from tests.support.factories import ORDER_PAYLOAD, order_request
 from workers.domains.finance.capability import capability_problems
+from workers.domains.finance.runner import FinanceRunner
 from workers.domains.finance.schema import FinanceOrderV1
-from workers.domains.finance.sim.model import Capabilities
+from workers.domains.finance.settings import FinanceSettings
 from workers.domains.finance.sim.venue import SimVenue
+from workers.domains.finance.venues.model import Capabilities
 
 
 def _with_payload(**changes: Any) -> dict[str, Any]:
@@ -99,7 +102,7 @@ def test_a_refused_account_does_not_list_the_venues_other_accounts() -> None:
 
 CAPS = Capabilities(
     venue="sim",
-    simulated=True,
+    world=World.SIMULATED,
     accounts=frozenset({"sim-main", "sim-hedge"}),
     account_modes=frozenset({"one_way"}),
     instruments=frozenset({"BTC-PERP"}),
@@ -151,3 +154,19 @@ def test_each_capability_refuses_what_the_adapter_could_never_execute(
         modes_by_account={order.account: "one_way", **caps.modes_by_account},
     )
     assert capability_problems(order, everything) == []
+
+
+async def test_the_runners_reading_of_a_venue_that_cannot_be_read_fails_closed(
+    client_for: ClientFactory, store: Store, venue: SimVenue
+) -> None:
+    """Through the finance runner's per-venue reading (what `run` attaches): the venue's
+    failed read holds up its proposal (503, nothing stored), not the whole kind's reading;
+    a readable venue files. (Two venues side by side: test_runner_venues.py.)"""
+    runner = FinanceRunner({"sim": venue}, FinanceSettings(), clock=store.clock)
+    api = await client_for(capabilities={"finance.order": runner.capabilities})
+    status, reply = await post(api, order_request())
+    assert status == 201, reply
+    await venue.close()  # now it can no longer be read
+    status, reply = await post(api, order_request())
+    assert status == 503 and reply["error"]["code"] == "capabilities_unavailable", reply
+    assert await store.count() == 1

@@ -22,8 +22,8 @@ from bot.api.wire import ErrorView
 from store.authority import Store
 from tests.support.api import ClientFactory, auth
 from tests.support.factories import order_request
-from workers.domains.finance.sim.model import Instrument
 from workers.domains.finance.sim.venue import SimVenue
+from workers.domains.finance.venues.model import Instrument
 
 ROUTES = ("/api/v1/operations", "/api/v1/operations/check")
 
@@ -202,3 +202,52 @@ async def test_a_slippage_bound_above_100_percent_is_a_422_naming_it(
     status, answer = await post(api, ROUTES[1], body)
     assert status == 200, answer
     assert await operations(store) == 0
+
+
+# -- a venue whose prices have significant figures and orders a minimum value -----------------
+
+# BTC as Hyperliquid lists it (szDecimals 5): 5 significant figures, whole prices always, $10
+FIVE_FIGURES = Instrument(
+    "BTC-PERP",
+    tick=Decimal("0.1"),
+    lot=Decimal("0.00001"),
+    min_qty=Decimal("0.00001"),
+    mark=Decimal("60000"),
+    sig_figs=5,
+    min_notional=Decimal("10"),
+)
+
+
+@pytest.mark.parametrize(
+    ("change", "field", "code"),
+    [
+        ({"limit_price": "60000.5"}, "payload.limit_price", "price_too_precise"),
+        ({"protective": {"stop_loss": "57000.5"}}, "payload.protective", "protective_too_precise"),
+        ({"quantity": "0.00016"}, "payload.quantity", "below_minimum_notional"),
+    ],
+    ids=["price", "protective", "notional"],
+)
+async def test_a_price_or_size_the_venue_would_refuse_is_a_422_before_any_card(
+    store: Store,
+    client_for: ClientFactory,
+    tmp_path: Path,
+    change: dict[str, Any],
+    field: str,
+    code: str,
+) -> None:
+    venue = await SimVenue.open(tmp_path / "hl.db", instruments=[FIVE_FIGURES])
+    try:
+        api = await client_for(capabilities={"finance.order": venue.capabilities}, prechecks=venue)
+        body = order(f"hl-{code}", **change)
+        for path in ROUTES:
+            status, answer = await post(api, path, body)
+            assert status == 422, answer
+            assert fields(answer)[field].startswith(code), answer
+            assert "propose a new order" in fields(answer)[field]
+        # the same order at terms the venue takes is filed: 5 figures, worth >= 10
+        fine = order(f"hl-ok-{code}", quantity="0.00017", limit_price="60000")
+        status, answer = await post(api, ROUTES[0], fine)
+        assert status == 201, answer
+        assert await operations(store) == 1
+    finally:
+        await venue.close()

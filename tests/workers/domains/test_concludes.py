@@ -8,8 +8,9 @@ from decimal import Decimal
 
 import pytest
 
+from store.vocabulary import World
 from workers.domains.finance.runner import observed
-from workers.domains.finance.sim.model import VenueOrderState
+from workers.domains.finance.venues.model import VenueOrderState
 
 AT = datetime(2026, 12, 3, 12, 0, tzinfo=UTC)
 PARENT = VenueOrderState(
@@ -38,6 +39,7 @@ PARENT = VenueOrderState(
     submit_count=1,
     created_at=AT,
     updated_at=AT,
+    world=World.SIMULATED,
 )
 
 
@@ -55,12 +57,12 @@ PARENT = VenueOrderState(
 def test_a_finance_outcome_concludes_once_the_order_itself_is_done(
     status: str, concludes: bool
 ) -> None:
-    assert observed(dataclasses.replace(PARENT, status=status)).concludes is concludes
+    assert observed(dataclasses.replace(PARENT, status=status), "sim").concludes is concludes
 
 
 def test_a_filled_order_whose_protective_children_still_work_has_concluded() -> None:
     child = dataclasses.replace(
         PARENT, client_id="cs-parent:sl", role="stop_loss", status="accepted"
     )
-    found = observed(dataclasses.replace(PARENT, status="filled", children=(child,)))
+    found = observed(dataclasses.replace(PARENT, status="filled", children=(child,)), "sim")
     assert found.working and found.concludes

@@ -66,7 +66,7 @@ async def test_a_revision_this_build_does_not_run_is_refused_and_nothing_is_sent
     store: Store, venue: SimVenue
 ) -> None:
     op = await claimed(store, executor_revision="2")
-    worker = worker_for(store, FinanceRunner(venue, SETTINGS, clock=store.clock))
+    worker = worker_for(store, FinanceRunner({"sim": venue}, SETTINGS, clock=store.clock))
     ledger = ExecutionLedger(store)
     statuses = statuses_of(ledger, op.id)
 
@@ -84,7 +84,7 @@ async def test_a_disabled_domain_sends_nothing_new_but_reconciles_what_it_sent(
     store: Store, venue: SimVenue
 ) -> None:
     sent = await claimed(store)
-    runner = FinanceRunner(venue, SETTINGS, clock=store.clock)
+    runner = FinanceRunner({"sim": venue}, SETTINGS, clock=store.clock)
     worker = worker_for(store, runner)
     ledger = ExecutionLedger(store)
     venue.faults = Faults.parse("lose_response")  # `sent` reaches the venue, its answer does not
@@ -120,7 +120,7 @@ async def test_a_submission_past_its_timeout_is_looked_up_not_sent_again(
     def slow_answer(_client_id: str) -> None:  # committed; the answer now takes 1.5 s
         venue.faults = Faults.parse("latency_ms=1500")
 
-    runner = FinanceRunner(venue, SETTINGS, clock=store.clock, on_dispatched=slow_answer)
+    runner = FinanceRunner({"sim": venue}, SETTINGS, clock=store.clock, on_dispatched=slow_answer)
     worker = worker_for(store, runner, submit_timeout_s=0.5)
     ledger = ExecutionLedger(store)
 
@@ -154,7 +154,7 @@ async def test_reconcile_now_brings_an_unknown_forward_and_leaves_settled_ones_a
     plain_order = {k: v for k, v in ORDER_PAYLOAD.items() if k != "protective"}
     op = await claimed(store)  # with protective orders: still working once filled
     settled_op = await claimed(store, payload=plain_order)  # filled and done
-    runner = FinanceRunner(venue, SETTINGS, clock=store.clock)
+    runner = FinanceRunner({"sim": venue}, SETTINGS, clock=store.clock)
     worker = worker_for(store, runner)
     ledger = ExecutionLedger(store)
 
@@ -216,7 +216,7 @@ async def executor_trail(store: Store, operation_id: str) -> list[str]:
 
 async def test_a_confirmed_order_runs_in_at_most_four_writes(store: Store, venue: SimVenue) -> None:
     op = await claimed(store, payload=PLAIN_ORDER)
-    worker = worker_for(store, FinanceRunner(venue, SETTINGS, clock=store.clock))
+    worker = worker_for(store, FinanceRunner({"sim": venue}, SETTINGS, clock=store.clock))
     ledger = ExecutionLedger(store)
 
     writes = await pass_writes(store, worker, await leased(worker, op.id))
@@ -239,7 +239,7 @@ async def test_an_unknown_is_the_fourth_write_and_its_reconciliation_one_more(
     store: Store, venue: SimVenue
 ) -> None:
     op = await claimed(store, payload=PLAIN_ORDER)
-    worker = worker_for(store, FinanceRunner(venue, SETTINGS, clock=store.clock))
+    worker = worker_for(store, FinanceRunner({"sim": venue}, SETTINGS, clock=store.clock))
     ledger = ExecutionLedger(store)
     venue.faults = Faults.parse("lose_response")  # the order is placed, its answer lost
 
@@ -257,7 +257,7 @@ async def test_an_unknown_is_the_fourth_write_and_its_reconciliation_one_more(
 
 async def test_a_pass_refused_at_preflight_takes_two_writes(store: Store, venue: SimVenue) -> None:
     op = await claimed(store, executor_revision="2")
-    worker = worker_for(store, FinanceRunner(venue, SETTINGS, clock=store.clock))
+    worker = worker_for(store, FinanceRunner({"sim": venue}, SETTINGS, clock=store.clock))
     ledger = ExecutionLedger(store)
 
     writes = await pass_writes(store, worker, await leased(worker, op.id))
@@ -274,7 +274,7 @@ async def test_a_pass_refused_at_preflight_takes_two_writes(store: Store, venue:
 async def test_a_pass_refused_by_the_budget_takes_two_writes(store: Store, venue: SimVenue) -> None:
     op = await claimed(store, payload=PLAIN_ORDER)
     tight = FinanceSettings(accounts=[FinanceAccount(name="sim-main", budget="1")])
-    worker = worker_for(store, FinanceRunner(venue, tight, clock=store.clock))
+    worker = worker_for(store, FinanceRunner({"sim": venue}, tight, clock=store.clock))
     ledger = ExecutionLedger(store)
 
     writes = await pass_writes(store, worker, await leased(worker, op.id))

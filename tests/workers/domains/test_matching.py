@@ -15,8 +15,8 @@ from workers.domains.finance.sim.book import (
     PositionChanged,
 )
 from workers.domains.finance.sim.faults import Faults
-from workers.domains.finance.sim.model import Instrument, ProtectiveSpec, VenueOrder
 from workers.domains.finance.sim.rows import PositionRow
+from workers.domains.finance.venues.model import Instrument, ProtectiveSpec, VenueOrder
 
 D = Decimal
 NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)

@@ -9,12 +9,13 @@ from typing import Any
 
 import pytest
 
+from store.vocabulary import World
 from tests.support.factories import MESSAGE_PAYLOAD, ORDER_PAYLOAD
 from workers.domains.base import Amount
 from workers.domains.finance.schema import FinanceDomain, FinanceOrderV1
 from workers.domains.finance.settings import FinanceSettings
-from workers.domains.finance.sim.model import Capabilities
 from workers.domains.finance.sim.venue import SimVenue
+from workers.domains.finance.venues.model import Capabilities
 from workers.domains.message.schema import MessageDomain, MessageSendV1
 from workers.domains.message.settings import MessageSettings
 
@@ -32,7 +33,7 @@ SETTINGS = FinanceSettings.model_validate(
 def capabilities(marks: dict[str, str] | None = None) -> Capabilities:
     return Capabilities(
         venue="sim",
-        simulated=True,
+        world=World.SIMULATED,
         accounts=frozenset({"sim-main", "sim-usdt"}),
         account_modes=frozenset({"one_way"}),
         instruments=frozenset({"BTC-PERP", "ETH-PERP"}),

@@ -14,8 +14,8 @@ from tests.support.factories import ORDER_PAYLOAD
 from workers.domains.finance.preflight import observed_exposure, preflight
 from workers.domains.finance.schema import FinanceOrderV1
 from workers.domains.finance.sim.faults import Faults
-from workers.domains.finance.sim.model import Instrument, Observation, VenueOrder
 from workers.domains.finance.sim.venue import SimVenue
+from workers.domains.finance.venues.model import Instrument, Observation, VenueOrder
 from workers.domains.finance.worst_case import order_exposure, worst_case_price
 
 

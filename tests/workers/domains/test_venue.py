@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from store.vocabulary import World
 from tests.support.factories import ORDER_PAYLOAD
 from tests.support.processes import ROOT
 from workers.domains.finance.schema import FinanceOrderV1
@@ -31,13 +32,9 @@ from workers.domains.finance.sim.errors import (
 )
 from workers.domains.finance.sim.faults import FAULTS_ENV, Faults
 from workers.domains.finance.sim.listing import render_orders, venue_orders_text
-from workers.domains.finance.sim.model import (
-    DEFAULT_INSTRUMENTS,
-    Instrument,
-    ProtectiveSpec,
-    VenueOrder,
-)
+from workers.domains.finance.sim.profile import DEFAULT_INSTRUMENTS
 from workers.domains.finance.sim.venue import SimVenue
+from workers.domains.finance.venues.model import Instrument, ProtectiveSpec, VenueOrder
 
 ACCOUNT = "sim-main"
 BTC = "BTC-PERP"
@@ -109,7 +106,7 @@ async def position(venue: SimVenue, instrument: str) -> tuple[Decimal, Decimal] 
 async def test_limit_buy_at_the_mark_fills_at_once_as_taker(venue: SimVenue) -> None:
     sub = await venue.submit(order("c1", qty="0.002", price="60000"))
     o = sub.order
-    assert sub.created and o.status == "filled" and o.simulated
+    assert sub.created and o.status == "filled" and o.world is World.SIMULATED
     assert (o.filled_qty, o.remaining_qty, o.avg_price) == (D("0.002"), D(0), D("60000"))
     [fill] = o.fills
     assert (fill.quantity, fill.price, fill.liquidity) == (D("0.002"), D("60000"), "taker")
@@ -527,7 +524,7 @@ async def test_observe_exposes_what_preflight_needs(tmp_path: Path) -> None:
     fixed = datetime(2030, 1, 2, 3, 4, 5, tzinfo=UTC)
     async with await SimVenue.open(tmp_path / "v.db", clock=lambda: fixed) as venue:
         seen = await venue.observe(ACCOUNT)
-        assert seen.complete and seen.simulated and seen.account_mode == "one_way"
+        assert seen.complete and seen.world is World.SIMULATED and seen.account_mode == "one_way"
         assert seen.observed_at == fixed and seen.venue == "sim"
         got = {
             name: (str(i.tick), str(i.lot), str(i.min_qty), str(i.mark))
@@ -544,7 +541,11 @@ async def test_observe_exposes_what_preflight_needs(tmp_path: Path) -> None:
         nobody = (await venue.submit(order("x", account="elsewhere"))).order
         assert nobody.status == "rejected" and "unknown account" in (nobody.reason or "")
         caps = await venue.capabilities()
-        assert caps.simulated and caps.accounts == {ACCOUNT} and caps.instruments == {BTC, ETH}
+        assert (
+            caps.world is World.SIMULATED
+            and caps.accounts == {ACCOUNT}
+            and caps.instruments == {BTC, ETH}
+        )
         assert caps.order_types == {"limit", "market"} and caps.account_modes == {"one_way"}
         assert caps.time_in_force == {"GTC", "IOC", "FOK", "POST_ONLY"}
 
@@ -674,7 +675,7 @@ KILL_SCRIPT = """
 import asyncio, os, signal, sys
 from decimal import Decimal
 from pathlib import Path
-from workers.domains.finance.sim.model import VenueOrder
+from workers.domains.finance.venues.model import VenueOrder
 from workers.domains.finance.sim.venue import SimVenue
 
 async def main() -> None:
@@ -777,6 +778,7 @@ async def test_render_orders_as_text_and_json(venue: SimVenue, tmp_path: Path) -
 
     document = json.loads(render_orders(orders, as_json=True))
     assert document["simulated"] is True and document["venue"] == "sim"
+    assert document["world"] == "simulated"
     by_id = {o["client_id"]: o for o in document["orders"]}
     assert by_id["a1"]["submit_count"] == 2 and by_id["a1"]["fees"] == "0.03"
     assert by_id["a1"]["fills"][0]["price"] == "60000"

@@ -7,8 +7,8 @@ from decimal import Decimal
 from pathlib import Path
 
 from tests.support.processes import cli
-from workers.domains.finance.sim.model import VenueOrder
 from workers.domains.finance.sim.venue import SimVenue
+from workers.domains.finance.venues.model import VenueOrder
 
 
 async def test_venue_orders_lists_client_ids_and_submit_counts(tmp_path: Path) -> None:

@@ -26,7 +26,7 @@ from workers.domains import DOMAINS, meaning, registered
 from workers.domains.base import Meaning, Said
 from workers.domains.checked import Plugin
 from workers.domains.execution import CORE_OUTCOMES, UNKNOWN
-from workers.domains.finance.sim.model import OrderStatus
+from workers.domains.finance.venues.model import OrderStatus
 
 BUILT_IN = ("finance.order", "message.send")
 

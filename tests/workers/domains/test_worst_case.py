@@ -22,8 +22,8 @@ from workers.domains.finance.schema import FinanceOrderV1
 from workers.domains.finance.sim import matching
 from workers.domains.finance.sim.book import Book, FillMade
 from workers.domains.finance.sim.faults import Faults
-from workers.domains.finance.sim.model import Instrument, VenueOrder
 from workers.domains.finance.sim.venue import SimVenue
+from workers.domains.finance.venues.model import Instrument, VenueOrder
 from workers.domains.finance.worst_case import (
     WIDE,
     order_exposure,

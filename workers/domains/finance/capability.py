@@ -9,20 +9,58 @@ against a fresh observation (tick, lot, minimum, mark, budget).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from store.problems import FieldProblem
+from workers.domains.base import ReadingUnavailable
 
 if TYPE_CHECKING:  # the schema imports this module; the venue is the adapter's, not ours
     from workers.domains.finance.schema import FinanceOrderV1
-    from workers.domains.finance.sim.model import Capabilities
+    from workers.domains.finance.venues.model import Capabilities
+
+
+@dataclass(frozen=True)
+class VenueReadings:
+    """What each venue this process opened could ever execute, read for one proposal. A
+    venue that could not be read holds up only the proposals on it (`of`)."""
+
+    read: Mapping[str, Capabilities]
+    failed: Mapping[str, str]  # venue -> why it could not be read
+
+    def of(self, venue: str) -> Capabilities | None:
+        """The venue's capabilities; None: no such venue is open here; ReadingUnavailable:
+        it is, and could not be read now (the proposal may be retried)."""
+        if venue in self.failed:
+            raise ReadingUnavailable(f"venue {venue!r} could not be read: {self.failed[venue]}")
+        return self.read.get(venue)
+
+    @property
+    def venues(self) -> list[str]:
+        return sorted({*self.read, *self.failed})
 
 
 def _listed(values: frozenset[str]) -> str:
     return ", ".join(sorted(values)) or "none"
 
 
-def capability_problems(order: FinanceOrderV1, caps: Capabilities) -> list[FieldProblem]:
+def capability_problems(
+    order: FinanceOrderV1, caps: Capabilities | VenueReadings
+) -> list[FieldProblem]:
+    if isinstance(caps, VenueReadings):
+        found = caps.of(order.venue)
+        if found is None:
+            return [
+                FieldProblem(
+                    "payload.venue",
+                    f"venue {order.venue!r} is not connected in this deployment (connected: "
+                    f"{', '.join(caps.venues) or 'none'})",
+                    "use an account on a connected venue, or ask an administrator to "
+                    "configure this one",
+                )
+            ]
+        caps = found
     if order.venue != caps.venue:
         return [
             FieldProblem(

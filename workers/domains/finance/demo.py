@@ -1,16 +1,22 @@
 """finance.order in `countersign demo`: a simulated venue under the demo's directory, three
 orders (one fills, one rests and then fills in parts as the mark moves, one the preflight
-refuses once confirmed), and the hand that moves the mark once an order rests."""
+refuses once confirmed), and the hand that moves the mark once an order rests.
+
+`demo --venue hyperliquid` tells the same story on the local Hyperliquid (hlsandbox): the
+same orders on an account there (`hyperliquid_setup`); the dev wiring (bot/devstack.py)
+starts the emulator and brings the hand that moves its mark, as only it may reach it."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from workers.domains.base import DemoSetup, Example
+from workers.domains.base import Background, DemoSetup, Example
 from workers.domains.finance.examples import LIMIT_BUY
 from workers.domains.finance.sim.venue import SimVenue
 
@@ -47,6 +53,55 @@ EXPECT = {
     ),
     "preflight refuses": ("Refused by pre-check — nothing sent · SIMULATED",),
 }
+
+
+HL_ACCOUNT = "hl-main"
+# the variable the demo account names for its agent key (the key is never in the table)
+HL_AGENT_KEY_ENV = "COUNTERSIGN_DEMO_HL_AGENT_KEY"
+HL_BUDGET = "100000"
+HL_LEVERAGE = "20"  # Hyperliquid's default for a new account on BTC (cross)
+HL_POLL_S = 0.5  # working orders are read this often: the card shows each partial fill
+EXPECT_EMULATOR = {
+    name: tuple(phrase.replace("· SIMULATED", "· EMULATOR") for phrase in phrases)
+    for name, phrases in EXPECT.items()
+}
+
+
+def hyperliquid_table(
+    data_dir: Path, url: str, address: str, others: Sequence[Mapping[str, object]] = ()
+) -> dict[str, object]:
+    """[domains.finance] with an account on the emulator at `url` (network "emulator"),
+    after the `others` accounts (the dev profile's simulated one)."""
+    account = {
+        "name": HL_ACCOUNT,
+        "venue": "hyperliquid",
+        "budget": HL_BUDGET,
+        "currency": "USDC",
+        "address": address,
+        "agent_key_env": HL_AGENT_KEY_ENV,
+    }
+    return {
+        "enabled": True,
+        "venue_path": str((data_dir / "sim-venue.db").resolve()),
+        "accounts": [*others, account],
+        "hyperliquid": {"network": "emulator", "url": url, "poll_s": HL_POLL_S},
+    }
+
+
+def hyperliquid_setup(
+    workdir: Path, url: str, address: str, agent_key: str, hand: Background | None
+) -> DemoSetup:
+    """The demo's orders on the emulator's account `address`, whose agent signs with
+    `agent_key` (handed to the bot in HL_AGENT_KEY_ENV only); `hand` moves the mark."""
+    # the leverage the emulator sets for an account (countersign never changes it)
+    on_hl = {"venue": "hyperliquid", "account": HL_ACCOUNT, "leverage": HL_LEVERAGE}
+    return DemoSetup(
+        table=hyperliquid_table(workdir, url, address),
+        background=() if hand is None else (hand,),
+        proposals=tuple(replace(p, payload={**p.payload, **on_hl}) for p in PROPOSALS),
+        expect=EXPECT_EMULATOR,
+        environ={HL_AGENT_KEY_ENV: agent_key},
+    )
 
 
 def dev_table(data_dir: Path) -> dict[str, object]:

@@ -1,8 +1,9 @@
 """Pure checks of an order against a fresh venue observation, and its exposure.
 
 Nothing here changes an order: anything that would need a value outside what the operator
-confirmed (a price off tick, a quantity off lot, below the minimum) refuses it, with a hint
-to propose anew. Quantities are never rounded. The same terms check runs twice: at filing
+confirmed (a price off tick or too precise, a quantity off lot, below the minimum quantity or
+notional, a leverage the account is not set to) refuses it, with a hint to propose anew.
+Quantities and prices are never rounded, leverage is never changed as a side effect. The same terms check runs twice: at filing
 (`filing_refusal`, so nothing confirmable can never run) and after the claim (`preflight`,
 which adds the account's state and is the last check before anything is sent). Prices are
 weighed at their worst case (worst_case.py).
@@ -16,7 +17,8 @@ from decimal import Decimal, localcontext
 
 from store.problems import FieldProblem
 from workers.domains.finance.schema import FinanceOrderV1
-from workers.domains.finance.sim.model import Instrument, Observation
+from workers.domains.finance.venues.model import Instrument, Observation
+from workers.domains.finance.venues.pricing import BPS, bounded_market_price, too_precise
 from workers.domains.finance.worst_case import WIDE, worst_case_fee
 
 OBSERVATION_MAX_AGE = timedelta(seconds=5)
@@ -40,8 +42,11 @@ def preflight(
     *,
     now: datetime,
     max_age: timedelta = OBSERVATION_MAX_AGE,
+    bounded_market: bool = False,
 ) -> PreflightRejection | None:
-    """The first reason this order cannot run exactly as confirmed, or None."""
+    """The first reason this order cannot run exactly as confirmed, or None.
+    `bounded_market`: the venue sends a market order as an IOC limit at its slippage bound
+    (its profile's `market_as_bounded_limit`)."""
     if not observation.complete:
         return PreflightRejection(
             "observation_incomplete",
@@ -59,8 +64,17 @@ def preflight(
     instrument = observation.instruments.get(order.instrument)
     if instrument is None:
         return unlisted(order)
-    if (refused := terms_refusal(order, instrument)) is not None:
+    if (refused := terms_refusal(order, instrument, bounded_market=bounded_market)) is not None:
         return refused
+    set_to = observation.leverage.get(order.instrument)
+    if set_to is not None and set_to != Decimal(order.leverage):
+        return PreflightRejection(
+            "leverage_mismatch",
+            f"the account is set to {set_to}x on {order.instrument}, not the confirmed "
+            f"{order.leverage}x; countersign never changes leverage as a side effect",
+            f"change the leverage to {order.leverage}x on the venue, or propose the order "
+            f"at {set_to}x",
+        )
     if order.reduce_only:
         quantity = Decimal(order.quantity)
         position = observation.positions.get(order.instrument)
@@ -82,19 +96,86 @@ def unlisted(order: FinanceOrderV1) -> PreflightRejection:
     )
 
 
-def filing_refusal(order: FinanceOrderV1, observation: Observation) -> PreflightRejection | None:
+def filing_refusal(
+    order: FinanceOrderV1, observation: Observation, *, bounded_market: bool = False
+) -> PreflightRejection | None:
     """What the pre-check refuses at filing, against a fresh observation: the terms alone
-    (`terms_refusal`). The account's state (the budget, a reduce-only order's position) is
-    left to the claim: it may change before anyone confirms, and only then is it known."""
+    (`terms_refusal`). The account's state (the budget, a reduce-only order's position, its
+    leverage) is left to the claim: it may change before anyone confirms, and only then is
+    it known."""
     instrument = observation.instruments.get(order.instrument)
-    return unlisted(order) if instrument is None else terms_refusal(order, instrument)
+    if instrument is None:
+        return unlisted(order)
+    return terms_refusal(order, instrument, bounded_market=bounded_market)
 
 
-def terms_refusal(order: FinanceOrderV1, instrument: Instrument) -> PreflightRejection | None:
-    """The first reason the venue could never take this order as confirmed (lot, minimum,
-    tick, leverage, fee currency, the fee cap at the instrument's mark), or None. Pure."""
+def terms_refusal(
+    order: FinanceOrderV1, instrument: Instrument, *, bounded_market: bool = False
+) -> PreflightRejection | None:
+    """The first reason the venue could never take this order as confirmed (lot, minimum
+    quantity, tick, significant figures, minimum notional, leverage, fee currency, the fee
+    cap at the instrument's mark), or None. Pure."""
     with localcontext(WIDE):  # a remainder of bounded terms and venue steps is exact here
-        return _terms_refusal(order, instrument)
+        return _terms_refusal(order, instrument) or _price_refusal(
+            order, instrument, bounded_market
+        )
+
+
+def _lowest_price(order: FinanceOrderV1, instrument: Instrument) -> Decimal:
+    """The lowest price per unit the order can be sent at: its limit, or for a market order
+    the mark (a buy) or the mark less its slippage bound (a sell)."""
+    if order.limit_price is not None:
+        return Decimal(order.limit_price)
+    if order.side == "buy":
+        return instrument.mark
+    return instrument.mark * (BPS - Decimal(order.max_slippage_bps or 0)) / BPS
+
+
+def _price_refusal(
+    order: FinanceOrderV1, instrument: Instrument, bounded_market: bool
+) -> PreflightRejection | None:
+    """The rules of a venue whose prices are more than a tick (significant figures, a
+    minimum notional, market orders sent as bounded limits)."""
+    if order.limit_price is not None and too_precise(Decimal(order.limit_price), instrument):
+        return PreflightRejection(
+            "price_too_precise",
+            f"limit price {order.limit_price} has more than {instrument.sig_figs} significant "
+            "figures, which the venue refuses (a whole number is always taken); it is never "
+            "rounded",
+            "propose a new order at a price the venue takes",
+        )
+    if order.protective is not None:
+        for name in ("stop_loss", "take_profit"):
+            price = getattr(order.protective, name)
+            if price is not None and too_precise(Decimal(price), instrument):
+                return PreflightRejection(
+                    "protective_too_precise",
+                    f"{name} {price} has more than {instrument.sig_figs} significant figures, "
+                    "which the venue refuses; it is never rounded",
+                    "propose a new order with protective prices the venue takes",
+                )
+    lowest = _lowest_price(order, instrument)
+    if bounded_market and order.order_type == "market":
+        bps = Decimal(order.max_slippage_bps or 0)
+        sent = bounded_market_price(order.side, instrument.mark, bps, instrument)
+        if sent is None:
+            return PreflightRejection(
+                "market_unpriceable",
+                f"no price the venue takes lies within {bps} bps of the mark "
+                f"{instrument.mark}, so the market order cannot be sent inside its bound",
+                "propose a limit order, or a wider slippage bound",
+            )
+        lowest = min(lowest, sent)  # the venue weighs the limit it is sent at
+    if instrument.min_notional is not None and Decimal(order.quantity) * lowest < (
+        instrument.min_notional
+    ):
+        return PreflightRejection(
+            "below_minimum_notional",
+            f"quantity {order.quantity} at {lowest} is worth less than the venue's minimum "
+            f"of {instrument.min_notional} per order; it is never rounded up",
+            "propose a new order worth at least the minimum",
+        )
+    return None
 
 
 def _terms_refusal(order: FinanceOrderV1, instrument: Instrument) -> PreflightRejection | None:
@@ -170,7 +251,12 @@ REFUSAL_FIELDS = {
     "quantity_off_lot": "payload.quantity",
     "below_minimum": "payload.quantity",
     "price_off_tick": "payload.limit_price",
+    "price_too_precise": "payload.limit_price",
     "protective_off_tick": "payload.protective",
+    "protective_too_precise": "payload.protective",
+    "below_minimum_notional": "payload.quantity",
+    "market_unpriceable": "payload.max_slippage_bps",
+    "leverage_mismatch": "payload.leverage",
     "leverage_above_max": "payload.leverage",
     "fee_currency_mismatch": "payload.fee_currency",
     "fee_cap_too_low": "payload.max_fee",

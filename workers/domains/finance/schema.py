@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from pathlib import Path
 from types import MappingProxyType
@@ -11,10 +11,19 @@ from typing import TYPE_CHECKING, Annotated, Literal, Self
 from pydantic import AfterValidator, StringConstraints, model_validator
 
 from store.problems import FieldProblem
-from workers.domains.base import Amount, DemoSetup, Domain, Projection, RunnerContext, terms
-from workers.domains.finance.capability import capability_problems
+from store.vocabulary import World
+from workers.domains.base import (
+    Amount,
+    DemoSetup,
+    Domain,
+    Projection,
+    RunnerContext,
+    SecretEnv,
+    terms,
+)
+from workers.domains.finance.capability import VenueReadings, capability_problems
 from workers.domains.finance.examples import EXAMPLES
-from workers.domains.finance.settings import FinanceSettings
+from workers.domains.finance.settings import FinanceSettings, HyperliquidSettings
 from workers.domains.finance.words import OUTCOMES, WORDS
 from workers.domains.finance.worst_case import worst_case_notional
 from workers.domains.types import Name, NonNegativeDecimal, PositiveDecimal, StrictModel
@@ -83,9 +92,34 @@ class FinanceOrderV1(StrictModel):
         return self
 
 
+# Each venue's executor, bound into its orders' digests (venues' profiles declare the same;
+# a test holds them equal). Known here without opening a venue: filing never needs one open.
+EXECUTORS: Mapping[str, tuple[str, str]] = MappingProxyType(
+    {"sim": ("sim-venue", "1"), "hyperliquid": ("hyperliquid", "1")}
+)
+NETWORK_WORLDS: Mapping[str, World] = MappingProxyType(
+    {"emulator": World.EMULATOR, "testnet": World.TESTNET, "mainnet": World.LIVE}
+)
+# the worlds whose effects never leave this machine: "simulated" in the projection
+LOCAL_WORLDS = frozenset({World.SIMULATED, World.EMULATOR})
+
+
+def _hyperliquid(settings: FinanceSettings) -> HyperliquidSettings:
+    # without its table the venue cannot open (config_problems): its default network
+    return settings.hyperliquid or HyperliquidSettings()
+
+
+def _venue_capabilities(order: FinanceOrderV1, capabilities: object) -> object:
+    """The order's own venue's capabilities (None: not known)."""
+    if isinstance(capabilities, VenueReadings):
+        return capabilities.read.get(order.venue)
+    return capabilities
+
+
 def _mark(order: FinanceOrderV1, capabilities: object) -> Decimal | None:
-    """The instrument's mark as the adapter reported it for this proposal (None: not known)."""
-    marks = getattr(capabilities, "marks", None) or {}
+    """The instrument's mark as the order's venue reported it for this proposal (None: not
+    known)."""
+    marks = getattr(_venue_capabilities(order, capabilities), "marks", None) or {}
     mark = marks.get(order.instrument)
     return None if mark is None else Decimal(mark)
 
@@ -126,27 +160,70 @@ class FinanceDomain(Domain[FinanceOrderV1, FinanceSettings]):
                     "take_profit": protective.take_profit if protective else None,
                 }
             ),
-            "simulated": self.simulated,
+            # a real venue's order: `preconditions` sets it from its network
+            "simulated": payload.venue == "sim",
         }
+
+    def world(self, payload: FinanceOrderV1, settings: FinanceSettings) -> World | None:
+        if payload.venue == "sim":
+            return World.SIMULATED
+        if payload.venue == "hyperliquid":
+            return NETWORK_WORLDS[_hyperliquid(settings).network]
+        return None  # no such venue: the capability check refuses it
+
+    def worlds(self, settings: FinanceSettings) -> Sequence[World]:
+        """The worlds of the venues the configured accounts are on (the simulated venue's
+        when none is configured: it opens with its default account)."""
+        from workers.domains.finance.venues.opening import venue_names
+
+        found = []
+        for name in venue_names(settings):
+            if name == "sim":
+                found.append(World.SIMULATED)
+            elif name == "hyperliquid":
+                found.append(NETWORK_WORLDS[_hyperliquid(settings).network])
+        return list(dict.fromkeys(found))
+
+    def executor(self, payload: FinanceOrderV1, settings: FinanceSettings) -> tuple[str, str]:
+        return EXECUTORS.get(payload.venue, (payload.venue, "1"))
+
+    def preconditions(
+        self, payload: FinanceOrderV1, settings: FinanceSettings, reading: object
+    ) -> Projection:
+        """A real venue's order shows its network beside the terms (bound into the digest)
+        and is "simulated" only if nothing leaves this machine (the emulator)."""
+        if payload.venue != "hyperliquid":
+            return {}
+        network = _hyperliquid(settings).network
+        world = NETWORK_WORLDS[network]
+        return {"terms": terms({"network": network}), "simulated": world in LOCAL_WORLDS}
 
     def target_ref(self, payload: FinanceOrderV1) -> str:
         return f"account:{payload.venue}/{payload.account}"
 
     async def open_runner(self, settings: FinanceSettings, context: RunnerContext) -> FinanceRunner:
-        """The runner and the simulated venue it owns. It opens even with finance disabled:
-        orders claimed before are still reconciled."""
+        """The runner and every venue the accounts name (venues/opening.py). It opens even
+        with finance disabled: orders claimed before are still reconciled."""
         # the runner module imports this one (the payload model, the kind)
-        from workers.domains.finance.runner import FinanceRunner, open_venue
+        from workers.domains.finance.runner import FinanceRunner
+        from workers.domains.finance.venues.opening import open_venues
 
-        venue = await open_venue(settings, context.environ, context.clock)
-        return FinanceRunner(
-            venue,
-            settings,
-            clock=context.clock,
-            on_dispatched=context.on_dispatched,
-            wake=context.wake,
-            tick_s=context.tick_s,
-        )
+        venues = await open_venues(settings, context.environ, context.clock)
+        try:
+            return FinanceRunner(
+                venues,
+                settings,
+                clock=context.clock,
+                on_dispatched=context.on_dispatched,
+                wake=context.wake,
+                tick_s=context.tick_s,
+                record_evidence=context.record_evidence,
+                evidence_of=context.evidence_of,
+            )
+        except BaseException:
+            for venue in venues.values():
+                await venue.close()
+            raise
 
     def admit(self, payload: FinanceOrderV1, settings: FinanceSettings) -> list[FieldProblem]:
         account = settings.account(payload.account)
@@ -173,9 +250,11 @@ class FinanceDomain(Domain[FinanceOrderV1, FinanceSettings]):
     def capability_problems(
         self, payload: FinanceOrderV1, capabilities: object
     ) -> list[FieldProblem]:
-        from workers.domains.finance.sim.model import Capabilities  # it imports this module
+        from workers.domains.finance.venues.model import Capabilities  # it imports this module
 
-        if not isinstance(capabilities, Capabilities):  # the runner's, read for this proposal
+        # the runner's, read for this proposal: per venue (VenueReadings.of raises
+        # ReadingUnavailable when this order's venue could not be read)
+        if not isinstance(capabilities, Capabilities | VenueReadings):
             raise TypeError(f"{type(capabilities).__name__} is not the venue's capabilities")
         problems = capability_problems(payload, capabilities)
         value = worst_case_notional(payload, _mark(payload, capabilities))
@@ -200,12 +279,28 @@ class FinanceDomain(Domain[FinanceOrderV1, FinanceSettings]):
         currency = account.currency if account is not None else payload.fee_currency
         return Amount(worst_case_notional(payload, _mark(payload, capabilities)), currency)
 
+    def secret_envs(self, settings: FinanceSettings) -> Sequence[SecretEnv]:
+        """Each Hyperliquid account's agent key, by the variable it names: `config check`
+        and `run` refuse to start while one is unset; its value is scrubbed from logs."""
+        return [
+            SecretEnv(
+                f"accounts[{i}].agent_key_env",
+                account.agent_key_env,
+                f"export {account.agent_key_env}=<the private key of the agent wallet approved "
+                f"for {account.address or 'the account'}>",
+            )
+            for i, account in enumerate(settings.accounts)
+            if account.venue == "hyperliquid" and account.agent_key_env is not None
+        ]
+
     def config_problems(self, settings: FinanceSettings) -> list[FieldProblem]:
+        from workers.domains.finance.config_checks import account_problems
+
         names = [account.name for account in settings.accounts]
         return [
             FieldProblem("accounts", f"account {name!r} twice", "rename one")
             for name in sorted({name for name in names if names.count(name) > 1})
-        ]
+        ] + account_problems(settings)
 
     def demo(self, chats: Mapping[str, str], workdir: Path) -> DemoSetup:
         from workers.domains.finance.demo import demo_setup

@@ -17,6 +17,7 @@ WORDS = KindWords(
     ),
     terms={
         "venue": Said("Venue", "交易场所"),
+        "network": Said("Network", "网络"),
         "account": Said("Account", "账户"),
         "instrument": Said("Instrument", "合约"),
         "side": Said("Side", "方向"),

@@ -16,7 +16,9 @@ Per side and order type (`mark`: the venue's fresh mark price):
   no band, and the mark is re-read at every point that weighs the order (filing: the
   approval amount; the claim: the reservation; just before dispatch: the fee cap), each
   from an observation at most seconds old. A venue adapter whose marketable fills can land
-  away from its mark must add its declared band here before it is connected.
+  away from its mark must add its declared band here before it is connected. Open for
+  Hyperliquid: a marketable sell takes the book's bids, which may sit a little above the
+  mark; it declares no band yet, so such a sell may weigh slightly less than it fills for.
 * market buy: the mark moved up by the confirmed slippage bound.
 * market sell: also the mark moved *up* by the slippage bound. A market sell fills at or
   below the mark on the simulated venue, but the bound the operator confirmed is a distance
@@ -42,7 +44,7 @@ from typing import TYPE_CHECKING, overload
 
 if TYPE_CHECKING:  # the schema imports this module for its notional
     from workers.domains.finance.schema import FinanceOrderV1
-    from workers.domains.finance.sim.model import Instrument
+    from workers.domains.finance.venues.model import Instrument
 
 BPS = Decimal(10_000)
 # Wide enough that products of intake-bounded terms and a venue's prices are exact (nothing

@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from workers.domains.finance.sim.model import Instrument, Liquidity
 from workers.domains.finance.sim.rows import OrderRow, PositionRow
+from workers.domains.finance.venues.model import Instrument, Liquidity
 
 
 @dataclass(frozen=True)

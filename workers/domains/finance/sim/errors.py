@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from workers.domains.finance.sim.model import VENUE_NAME
+from workers.domains.finance.sim.profile import VENUE_NAME
 
 
 class VenueError(Exception):

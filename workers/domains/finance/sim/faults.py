@@ -8,7 +8,7 @@ fill's size, a fee or none). The call-level faults (`timeout`, `lose_response`,
 
 Faults apply to `submit`, except `latency_ms` (submit, lookup, observe, cancel),
 `incomplete` (observe), `partial_fill` (tick) and `fees_unknown` (every fill).
-If several are set, `timeout` wins over the others, and a duplicate client id is
+If several are set, `timeout` and `fence` win over the others, and a duplicate client id is
 answered with the stored order before `reject` is looked at.
 """
 
@@ -22,7 +22,7 @@ from typing import Any, Final, Literal
 
 from workers.domains.finance.sim.decimals import BPS, plain, require_decimal, text
 from workers.domains.finance.sim.errors import FaultsError
-from workers.domains.finance.sim.model import Instrument
+from workers.domains.finance.venues.model import Instrument
 
 FAULTS_ENV: Final = "COUNTERSIGN_SIM_FAULTS"
 
@@ -35,8 +35,16 @@ Fault = Literal[
     "slippage_bps",
     "incomplete",
     "fees_unknown",
+    "fence",
 ]
-_FLAG_FAULTS: Final = ("reject", "timeout", "lose_response", "incomplete", "fees_unknown")
+_FLAG_FAULTS: Final = (
+    "reject",
+    "timeout",
+    "lose_response",
+    "incomplete",
+    "fees_unknown",
+    "fence",
+)
 _VALUE_FAULTS: Final = {
     "latency_ms": "latency_ms=N (whole milliseconds, 0..600000)",
     "partial_fill": "partial_fill=F (fraction of the order per tick, 0 < F <= 1)",
@@ -57,6 +65,9 @@ class Faults:
     slippage_bps   market orders fill this many bps worse than the mark (on the tick)
     incomplete     observe() answers complete=False and leaves out open orders
     fees_unknown   fills record no fee: fees are reported as None (unknown), never 0
+    fence          submit times out before anything is stored, saying so in its evidence;
+                   lookup then proves it never lands (NeverLanded), as a real venue's
+                   fenced nonce does: the sim never stores a request late
     """
 
     reject: bool = False
@@ -67,6 +78,7 @@ class Faults:
     slippage_bps: Decimal | None = None
     incomplete: bool = False
     fees_unknown: bool = False
+    fence: bool = False
 
     def __post_init__(self) -> None:
         if not 0 <= self.latency_ms <= 600_000:

@@ -12,8 +12,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from workers.domains.finance.sim.decimals import text
-from workers.domains.finance.sim.model import VENUE_NAME, VenueOrderState
+from workers.domains.finance.sim.profile import VENUE_NAME, WORLD
 from workers.domains.finance.sim.venue import SimVenue
+from workers.domains.finance.venues.model import VenueOrderState
 
 _COLUMNS = (
     ("CLIENT ID", "client_id"),
@@ -38,6 +39,7 @@ def render_orders(orders: Sequence[VenueOrderState], *, as_json: bool = False) -
     if as_json:
         document = {
             "venue": VENUE_NAME,
+            "world": WORLD.value,
             "simulated": True,
             "orders": [o.to_json(children=False) for o in orders],
         }

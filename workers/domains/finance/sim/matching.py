@@ -59,13 +59,6 @@ from workers.domains.finance.sim.book import (
 )
 from workers.domains.finance.sim.decimals import AVERAGE, EXACT, plain, text
 from workers.domains.finance.sim.faults import Faults
-from workers.domains.finance.sim.model import (
-    CHILD_SUFFIX,
-    WORKING,
-    Instrument,
-    Liquidity,
-    VenueOrder,
-)
 from workers.domains.finance.sim.rows import OrderRow, PositionRow
 from workers.domains.finance.sim.rules import (
     child_refusal,
@@ -73,6 +66,13 @@ from workers.domains.finance.sim.rules import (
     marketable,
     refusal,
     triggered,
+)
+from workers.domains.finance.venues.model import (
+    CHILD_SUFFIX,
+    WORKING,
+    Instrument,
+    Liquidity,
+    VenueOrder,
 )
 
 PROTECTIVE_ROLES = ("stop_loss", "take_profit")

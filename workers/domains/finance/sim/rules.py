@@ -15,14 +15,15 @@ from decimal import Decimal
 
 from workers.domains.finance.sim.decimals import BPS, text
 from workers.domains.finance.sim.faults import Faults
-from workers.domains.finance.sim.model import (
+from workers.domains.finance.sim.rows import OrderRow
+from workers.domains.finance.venues.model import (
     ORDER_TYPES,
     SIDES,
     TIME_IN_FORCE,
     Instrument,
     VenueOrder,
 )
-from workers.domains.finance.sim.rows import OrderRow
+from workers.domains.finance.venues.pricing import too_precise
 
 
 def refusal(
@@ -87,6 +88,8 @@ def refusal(
             price = getattr(o.protective, name)
             if price is not None and (bad := off_tick(f"protective.{name}", price, inst)):
                 return bad
+    if (small := below_notional(o, inst)) is not None:
+        return small
     if o.reduce_only:
         most = closable(position, o.side)
         if o.quantity > most:
@@ -124,6 +127,25 @@ def off_tick(name: str, price: Decimal, inst: Instrument) -> str | None:
         return (
             f"{name} {text(price)} is not a multiple of the tick {text(inst.tick)} "
             f"for {inst.name} (prices are never rounded)"
+        )
+    if too_precise(price, inst):
+        return (
+            f"{name} {text(price)} has more than {inst.sig_figs} significant figures "
+            f"for {inst.name} (prices are never rounded)"
+        )
+    return None
+
+
+def below_notional(o: VenueOrder, inst: Instrument) -> str | None:
+    """The venue's minimum value per order, at the order's limit (a market order: the
+    mark). Quantities are never rounded up to meet it."""
+    if inst.min_notional is None:
+        return None
+    price = o.limit_price if o.limit_price is not None else inst.mark
+    if o.quantity * price < inst.min_notional:
+        return (
+            f"order value {text(o.quantity * price)} is below the minimum "
+            f"{text(inst.min_notional)} for {inst.name} (quantities are never rounded up)"
         )
     return None
 

@@ -31,7 +31,14 @@ from workers.domains.finance.sim.decimals import EXACT
 from workers.domains.finance.sim.errors import VenueStoreError
 from workers.domains.finance.sim.tables import Txn
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+# what each version adds to a file written by the one before it
+_UPGRADES = {
+    2: (  # a venue whose prices have significant figures and orders a minimum value
+        "ALTER TABLE instruments ADD COLUMN sig_figs INTEGER",
+        "ALTER TABLE instruments ADD COLUMN min_notional TEXT",
+    ),
+}
 
 T = TypeVar("T")
 
@@ -54,7 +61,9 @@ CREATE TABLE IF NOT EXISTS instruments (
     taker_fee_rate TEXT NOT NULL,
     max_leverage TEXT NOT NULL,
     fee_currency TEXT NOT NULL,
-    liquidity TEXT
+    liquidity TEXT,
+    sig_figs INTEGER,
+    min_notional TEXT
 );
 CREATE TABLE IF NOT EXISTS orders (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -158,6 +167,11 @@ class VenueStore:
                 f"{self.path}: venue schema version {found} is newer than this build "
                 f"({SCHEMA_VERSION}); upgrade countersign or use another file"
             )
+        elif int(found) < SCHEMA_VERSION:
+            for version in range(int(found) + 1, SCHEMA_VERSION + 1):
+                for statement in _UPGRADES[version]:
+                    tx.execute(statement)
+            tx.set_meta("schema_version", str(SCHEMA_VERSION))
 
     def run(self, fn: Callable[[Txn], T], *, write: bool) -> T:
         """Run `fn` in one transaction (IMMEDIATE for writes) with exact decimal arithmetic."""

@@ -13,8 +13,8 @@ from collections.abc import Iterable, Sequence
 from decimal import Decimal
 
 from workers.domains.finance.sim.decimals import dec, opt_dec, opt_text, text
-from workers.domains.finance.sim.model import Instrument
 from workers.domains.finance.sim.rows import FillRow, OrderRow, PositionRow
+from workers.domains.finance.venues.model import Instrument
 
 _ORDER_COLUMNS = (
     "client_id, parent_client_id, role, account, instrument, side, quantity, order_type, "
@@ -63,6 +63,8 @@ def _instrument(row: sqlite3.Row) -> Instrument:
         max_leverage=dec(row["max_leverage"]),
         fee_currency=row["fee_currency"],
         liquidity=opt_dec(row["liquidity"]),
+        sig_figs=row["sig_figs"],
+        min_notional=opt_dec(row["min_notional"]),
     )
 
 
@@ -112,12 +114,13 @@ class Txn:
         """Insert, or update the spec of a stored instrument keeping its stored mark."""
         self._conn.execute(
             "INSERT INTO instruments (name, tick, lot, min_qty, mark, maker_fee_rate, "
-            "taker_fee_rate, max_leverage, fee_currency, liquidity) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "taker_fee_rate, max_leverage, fee_currency, liquidity, sig_figs, min_notional) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT (name) DO UPDATE SET tick = excluded.tick, lot = excluded.lot, "
             "min_qty = excluded.min_qty, maker_fee_rate = excluded.maker_fee_rate, "
             "taker_fee_rate = excluded.taker_fee_rate, max_leverage = excluded.max_leverage, "
-            "fee_currency = excluded.fee_currency, liquidity = excluded.liquidity",
+            "fee_currency = excluded.fee_currency, liquidity = excluded.liquidity, "
+            "sig_figs = excluded.sig_figs, min_notional = excluded.min_notional",
             (
                 inst.name,
                 text(inst.tick),
@@ -129,6 +132,8 @@ class Txn:
                 text(inst.max_leverage),
                 inst.fee_currency,
                 opt_text(inst.liquidity),
+                inst.sig_figs,
+                opt_text(inst.min_notional),
             ),
         )
 

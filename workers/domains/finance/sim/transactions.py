@@ -19,17 +19,23 @@ from workers.domains.finance.sim.book import Book, Event, FillMade, OrderChanged
 from workers.domains.finance.sim.decimals import AVERAGE, plain
 from workers.domains.finance.sim.errors import UnknownAccount, UnknownInstrument
 from workers.domains.finance.sim.faults import Faults
-from workers.domains.finance.sim.model import (
+from workers.domains.finance.sim.profile import (
     ACCOUNT_MODE,
-    CHILD_SUFFIX,
     DEFAULT_ACCOUNTS,
     DEFAULT_INSTRUMENTS,
+    VENUE_NAME,
+    WORLD,
+)
+from workers.domains.finance.sim.rows import FillRow, OrderRow, PositionRow
+from workers.domains.finance.sim.rules import same_terms
+from workers.domains.finance.sim.tables import Txn
+from workers.domains.finance.venues.model import (
+    CHILD_SUFFIX,
     ORDER_TYPES,
     ROLES,
     SIDES,
     TERMINAL,
     TIME_IN_FORCE,
-    VENUE_NAME,
     WORKING,
     Capabilities,
     Fill,
@@ -45,9 +51,6 @@ from workers.domains.finance.sim.model import (
     VenueOrder,
     VenueOrderState,
 )
-from workers.domains.finance.sim.rows import FillRow, OrderRow, PositionRow
-from workers.domains.finance.sim.rules import same_terms
-from workers.domains.finance.sim.tables import Txn
 
 
 # -- set-up and reads ------------------------------------------------------------------------
@@ -73,7 +76,7 @@ def seed(
 def capabilities(tx: Txn) -> Capabilities:
     return Capabilities(
         venue=VENUE_NAME,
-        simulated=True,
+        world=WORLD,
         accounts=frozenset(tx.accounts()),
         account_modes=frozenset({ACCOUNT_MODE}),
         modes_by_account={name: tx.account_mode(name) or "" for name in tx.accounts()},
@@ -117,6 +120,7 @@ def observation(tx: Txn, account: str, faults: Faults, now: datetime) -> Observa
         positions=positions,
         open_orders=open_orders,
         complete=not faults.incomplete,
+        world=WORLD,
     )
 
 
@@ -276,6 +280,7 @@ def _state_of(
         created_at=datetime.fromisoformat(row.created_at),
         updated_at=datetime.fromisoformat(row.updated_at),
         children=children,
+        world=WORLD,
     )
 
 

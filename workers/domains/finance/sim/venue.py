@@ -6,7 +6,8 @@ This module owns the call boundary: opening and closing the venue's file, the ve
 anything is stored, `lose_response` after, `latency_ms` waits before answering.
 
 SIMULATED: nothing here reaches a real exchange (docs/architecture.md §1, principle 7;
-every order, listing and observation carries `simulated=True`).
+every order, listing and observation carries `world=SIMULATED`). It implements the one
+`Venue` contract (venues/contract.py) the executor speaks to every venue.
 
 State lives in the venue's own SQLite file (`store`), so a restarted bot
 reconciles against what the venue really did. Every answer is committed before it
@@ -18,44 +19,55 @@ case the reconciler resolves with `lookup(client_id)`. The matching rules are in
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from functools import partial
 from pathlib import Path
 from typing import Final, Self, TypeVar
 
+from workers.domains.finance.preflight import observed_exposure
 from workers.domains.finance.sim import transactions
 from workers.domains.finance.sim.decimals import require_decimal
 from workers.domains.finance.sim.errors import VenueClosed, VenueResponseLost, VenueTimeout
 from workers.domains.finance.sim.faults import Faults
-from workers.domains.finance.sim.model import (
-    VENUE_NAME,
+from workers.domains.finance.sim.profile import PROFILE, VENUE_NAME, WORLD
+from workers.domains.finance.sim.store import VenueStore
+from workers.domains.finance.sim.tables import Txn
+from workers.domains.finance.venues.contract import (
+    AccountState,
+    Balance,
+    Evidence,
+    NeverLanded,
+    RecordEvidence,
+    Venue,
+)
+from workers.domains.finance.venues.model import (
     Capabilities,
+    Fill,
     Instrument,
     Observation,
     Submission,
     VenueOrder,
     VenueOrderState,
 )
-from workers.domains.finance.sim.store import VenueStore
-from workers.domains.finance.sim.tables import Txn
 
 Clock = Callable[[], datetime]
 T = TypeVar("T")
 
 DEFAULT_VENUE_PATH: Final = Path("var/sim-venue.db")
+FENCED: Final = "fenced"  # evidence key: the `fence` fault refused this request unstored
 
 
 def _utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-class SimVenue:
+class SimVenue(Venue):
     """The simulated venue. Open with `await SimVenue.open(path)`; all calls are async."""
 
-    name: Final = VENUE_NAME
-    simulated: Final = True
+    profile = PROFILE
+    world = WORLD
 
     def __init__(self, store: VenueStore, faults: Faults, clock: Clock) -> None:
         self._store: VenueStore | None = store
@@ -65,6 +77,9 @@ class SimVenue:
         # called with the client id once a submission is committed, before it is answered
         # (the crash suite's "after dispatch, before the response" point)
         self.after_commit: Callable[[str], None] | None = None
+        # per account, the currency and amount `account_state` reports: the sim keeps no
+        # money of its own, so the account's exposure budget stands in for its balance
+        self.funds: Mapping[str, tuple[str, Decimal]] = {}
 
     @property
     def path(self) -> Path:
@@ -134,8 +149,16 @@ class SimVenue:
     async def capabilities(self) -> Capabilities:
         return await self._run(transactions.capabilities, write=False)
 
-    async def observe(self, account: str) -> Observation:
-        """A fresh snapshot of `account`; raises UnknownAccount for an account not here."""
+    async def observe(
+        self,
+        account: str,
+        instruments: Collection[str] | None = None,
+        *,
+        max_age: timedelta | None = None,
+    ) -> Observation:
+        """A fresh snapshot of `account`; raises UnknownAccount for an account not here.
+        Every instrument is in it (one read of one file, always fresh: `max_age` is moot);
+        the sim sets no leverage."""
         faults = self.faults
         now = self._now()
         observation = await self._run(
@@ -144,23 +167,63 @@ class SimVenue:
         await self._latency()
         return observation
 
-    async def lookup(self, client_id: str) -> VenueOrderState | None:
-        """What the venue knows about `client_id` (None: it never received it)."""
+    async def lookup(
+        self, client_id: str, evidence: Evidence | None = None
+    ) -> VenueOrderState | None:
+        """What the venue knows about `client_id` (None: it never received it). The sim's own
+        file is the whole truth; only a request its evidence says was fenced (the `fence`
+        fault) is proved never to land: NeverLanded."""
         state = await self._run(lambda tx: transactions.lookup(tx, client_id), write=False)
         await self._latency()
+        if state is None and evidence is not None and evidence.get(FENCED) is True:
+            raise NeverLanded(
+                "fenced: the simulated venue refused the request before storing it (fault: "
+                "fence) and never stores one late, so the order can never land"
+            )
         return state
+
+    async def fills(self, client_id: str) -> tuple[Fill, ...]:
+        state = await self._run(lambda tx: transactions.lookup(tx, client_id), write=False)
+        return () if state is None else state.fills
+
+    async def account_state(self, account: str) -> AccountState:
+        """The account's mode and open orders; its balance is its budget (the sim holds no
+        money), available what the positions and open orders leave of it."""
+        observation = await self.observe(account)
+        balances: tuple[Balance, ...] = ()
+        if account in self.funds:
+            currency, total = self.funds[account]
+            free = max(total - observed_exposure(observation), Decimal(0))
+            balances = (Balance(currency, total, free),)
+        return AccountState(
+            venue=VENUE_NAME,
+            account=account,
+            world=WORLD,
+            balances=balances,
+            account_mode=observation.account_mode,
+            margin_mode=None,
+            open_orders=sum(1 for o in observation.open_orders if o.role == "order"),
+            facts=(("simulated", "nothing reaches a real exchange", True),),
+        )
 
     async def orders(self, account: str | None = None) -> list[VenueOrderState]:
         """Every order in submission order (children are rows of their own too)."""
         return await self._run(lambda tx: transactions.orders(tx, account), write=False)
 
     # -- writes ----------------------------------------------------------------------------
-    async def submit(self, order: VenueOrder) -> Submission:
-        """Place `order` once per client id; a repeat returns the stored order."""
+    async def submit(self, order: VenueOrder, record: RecordEvidence | None = None) -> Submission:
+        """Place `order` once per client id; a repeat returns the stored order. `record`
+        (the executor's) is awaited with the request's evidence before anything is written;
+        tools that place orders by hand may leave it out."""
         if not isinstance(order, VenueOrder):
             raise TypeError("submit takes a VenueOrder")
         faults = self.faults
-        if faults.timeout:
+        if record is not None:
+            evidence: dict[str, object] = {"venue": VENUE_NAME, "client_id": order.client_id}
+            if faults.fence:
+                evidence[FENCED] = True  # this request is refused before it is stored
+            await record(order.client_id, evidence)
+        if faults.timeout or faults.fence:
             await self._latency()
             raise VenueTimeout(order.client_id)
         now = self._now()
@@ -190,6 +253,10 @@ class SimVenue:
         if require_decimal("price", price) <= 0:
             raise ValueError(f"mark price must be greater than zero, not {price}")
         await self._run(lambda tx: transactions.set_mark(tx, instrument, price), write=True)
+
+    async def watch(self) -> Sequence[str]:
+        """One matching round (`tick`): the client ids it filled, triggered or cancelled."""
+        return [state.client_id for state in await self.tick()]
 
     async def tick(self) -> list[VenueOrderState]:
         """One matching round at the current venue time.

@@ -1,11 +1,11 @@
-"""The simulated venue's data: instruments, orders in and out, fills, positions, snapshots.
+"""Every venue's data: instruments, orders in and out, fills, positions, snapshots.
 
 Frozen dataclasses and the vocabulary they use (sides, order types, time in force,
-statuses, roles), with the defaults a new venue file is seeded with. An order the executor
-submits is a `VenueOrder`; what the venue knows about a client id is a `VenueOrderState`
-(with its fills and protective children); `Observation` and `Capabilities` are what
-preflight and the card read. Nothing here does I/O; every value carries `simulated=True`
-where it leaves the venue.
+statuses, roles), the same for the simulated venue and a real one (venues/contract.py). An
+order the executor submits is a `VenueOrder`; what a venue knows about a client id is a
+`VenueOrderState` (with its fills and protective children); `Observation` and
+`Capabilities` are what preflight and the card read. Nothing here does I/O; every value
+that leaves a venue carries the `world` it comes from (SIMULATED, EMULATOR, TESTNET, LIVE).
 
 Statuses: `accepted` (acknowledged, not working yet: here only untriggered protective
 children), `resting`, `partially_filled` (still working), `filled`, `rejected`
@@ -22,6 +22,7 @@ from datetime import datetime
 from decimal import Decimal, localcontext
 from typing import Any, Final, Literal
 
+from store.vocabulary import World
 from workers.domains.finance.schema import FinanceOrderV1
 from workers.domains.finance.sim.decimals import EXACT, require_decimal, text
 
@@ -32,15 +33,16 @@ OrderStatus = Literal["accepted", "resting", "partially_filled", "filled", "reje
 Role = Literal["order", "stop_loss", "take_profit"]
 Liquidity = Literal["maker", "taker"]
 
-VENUE_NAME: Final = "sim"
-ACCOUNT_MODE: Final = "one_way"
 SIDES: Final = ("buy", "sell")
 ORDER_TYPES: Final = ("limit", "market")
 TIME_IN_FORCE: Final = ("GTC", "IOC", "FOK", "POST_ONLY")
 ROLES: Final = ("order", "stop_loss", "take_profit")
 WORKING: Final = ("accepted", "resting", "partially_filled")
 TERMINAL: Final = ("filled", "rejected", "cancelled")
+# protective children's client ids on every venue: the parent's plus the suffix
 CHILD_SUFFIX: Final = {"stop_loss": ":sl", "take_profit": ":tp"}
+# the worlds whose effects never leave this machine ("simulated" in the old JSON shape)
+LOCAL_WORLDS: Final = frozenset({World.SIMULATED, World.EMULATOR})
 CLIENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,95}$")
 
 
@@ -50,6 +52,9 @@ class Instrument:
 
     `liquidity` is the quantity a taker order can fill at the mark at once
     (None: unlimited); the rest of a GTC limit rests, of IOC/market is cancelled.
+    `sig_figs`: a venue whose prices must also have at most this many significant figures
+    (Hyperliquid: 5; a whole number is always allowed), None: the tick alone decides.
+    `min_notional`: the smallest quantity x price the venue takes (Hyperliquid: $10).
     """
 
     name: str
@@ -62,8 +67,19 @@ class Instrument:
     max_leverage: Decimal = Decimal("20")
     fee_currency: str = "USDC"
     liquidity: Decimal | None = None
+    sig_figs: int | None = None
+    min_notional: Decimal | None = None
 
     def __post_init__(self) -> None:
+        if self.sig_figs is not None and (
+            isinstance(self.sig_figs, bool) or not isinstance(self.sig_figs, int)
+        ):
+            raise TypeError(f"{self.name}.sig_figs must be an int or None")
+        if self.sig_figs is not None and self.sig_figs < 1:
+            raise ValueError(f"{self.name}.sig_figs must be at least 1")
+        if self.min_notional is not None:
+            if require_decimal(f"{self.name}.min_notional", self.min_notional) <= 0:
+                raise ValueError(f"{self.name}.min_notional must be greater than zero")
         for attr in ("tick", "lot", "min_qty", "mark", "max_leverage"):
             if require_decimal(f"{self.name}.{attr}", getattr(self, attr)) <= 0:
                 raise ValueError(f"{self.name}.{attr} must be greater than zero")
@@ -79,13 +95,6 @@ class Instrument:
                     raise ValueError(
                         f"{self.name}.liquidity must be a positive multiple of the lot {self.lot}"
                     )
-
-
-DEFAULT_ACCOUNTS: Final = ("sim-main",)
-DEFAULT_INSTRUMENTS: Final = (
-    Instrument("BTC-PERP", Decimal("0.5"), Decimal("0.001"), Decimal("0.001"), Decimal("60000")),
-    Instrument("ETH-PERP", Decimal("0.05"), Decimal("0.01"), Decimal("0.01"), Decimal("3000")),
-)
 
 
 # -- orders in and out -----------------------------------------------------------------------
@@ -229,7 +238,7 @@ class VenueOrderState:
     created_at: datetime
     updated_at: datetime
     children: tuple[VenueOrderState, ...] = ()
-    simulated: bool = True
+    world: World = field(kw_only=True)  # required: no venue's answer may go unmarked
 
     @property
     def terminal(self) -> bool:
@@ -268,7 +277,9 @@ class VenueOrderState:
             "submit_count": self.submit_count,
             "created_at": self.created_at.isoformat(),
             "updated_at": self.updated_at.isoformat(),
-            "simulated": self.simulated,
+            "world": self.world.value,
+            # kept for readers of the old shape: nothing left this machine
+            "simulated": self.world in LOCAL_WORLDS,
         }
         if children:
             data["children"] = [c.to_json() for c in self.children]
@@ -321,7 +332,10 @@ class Observation:
     positions: Mapping[str, Position]  # non-zero positions only
     open_orders: tuple[OpenOrder, ...]
     complete: bool  # False: part of the account could not be read; do not rely on it
-    simulated: bool = True
+    world: World
+    # the leverage the account is set to per instrument (absent: not set, or not reported):
+    # an order at another leverage is refused, countersign never changes it as a side effect
+    leverage: Mapping[str, Decimal] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -329,7 +343,7 @@ class Capabilities:
     """What the venue could ever execute: read before a card is offered."""
 
     venue: str
-    simulated: bool
+    world: World
     accounts: frozenset[str]
     account_modes: frozenset[str]
     instruments: frozenset[str]

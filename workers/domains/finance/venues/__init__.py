@@ -1,0 +1,1 @@
+"""Finance venues: the one contract (`contract`), the data every venue speaks (`model`)."""
