@@ -1,8 +1,10 @@
-"""The layout holds: the core packages never import the local Lark, and it never imports them.
+"""The layout holds: the core packages never import the local Lark or the local venues, and
+they never import the core.
 
-`larksandbox` stands in for Lark, which knows nothing of countersign; the bot meets it in one
-module only (`bot/devstack.py`, the dev and demo wiring), so no production path can reach
-the sandbox by accident. Imports are read from the source (`ast`), including those inside
+`larksandbox` stands in for Lark and `hlsandbox` for Hyperliquid, which know nothing of
+countersign; the bot meets each in its dev wiring only (`bot/devstack.py` for the demo and
+`run --dev`, `bot/cli/hl_sandbox_command.py` for `countersign hl-sandbox`), so no production
+path can reach a sandbox by accident. Imports are read from the source (`ast`), including those inside
 functions, so a lazy import counts too.
 """
 
@@ -15,7 +17,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 CORE = ("bot", "cards", "store", "workers")
 SANDBOX = "larksandbox"
+VENUE_EMULATOR = "hlsandbox"
 DEV_WIRING = ROOT / "bot" / "devstack.py"
+EMULATOR_WIRING = (DEV_WIRING, ROOT / "bot" / "cli" / "hl_sandbox_command.py")
 
 
 def imported(path: Path) -> Iterator[tuple[int, str]]:
@@ -46,10 +50,21 @@ def test_only_the_dev_wiring_imports_the_sandbox() -> None:
     assert any(package == SANDBOX for _line, package in imported(DEV_WIRING))
 
 
-def test_the_sandbox_imports_nothing_of_the_bot() -> None:
+def test_only_the_dev_wiring_imports_the_venue_emulator() -> None:
+    offenders = [
+        f"{path.relative_to(ROOT)}:{line}"
+        for path in modules(*CORE)
+        if path not in EMULATOR_WIRING
+        for line, package in imported(path)
+        if package == VENUE_EMULATOR
+    ]
+    assert offenders == [], "import hlsandbox only in the dev wiring"
+
+
+def test_the_sandboxes_import_nothing_of_the_bot() -> None:
     offenders = [
         f"{path.relative_to(ROOT)}:{line} imports {package}"
-        for path in modules(SANDBOX)
+        for path in modules(SANDBOX, VENUE_EMULATOR)
         for line, package in imported(path)
         if package in CORE
     ]
@@ -70,7 +85,7 @@ def reason_for_length(lines: list[str]) -> str | None:
 
 def test_every_module_is_at_most_400_lines_or_says_why() -> None:
     too_long = []
-    for path in modules(*CORE, SANDBOX):
+    for path in modules(*CORE, SANDBOX, VENUE_EMULATOR):
         lines = path.read_text(encoding="utf-8").splitlines()
         if len(lines) > MODULE_LINE_LIMIT and reason_for_length(lines) is None:
             too_long.append(f"{path.relative_to(ROOT)}: {len(lines)} lines")
