@@ -8,6 +8,11 @@ PYTEST_ARGS ?=
 # `make run PORT=8081 SANDBOX_PORT=9091` when 8080 or 9090 is taken.
 PORT ?= 8080
 SANDBOX_PORT ?= 9090
+# `make run VENUE=hyperliquid`: the demo's orders go to a local Hyperliquid (hlsandbox,
+# world EMULATOR) on HL_PORT instead of the simulated venue.
+VENUE ?= sim
+HL_PORT ?= 3001
+DEMO_VENUE := $(if $(filter-out sim,$(VENUE)), --venue $(VENUE) --hl-port $(HL_PORT))
 
 .PHONY: setup run test lint bench clean
 
@@ -21,7 +26,7 @@ $(BIN)/.installed: pyproject.toml
 setup: $(BIN)/.installed
 
 run: setup
-	$(BIN)/countersign demo --port $(PORT) --sandbox-port $(SANDBOX_PORT)
+	$(BIN)/countersign demo --port $(PORT) --sandbox-port $(SANDBOX_PORT)$(DEMO_VENUE)
 
 lint: setup
 	$(BIN)/ruff check .

@@ -52,7 +52,7 @@ import socket
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
@@ -61,9 +61,9 @@ from typing import Any
 import aiohttp
 
 from bot.config import parse, resolve
-from bot.demo import order_payload
 from bot.server import serve
 from cards.strings import text
+from workers.domains.finance.demo import order_payload
 
 sys.path.insert(0, str(Path(__file__).parent))  # run as a script: its sibling benches
 from clickers import STAND_IN_CPUS, Level
@@ -163,16 +163,23 @@ def bot_config(
     return resolve(settings, bot_environ(sandbox))
 
 
-async def offered_cards(http: aiohttp.ClientSession, bot_url: str, count: int) -> list[str]:
-    """Propose `count` orders; the card message ids once the bot has posted every card."""
-    auth = {"Authorization": f"Bearer {TOKEN}"}
+async def offered_cards(
+    http: aiohttp.ClientSession,
+    bot_url: str,
+    count: int,
+    payload: Mapping[str, Any] = ORDER,
+    token: str = TOKEN,
+) -> list[str]:
+    """Propose `count` orders of `payload`; the card message ids once the bot has posted every
+    card (only cards of this batch: earlier ones are confirmed by then)."""
+    auth = {"Authorization": f"Bearer {token}"}
     run = f"{os.getpid()}-{time.monotonic_ns()}"
 
     async def propose(index: int) -> None:
         body = {
             "request_id": f"bench-{run}-{index}",
             "kind": "finance.order",
-            "payload": ORDER,
+            "payload": dict(payload),
             "audience": "ops",
             "expires_in_s": 3600,
         }

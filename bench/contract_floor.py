@@ -29,7 +29,6 @@ from typing import Any
 
 from ulid import ULID
 
-from bot.demo import order_payload
 from cards.render import render_card
 from cards.strings import text
 from store.claim_sql import claim_statements
@@ -41,6 +40,7 @@ from store.projection import operation_view
 from store.proposals import Draft
 from store.records import Operation
 from store.vocabulary import InboxStatus
+from workers.domains.finance.demo import order_payload
 from workers.domains.finance.schema import FinanceDomain, FinanceOrderV1
 
 sys.path.insert(0, str(Path(__file__).parent))  # run as a script: its sibling module

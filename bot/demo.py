@@ -19,7 +19,7 @@ import json
 import os
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,13 +27,22 @@ from typing import Any
 import aiohttp
 
 from bot.client import ApiError, Client
-from bot.config import DomainSettings
-from bot.devstack import SandboxApp, embedded_sandbox, register_sign_in, sandbox_config
+from bot.devstack import (
+    DEFAULT_HL_PORT,
+    SandboxApp,
+    embedded_sandbox,
+    emulated_hyperliquid,
+    emulator_domains,
+    register_sign_in,
+    sandbox_config,
+    with_domains,
+)
+from bot.logs import redact
 from bot.profiles import DEFAULT_DEV_DIR, DEV_TOKEN, DEV_TOKEN_ENV
 from bot.server import serve
 from bot.workforce import running
 from workers.domains import DOMAINS
-from workers.domains.base import Background
+from workers.domains.base import Background, DemoSetup
 
 DEFAULT_BOT_URL = "http://127.0.0.1:8080"
 # the sandbox's chats by the roles a domain's demo names (larksandbox/entities.py)
@@ -61,10 +70,15 @@ class Story:
     environ: dict[str, str] = field(default_factory=dict)  # variables the tables name
 
 
-def story(workdir: Path) -> Story:
+def story(workdir: Path, setups: Mapping[str, DemoSetup] | None = None) -> Story:
+    """Every registered domain's demo; `setups` (by config table) replaces a domain's own
+    (`--venue hyperliquid`: finance on the local Hyperliquid)."""
     told = Story()
     for kind, plugin in DOMAINS.items():
-        setup = plugin.demo(CHATS, workdir)
+        if setups is not None and plugin.config_table in setups:
+            setup: DemoSetup | None = setups[plugin.config_table]
+        else:
+            setup = plugin.demo(CHATS, workdir)
         if setup is None:
             continue
         told.tables[plugin.config_table] = dict(setup.table)
@@ -231,19 +245,45 @@ class Demo:
             await asyncio.sleep(0.2)
 
 
+VENUES = ("sim", "hyperliquid")
+
+
+@contextlib.asynccontextmanager
+async def venue_setups(
+    venue: str, data_dir: Path, host: str, hl_port: int
+) -> AsyncIterator[Mapping[str, DemoSetup] | None]:
+    """The domains' demos as `venue` changes them: "sim", their own; "hyperliquid", finance
+    on the local Hyperliquid served here until the demo ends."""
+    if venue == "sim":
+        yield None
+        return
+    async with emulated_hyperliquid(host, hl_port) as emulated:
+        print(emulated.banner(), flush=True)
+        yield emulator_domains(emulated, data_dir)
+
+
 async def run_demo(
-    data_dir: Path, port: int, sandbox_port: int, host: str = "127.0.0.1", *, script: bool
+    data_dir: Path,
+    port: int,
+    sandbox_port: int,
+    host: str = "127.0.0.1",
+    *,
+    script: bool,
+    venue: str = "sim",
+    hl_port: int = DEFAULT_HL_PORT,
 ) -> int:
     await asyncio.to_thread(data_dir.mkdir, parents=True, exist_ok=True)
-    async with embedded_sandbox(host, sandbox_port, data_dir / "sandbox.json") as sandbox:
+    async with (
+        embedded_sandbox(host, sandbox_port, data_dir / "sandbox.json") as sandbox,
+        venue_setups(venue, data_dir, host, hl_port) as setups,
+    ):
         config = sandbox_config(data_dir, port, sandbox, "ws", host)
-        told = story(data_dir)
+        told = story(data_dir, setups)
         # runners read what their tables name (a signing secret) from the environment, and
         # the worker process inherits ours: this process runs the demo and nothing else
         os.environ.update(told.environ)
-        domains = DomainSettings.model_validate(told.tables)
-        settings = config.settings.model_copy(update={"domains": domains})
-        config = type(config)(settings, config.proposers, config.lark, config.dashboard_token)
+        redact(told.environ.values())  # the emulator's agent key, a demo service's secret
+        config = with_domains(config, told.tables, told.environ)
         await register_sign_in(sandbox, config)
         stop = asyncio.Event()
         result: list[int] = []

@@ -1,8 +1,10 @@
 """The one place the bot meets the local Lark (`larksandbox`): `countersign sandbox`, and
-`countersign run --sandbox` / `demo` wired to a sandbox (in-process or running).
+`countersign run --sandbox` / `demo` wired to a sandbox (in-process or running); and the
+local Hyperliquid (`hlsandbox`) for `demo --venue hyperliquid` / `run --dev --venue
+hyperliquid`.
 
-Nothing else in bot/, cards/, store/ or workers/ imports `larksandbox`
-(tests/test_layout.py holds that); it is imported here only when a dev command runs.
+Nothing else in bot/, cards/, store/ or workers/ imports `larksandbox` or `hlsandbox`
+(tests/test_layout.py holds that); they are imported here only when a dev command runs.
 """
 
 from __future__ import annotations
@@ -10,17 +12,27 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
-from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 import aiohttp
 from aiohttp import web
 
-from bot.config import Config, resolve
+from bot.config import Config, DomainSettings, resolve, secrets_environ
 from bot.heap import startup_heap_frozen
 from bot.profiles import DEV_ENVIRON, dev_settings
+from workers.domains.base import Background, DemoSetup
+from workers.domains.finance.demo import (
+    HL_ACCOUNT,
+    HL_AGENT_KEY_ENV,
+    HL_LEVERAGE,
+    RESTING_MARK,
+    RESTING_SHOWN_S,
+    hyperliquid_setup,
+    hyperliquid_table,
+)
 
 APP_SECRET_ENV = "COUNTERSIGN_LARK_APP_SECRET"
 ENCRYPT_KEY_ENV = "COUNTERSIGN_LARK_ENCRYPT_KEY"
@@ -208,3 +220,137 @@ def sandbox_banner(state: Any, base: str) -> str:
     lines += [f"  users:       {users}", f"  chats:       {chats}"]
     lines.append(f"  OpenAPI domain for lark-oapi: {base}")
     return "\n".join(lines)
+
+
+DEFAULT_HL_PORT = 3001  # `countersign hl-sandbox`'s
+HL_COIN = "BTC"  # the demo's instrument BTC-PERP on Hyperliquid
+# the resting order fills this much per match event (0.010: 0.004, 0.004, 0.002), one
+# event per HL_TICK_S, slower than the adapter reads it, so the card shows each part
+HL_PART = "0.004"
+HL_TICK_S = 2.0
+HL_LOOK_S = 0.2
+
+
+@dataclass(frozen=True)
+class EmulatedHyperliquid:
+    """The local Hyperliquid in this process: a funded account and its approved agent."""
+
+    base_url: str
+    account: str  # the master account's address
+    agent: str  # the agent wallet's address
+    agent_key: str = field(repr=False)  # a throwaway key; to the bot through the env only
+
+    def banner(self) -> str:
+        return "\n".join(
+            [
+                f"hl-sandbox (a local Hyperliquid, world EMULATOR) on {self.base_url}",
+                f"  account {self.account} (funded), agent {self.agent} (approved)",
+                f"  finance account {HL_ACCOUNT!r}: venue hyperliquid, network emulator, "
+                f"leverage {HL_LEVERAGE}",
+                "  throwaway test keys: they hold nothing and never touch a real network;",
+                f"  the agent key goes to the bot in ${HL_AGENT_KEY_ENV} (not printed)",
+            ]
+        )
+
+
+class HlPortUnavailable(RuntimeError):
+    """The local Hyperliquid cannot listen on the port asked for (--hl-port)."""
+
+
+@contextlib.asynccontextmanager
+async def emulated_hyperliquid(host: str, port: int) -> AsyncIterator[EmulatedHyperliquid]:
+    """hlsandbox on host:port on this loop, with the demo universe, a funded account and an
+    approved agent (throwaway keys, as `countersign hl-sandbox --demo` makes them)."""
+    from hlsandbox.app import build_app
+    from hlsandbox.serve import DEMO_USDC, throwaway
+    from hlsandbox.state import Venue
+    from hlsandbox.universe import demo_seed
+
+    venue = Venue(demo_seed())
+    account, agent = throwaway("account"), throwaway("agent")
+    venue.add_account(account.address, DEMO_USDC)
+    venue.approve_agent(account.address, agent.address)
+    # no access log: the adapter reads the venue every poll, which would bury the bot's log
+    runner = web.AppRunner(build_app(venue), access_log=None, shutdown_timeout=1.0)
+    await runner.setup()
+    try:
+        try:
+            await web.TCPSite(runner, host, port).start()
+        except OSError as error:
+            raise HlPortUnavailable(f"--hl-port {port}: {error}; name a free port") from None
+        base_url = f"http://{host}:{port}"
+        yield EmulatedHyperliquid(base_url, account.address, agent.address, agent.key)
+    finally:
+        await runner.cleanup()
+
+
+def emulator_domains(emulated: EmulatedHyperliquid, workdir: Path) -> dict[str, DemoSetup]:
+    """The demo's finance story on the emulator (by config table), with its hand on the mark."""
+    hand = emulator_hand(emulated.base_url, emulated.account)
+    setup = hyperliquid_setup(
+        workdir, emulated.base_url, emulated.account, emulated.agent_key, hand
+    )
+    return {"finance": setup}
+
+
+def with_emulated_finance(
+    config: Config, emulated: EmulatedHyperliquid, data_dir: Path
+) -> tuple[Config, dict[str, str]]:
+    """`config` trading on the emulator (its finance table replaced), and the environment
+    its table names (the agent key), for this process and the worker it starts."""
+    tables = config.settings.domains.model_dump(mode="json", exclude_none=True)
+    # the profile's own accounts stay (examples/order.json still files on sim-main)
+    earlier = tables.get("finance", {}).get("accounts", [])
+    tables["finance"] = hyperliquid_table(data_dir, emulated.base_url, emulated.account, earlier)
+    environ = {HL_AGENT_KEY_ENV: emulated.agent_key}
+    return with_domains(config, tables, environ), environ
+
+
+def with_domains(config: Config, tables: Mapping[str, Any], environ: Mapping[str, str]) -> Config:
+    """`config` with these [domains] tables, resolved again with the secrets they name
+    (`environ`), so the worker process is handed them too."""
+    settings = config.settings.model_copy(
+        update={"domains": DomainSettings.model_validate(dict(tables))}
+    )
+    return resolve(settings, {**secrets_environ(config), **environ})
+
+
+def emulator_hand(base_url: str, account: str) -> Background:
+    """Once the demo's order rests on the emulator (long enough for its card to say so),
+    move the mark through its limit with thin liquidity and tick until it has filled in
+    parts: the emulator's matching moves only when told (control API)."""
+
+    async def hand(stop: asyncio.Event) -> None:
+        from hlsandbox.testing import HlSandboxClient
+
+        sandbox = HlSandboxClient(base_url)
+        try:
+            while not await stopped(stop, HL_LOOK_S):
+                if await resting(sandbox, account):
+                    break
+            else:
+                return
+            if await stopped(stop, RESTING_SHOWN_S):
+                return
+            await sandbox.set_liquidity(HL_COIN, HL_PART)
+            await sandbox.set_mark(HL_COIN, RESTING_MARK)
+            while await resting(sandbox, account) and not await stopped(stop, HL_TICK_S):
+                await sandbox.tick()
+            await sandbox.set_liquidity(HL_COIN, None)
+        finally:
+            await sandbox.close()
+
+    return hand
+
+
+async def resting(sandbox: Any, account: str) -> bool:
+    """Whether the account has a plain order resting (a waiting stop-loss is no such order)."""
+    orders = await sandbox.call("GET", "/orders", {"user": account})
+    return any(o["status"] == "open" and not o["order"]["isTrigger"] for o in orders)
+
+
+async def stopped(stop: asyncio.Event, seconds: float) -> bool:
+    """Wait `seconds`; True if `stop` was set meanwhile."""
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(stop.wait(), seconds)
+    return stop.is_set()

@@ -15,6 +15,7 @@ from bot.cli.api_commands import (
     cmd_propose,
     cmd_show,
 )
+from bot.cli.hl_sandbox_command import add_hl_sandbox
 from bot.cli.kinds_command import cmd_kinds
 from bot.cli.mcp_command import DEFAULT_MCP_PORT, cmd_mcp
 from bot.cli.operator_tools import (
@@ -26,6 +27,7 @@ from bot.cli.operator_tools import (
     cmd_venue_orders,
 )
 from bot.cli.serving import cmd_demo, cmd_run, cmd_sandbox, cmd_worker
+from bot.cli.venue_qualify import cmd_venue_profile, cmd_venue_qualify
 from bot.kinds import names as kind_names
 from bot.profiles import DEFAULT_DEV_DIR, DEV_TOKEN_ENV
 
@@ -78,6 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"countersign {installed_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     add_serving(commands)
+    add_hl_sandbox(commands)
     add_operator_tools(commands)
     add_api_commands(commands)
     return parser
@@ -86,6 +89,20 @@ def build_parser() -> argparse.ArgumentParser:
 if TYPE_CHECKING:
     # argparse has no public name for what `add_subparsers()` returns (nor is it generic at run time).
     Commands = argparse._SubParsersAction[argparse.ArgumentParser]
+
+
+def venue_options(sub: argparse.ArgumentParser, when: str) -> None:
+    """--venue: where the dev orders go (sim, or the local Hyperliquid served in-process)."""
+    sub.add_argument(
+        "--venue",
+        choices=("sim", "hyperliquid"),
+        default="sim",
+        help=f"{when}where orders go: the simulated venue (default) or a local Hyperliquid "
+        "(hlsandbox, world EMULATOR) started in this process",
+    )
+    sub.add_argument(
+        "--hl-port", type=int, default=3001, help="with --venue hyperliquid: its port (3001)"
+    )
 
 
 def add_serving(commands: Commands) -> None:
@@ -100,6 +117,7 @@ def add_serving(commands: Commands) -> None:
     )
     run.add_argument("--sandbox-url", help="use a sandbox that is already running")
     run.add_argument("--lark-mode", choices=("ws", "webhook"), default="ws", help="with --sandbox")
+    venue_options(run, "with --dev or --sandbox: ")
     run.set_defaults(func=cmd_run)
 
     demo = commands.add_parser(
@@ -109,6 +127,7 @@ def add_serving(commands: Commands) -> None:
     demo.add_argument("--data-dir", type=Path, default=DEFAULT_DEV_DIR)
     demo.add_argument("--port", type=int, help="bot HTTP port (default 8080)")
     demo.add_argument("--sandbox-port", type=int, default=9090)
+    venue_options(demo, "")
     demo.set_defaults(func=cmd_demo)
 
     worker = commands.add_parser(
@@ -165,13 +184,39 @@ def add_operator_tools(commands: Commands) -> None:
     config_options(up)
     up.set_defaults(func=cmd_db_upgrade)
 
-    venue = commands.add_parser("venue", help="the simulated venue")
+    venue = commands.add_parser(
+        "venue", help="venues: the simulated venue's orders, profiles, qualify"
+    )
     venue_sub = venue.add_subparsers(dest="venue_command", required=True, metavar="ACTION")
     venue_orders = venue_sub.add_parser("orders", help="orders with client ids and submit counts")
     config_options(venue_orders)
     venue_orders.add_argument("--json", action="store_true")
     venue_orders.add_argument("--account")
     venue_orders.set_defaults(func=cmd_venue_orders)
+    add_venue_reads(venue_sub)
+
+
+def add_venue_reads(venue_sub: Commands) -> None:
+    """`venue profile` and `venue qualify` (bot/cli/venue_qualify.py): reads only."""
+    profile = venue_sub.add_parser(
+        "profile", help="what each configured venue declares (docs/venues.md)"
+    )
+    profile.add_argument("venue", nargs="?", metavar="VENUE", help="one venue (default: all)")
+    config_options(profile)
+    profile.add_argument("--json", action="store_true")
+    profile.set_defaults(func=cmd_venue_profile)
+    qualify = venue_sub.add_parser(
+        "qualify",
+        help="read an account (never trades) and say what it can carry",
+        description="Opens the venue the account names, reads its capabilities, a fresh "
+        "observation and the account state, and never submits, cancels or changes anything. "
+        "One line per check (ok, or NO with the reason and the fix); exit 0 when all are ok, "
+        "1 otherwise. docs/venues.md says what each check means.",
+    )
+    qualify.add_argument("--account", required=True, help="a [[domains.finance.accounts]] name")
+    config_options(qualify)
+    qualify.add_argument("--json", action="store_true")
+    qualify.set_defaults(func=cmd_venue_qualify)
 
 
 def add_api_commands(commands: Commands) -> None:

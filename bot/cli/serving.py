@@ -5,10 +5,20 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import importlib
 import logging
+import os
+from collections.abc import Callable, Coroutine
+from typing import Any
 
 from bot import config as config_mod
-from bot.cli.common import DEFAULT_PORT, environ_for, settings_and_source
+from bot.cli.common import (
+    DEFAULT_PORT,
+    EXIT_USAGE,
+    CommandError,
+    environ_for,
+    settings_and_source,
+)
 from bot.logs import configure, redact
 from bot.profiles import DEV_TOKEN, DEV_TOKEN_ENV, dev_config
 
@@ -17,8 +27,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     from bot.server import serve
 
     configure()
+    if args.venue == "hyperliquid" and not (args.dev or args.sandbox or args.sandbox_url):
+        raise CommandError(
+            "--venue hyperliquid: only with --dev or --sandbox (the dev profile); with a "
+            "config file, name the venue in [domains.finance] (docs/venues.md)",
+            EXIT_USAGE,
+        )
+    if args.venue == "hyperliquid":
+        hyperliquid_sdk_present()
     if args.sandbox or args.sandbox_url:
-        return asyncio.run(run_with_sandbox(args))
+        return on_hl_port(run_with_sandbox(args))
     if args.dev:
         args.data_dir.mkdir(parents=True, exist_ok=True)
         config = dev_config(
@@ -46,8 +64,37 @@ def cmd_run(args: argparse.Namespace) -> int:
                 flush=True,
             )
 
+    if args.venue == "hyperliquid":
+        return on_hl_port(serve_on_emulator(args, config, ready))
     redact(config.secret_values())
     return asyncio.run(serve(config, on_ready=ready))
+
+
+async def serve_on_emulator(
+    args: argparse.Namespace, config: config_mod.Config, ready: Callable[[str], Any]
+) -> int:
+    """`run --dev --venue hyperliquid`: the dev profile trading on a local Hyperliquid
+    served in this process until the bot stops."""
+    from bot.devstack import emulated_hyperliquid, with_emulated_finance
+    from bot.server import serve
+
+    async with emulated_hyperliquid(args.host or "127.0.0.1", args.hl_port) as emulated:
+        print(emulated.banner(), flush=True)
+        config, environ = with_emulated_finance(config, emulated, args.data_dir)
+        os.environ.update(environ)  # the worker process inherits the agent key from here
+        redact([*config.secret_values(), *environ.values()])
+        return await serve(config, on_ready=ready)
+
+
+def hyperliquid_sdk_present() -> None:
+    """One line saying what to install when the Hyperliquid SDK is missing."""
+    from bot.cli.hl_sandbox_command import INSTALL_HINT, SDK_MODULES
+
+    try:
+        for module in SDK_MODULES:
+            importlib.import_module(module)
+    except ModuleNotFoundError:
+        raise CommandError(INSTALL_HINT, EXIT_USAGE) from None
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
@@ -71,16 +118,30 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from bot.demo import run_demo
 
     configure()
+    if args.venue == "hyperliquid":
+        hyperliquid_sdk_present()
     if args.script:
         logging.getLogger().setLevel(logging.WARNING)  # the story, not the logs
-    return asyncio.run(
+    return on_hl_port(
         run_demo(
             args.data_dir,
             DEFAULT_PORT if args.port is None else args.port,
             args.sandbox_port,
             script=args.script,
+            venue=args.venue,
+            hl_port=args.hl_port,
         )
     )
+
+
+def on_hl_port(main: Coroutine[Any, Any, int]) -> int:
+    """`main` run; a local Hyperliquid that cannot listen is one line naming --hl-port."""
+    from bot.devstack import HlPortUnavailable
+
+    try:
+        return asyncio.run(main)
+    except HlPortUnavailable as error:
+        raise CommandError(str(error), EXIT_USAGE) from None
 
 
 async def run_with_sandbox(args: argparse.Namespace) -> int:
@@ -104,6 +165,15 @@ async def run_with_sandbox(args: argparse.Namespace) -> int:
                 embedded_sandbox(host, args.sandbox_port, args.data_dir / "sandbox.json")
             )
         config = sandbox_config(args.data_dir, port, sandbox, args.lark_mode, host)
+        secrets = config.secret_values()
+        if args.venue == "hyperliquid":
+            from bot.devstack import emulated_hyperliquid, with_emulated_finance
+
+            emulated = await stack.enter_async_context(emulated_hyperliquid(host, args.hl_port))
+            print(emulated.banner(), flush=True)
+            config, environ = with_emulated_finance(config, emulated, args.data_dir)
+            os.environ.update(environ)  # the worker process inherits the agent key from here
+            secrets = [*config.secret_values(), *environ.values()]
         await register_sign_in(sandbox, config)
 
         async def ready(url: str) -> None:
@@ -120,13 +190,12 @@ async def run_with_sandbox(args: argparse.Namespace) -> int:
                 flush=True,
             )
 
-        redact(config.secret_values())
+        redact(secrets)
         return await serve(config, on_ready=ready)
     return 0
 
 
 def cmd_sandbox(args: argparse.Namespace) -> int:
-    from bot.cli.common import EXIT_USAGE, CommandError
     from bot.devstack import SandboxStateUnreadable, serve_sandbox
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")

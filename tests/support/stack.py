@@ -106,8 +106,11 @@ def bot_config(
     web: dict[str, Any] | None = None,
     destinations: list[dict[str, Any]] | None = None,
     domains: dict[str, Any] | None = None,
+    environ: dict[str, str] | None = None,
     **lark: Any,
 ) -> Config:
+    # `domains`: more domain tables, or one replacing the default (a finance table with a
+    # Hyperliquid account); `environ`: secrets those tables name (an agent key's variable)
     # `web`: sign in with Lark on, the sandbox as Lark, plus these [web] settings
     signing_in = {
         "sign_in": True,
@@ -168,6 +171,7 @@ def bot_config(
             "COUNTERSIGN_LARK_APP_SECRET": sandbox.app_secret,
             "COUNTERSIGN_LARK_ENCRYPT_KEY": sandbox.encrypt_key,
             "COUNTERSIGN_LARK_VERIFICATION_TOKEN": sandbox.verification_token,
+            **(environ or {}),
         },
     )
 
