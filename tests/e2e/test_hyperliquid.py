@@ -68,7 +68,12 @@ async def test_a_confirmed_order_fills_on_the_emulator_and_the_card_says_so(
         stack, message_id, "Filled · EMULATOR", "Filled 0.001 at 60000", "Fees 0.027 USDC"
     )
     api_view = await settled(stack, view["id"], "filled")
-    assert [(o["stage"], o["status"]) for o in api_view["outcomes"]] == [("initial", "filled")]
+    # a first answer slower than the adapter's request timeout (a busy machine) is unknown and
+    # reconciled to the same one fill: either way one order, filled, and the card says so
+    assert [(o["stage"], o["status"]) for o in api_view["outcomes"]] in (
+        [("initial", "filled")],
+        [("initial", "unknown"), ("reconciled", "filled")],
+    )
     detail = api_view["outcome"]["detail"]
     assert (detail["venue"], detail["world"]) == ("hyperliquid", "emulator")
     client_id = client_id_for(view["id"])
