@@ -5,9 +5,7 @@ order; a delayed request is fenced and ends `not_submitted`. The evidence is the
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
-from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import Any
 
@@ -17,8 +15,8 @@ from store.decisions import Claimed, Click
 from store.execution import ExecutionLedger
 from store.records import Operation
 from store.vocabulary import World
+from tests.support.driving import drive, statuses
 from tests.support.factories import draft
-from tests.support.waiting import scaled
 from workers.domains.execution import client_id_for
 from workers.domains.finance.hyperliquid.signer import AgentKey
 from workers.domains.finance.hyperliquid.venue import HlAccount, HyperliquidVenue
@@ -90,24 +88,6 @@ def worker_for(
     )
 
 
-async def drive(worker: ExecutionWorker, done: Callable[[], Awaitable[bool]]) -> None:
-    """Run the worker's passes until `done()` holds (due times are real: poll them)."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + scaled(30)
-    while not await done():
-        if loop.time() > deadline:
-            raise AssertionError("the worker did not get there in time")
-        if not await worker.drain():
-            await asyncio.sleep(0.05)
-
-
-def statuses(store: Store, op: Operation) -> Callable[[], Awaitable[list[str]]]:
-    async def read() -> list[str]:
-        return [o.status for o in await ExecutionLedger(store).outcomes(op.id)]
-
-    return read
-
-
 async def test_a_confirmed_order_fills_once_with_its_fee(
     store: Store, hl_venue: HyperliquidVenue, hl_sandbox: RunningSandbox, hl_wallets: Any
 ) -> None:
@@ -118,7 +98,7 @@ async def test_a_confirmed_order_fills_once_with_its_fee(
     async def filled() -> bool:
         return (await read())[-1:] == ["filled"]
 
-    await drive(worker, filled)
+    await drive(worker, filled, deadline_s=30)
     [outcome] = await ExecutionLedger(store).outcomes(op.id)
     assert outcome.detail["world"] == "emulator" and outcome.detail["venue"] == "hyperliquid"
     assert (outcome.detail["fees"], outcome.detail["fee_currency"]) == ("0.027", "USDC")
@@ -140,7 +120,7 @@ async def test_a_dropped_answer_is_reconciled_to_the_one_order(
     async def reconciled() -> bool:
         return (await read())[-1:] == ["filled"]
 
-    await drive(worker, reconciled)
+    await drive(worker, reconciled, deadline_s=30)
     assert await read() == ["unknown", "filled"]
     cloid = cloid_of(client_id_for(op.id))
     assert (await hl_sandbox.requests_seen(cloid), await hl_sandbox.committed(cloid)) == (1, 1)
@@ -157,7 +137,7 @@ async def test_a_delayed_request_is_fenced_and_ends_not_submitted(
     async def settled() -> bool:
         return (await read())[-1:] == ["not_submitted"]
 
-    await drive(worker, settled)
+    await drive(worker, settled, deadline_s=30)
     assert await read() == ["unknown", "not_submitted"]
     [_unknown, fenced] = await ExecutionLedger(store).outcomes(op.id)
     assert "fenced" in fenced.detail["reason"]
@@ -180,7 +160,7 @@ async def test_a_request_that_may_still_land_stays_unknown_past_the_not_found_de
     async def unknown() -> bool:
         return await read() == ["unknown"]
 
-    await drive(worker, unknown)
+    await drive(worker, unknown, deadline_s=30)
     # the key is rotated: the request's nonce can no longer be fenced by this process
     old = hl_venue._accounts["hl-main"]
     other = AgentKey("0x" + hashlib.sha256(b"rotated test agent").hexdigest())
@@ -191,7 +171,7 @@ async def test_a_request_that_may_still_land_stays_unknown_past_the_not_found_de
     async def looked_again_after_the_delay() -> bool:
         return store.clock() > past and hl_venue._transport.reads.sent >= reads_before + 2
 
-    await drive(worker, looked_again_after_the_delay)
+    await drive(worker, looked_again_after_the_delay, deadline_s=30)
     assert await read() == ["unknown"]  # still unknown: never "not received" while it may land
 
     await hl_sandbox.advance(35_000 + 30_000)  # past expiresAfter and its margin
@@ -199,7 +179,7 @@ async def test_a_request_that_may_still_land_stays_unknown_past_the_not_found_de
     async def settled() -> bool:
         return (await read())[-1:] == ["not_submitted"]
 
-    await drive(worker, settled)
+    await drive(worker, settled, deadline_s=30)
     [_unknown, never] = await ExecutionLedger(store).outcomes(op.id)
     assert "expiresAfter has passed" in never.detail["reason"]
     await hl_sandbox.release()  # the held request arrives late: refused, it expired

@@ -11,7 +11,6 @@ for it; partial fills; protective children; fees unknown vs zero.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -23,9 +22,9 @@ from store.authority import Store
 from store.decisions import Claimed, Click
 from store.execution import ExecutionLedger
 from store.records import Operation
+from tests.support.driving import drive, statuses
 from tests.support.factories import draft
 from tests.support.venue_harness import FAULTS, HARNESSES, VenueHarness, open_harness
-from tests.support.waiting import scaled
 from workers.domains.execution import client_id_for
 from workers.executor import ExecutionWorker
 
@@ -54,24 +53,6 @@ def worker_for(store: Store, harness: VenueHarness) -> ExecutionWorker:
         not_found_after_s=6.0,
         track_max_s=0.5,
     )
-
-
-async def drive(worker: ExecutionWorker, done: Callable[[], Awaitable[bool]]) -> None:
-    """Run the worker's passes until `done()` holds (due times are real: poll them)."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + scaled(20)
-    while not await done():
-        if loop.time() > deadline:
-            raise AssertionError("the worker did not get there in time")
-        if not await worker.drain():
-            await asyncio.sleep(0.05)
-
-
-def statuses(store: Store, op: Operation) -> Callable[[], Awaitable[list[str]]]:
-    async def read() -> list[str]:
-        return [o.status for o in await ExecutionLedger(store).outcomes(op.id)]
-
-    return read
 
 
 async def run_until(store: Store, harness: VenueHarness, op: Operation, *last: str) -> list[str]:
