@@ -173,8 +173,9 @@ async def test_text_is_answered_while_the_callback_consumer_is_saturated(
             for index, (_op, message_id) in enumerate(offered)
         )
     )
-    # Texts go in while clicks are queued in the callback consumer, not before or after.
-    await within(60, until_consumer(stack, "callback_consumer", lambda c: c["events"] >= 100))
+    # Texts go in while clicks are queued in the callback consumer, not before or after: as
+    # soon as the first clicks have arrived, so a slow machine still has hundreds queued.
+    await within(60, until_consumer(stack, "callback_consumer", lambda c: c["events"] >= 20))
     texts = await asyncio.gather(
         *(say(stack, http, "help", OPERATORS[index % 2]) for index in range(20))
     )

@@ -63,9 +63,8 @@ async def test_a_confirm_after_a_card_claim_is_told_on_the_page_and_changes_noth
     view, message_id = await stack.offered(order_request("chromium-web-loses"))
     await card_shown(stack, view["id"])
     async with chromium() as browser:
-        alice = await signed_in_page(browser, stack, "ou_alice")
         # the page's long poll would reload it once Bob's click lands: hold it still
-        await alice.route("**/ops/changes*", lambda route: route.abort())
+        alice = await signed_in_page(browser, stack, "ou_alice", held_still=True)
         await alice.goto(f"{stack.bot_url}/ops/{view['id']}")
         await expect(alice.locator("#confirm")).to_be_visible()
         reply = await stack.click(message_id, "ou_bob")

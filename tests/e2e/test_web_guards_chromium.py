@@ -73,9 +73,7 @@ async def offered_on_page(
 async def alice_in_chromium(stack: Stack) -> AsyncIterator[Page]:
     """Alice's page, signed in; held still (its long poll would reload it after a click)."""
     async with chromium() as browser:
-        alice = await signed_in_page(browser, stack, "ou_alice")
-        await alice.route("**/ops/changes*", lambda route: route.abort())
-        yield alice
+        yield await signed_in_page(browser, stack, "ou_alice", held_still=True)
 
 
 async def test_replays_other_origins_signed_out_tabs_and_late_clicks_decide_nothing_more(

@@ -38,9 +38,8 @@ async def test_bob_on_the_card_and_alice_in_chromium_at_once_claim_and_execute_o
     ]
     winners: dict[str, str] = {}
     async with chromium() as browser:
-        alice = await signed_in_page(browser, stack, "ou_alice")
         # the page's long poll would reload it once a click lands: hold it still
-        await alice.route("**/ops/changes*", lambda route: route.abort())
+        alice = await signed_in_page(browser, stack, "ou_alice", held_still=True)
         for view, message_id in offered:
             await card_shown(stack, view["id"])
             await alice.goto(f"{stack.bot_url}/ops/{view['id']}")

@@ -36,10 +36,17 @@ def accept_dialogs(page: Page) -> list[str]:
     return shown
 
 
-async def signed_in_page(browser: Browser, stack: Stack, user: str) -> Page:
+async def signed_in_page(
+    browser: Browser, stack: Stack, user: str, *, held_still: bool = False
+) -> Page:
     """A page of a new browser context in which `user` signed in through Lark's page; it
-    accepts the Confirm dialog (`accept_dialogs`)."""
+    accepts the Confirm dialog (`accept_dialogs`). `held_still`: no page of the context runs
+    the live long poll, so no change reloads a page under the test (a reload racing a
+    `goto` aborts it). The route is set before the first page loads: one set after the
+    sign-in would miss the poll that page already has in flight."""
     context = await browser.new_context(viewport={"width": 1280, "height": 900})
+    if held_still:
+        await context.route("**/ops/changes*", lambda route: route.abort())
     page = await context.new_page()
     accept_dialogs(page)
     await page.goto(f"{stack.bot_url}/ops")

@@ -82,8 +82,13 @@ async def test_ctrl_c_while_waiting_is_interrupted_not_a_traceback(
         cwd=ROOT,
         env=ENV,
     )
-    connection, _ = await asyncio.wait_for(asyncio.get_running_loop().sock_accept(listener), 30)
+    loop = asyncio.get_running_loop()
+    connection, _ = await asyncio.wait_for(loop.sock_accept(listener), 30)
     with connection:
+        # the request itself, not only a connection (which any process could open), so the
+        # command is waiting for its answer when Ctrl-C comes
+        head = await asyncio.wait_for(loop.sock_recv(connection, 4096), 30)
+        assert head.startswith(b"GET /api/v1/operations/op_x"), head
         process.send_signal(signal.SIGINT)
         out, err = await asyncio.wait_for(process.communicate(), 30)
     assert process.returncode == 130
