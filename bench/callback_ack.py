@@ -393,7 +393,7 @@ def pin_worker_process() -> None:
         return
     for child in Path(f"/proc/{os.getpid()}/task/{os.getpid()}/children").read_text().split():
         cmdline = Path(f"/proc/{child}/cmdline").read_bytes().split(b"\0")
-        if b"bot.worker_process" in cmdline:
+        if b"bot.worker_main" in cmdline:
             os.sched_setaffinity(int(child), {int(cpu) for cpu in cpus.split(",")})
 
 

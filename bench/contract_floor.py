@@ -41,7 +41,8 @@ from store.proposals import Draft
 from store.records import Operation
 from store.vocabulary import InboxStatus
 from workers.domains.finance.demo import order_payload
-from workers.domains.finance.schema import FinanceDomain, FinanceOrderV1
+from workers.domains.finance.domain import FinanceDomain
+from workers.domains.finance.schema import FinanceOrderV1
 
 sys.path.insert(0, str(Path(__file__).parent))  # run as a script: its sibling module
 from claim_floor import Target, finance_draft, sqlite_connect

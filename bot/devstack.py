@@ -23,7 +23,8 @@ from aiohttp import web
 from bot.config import Config, DomainSettings, resolve, secrets_environ
 from bot.heap import startup_heap_frozen
 from bot.profiles import DEV_ENVIRON, dev_settings
-from workers.domains.base import Background, DemoSetup
+from workers.domains.base import DemoSetup
+from workers.domains.execution import Background
 from workers.domains.finance.demo import (
     HL_ACCOUNT,
     HL_AGENT_KEY_ENV,

@@ -34,8 +34,8 @@ from workers.cards import CardWorker
 from workers.crash import crash_point
 from workers.deliveries import DeliveryWorker
 from workers.domains import DOMAINS
-from workers.domains.base import Background, Notice, RunnerContext
-from workers.domains.execution import Runner
+from workers.domains.base import Notice, RunnerContext
+from workers.domains.execution import Background, Runner
 from workers.executor import ExecutionWorker
 from workers.expiry import run_expiry
 from workers.reminders import ReminderWorker

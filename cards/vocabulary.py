@@ -78,7 +78,7 @@ def _catalogued(key: str, tone: str, **values: str) -> Headline:
 
 def kind_words(view: Mapping[str, Any], which: str, lang: Lang, **values: str) -> str:
     """The kind's own words as the projection carries them (`title`, `waiting`, `partly`:
-    workers.domains.base.KindWords); a projection filed before it carried them reads the
+    workers.domains.words.KindWords); a projection filed before it carried them reads the
     catalogue's words for any operation (`kind.<which>`)."""
     words = ((view.get("terms") or {}).get("words") or {}).get(which) or {}
     template = words.get(lang) if isinstance(words, Mapping) else None

@@ -8,21 +8,27 @@ operation's claims, confirmations (every click, accepted or refused) and audit t
 from __future__ import annotations
 
 from collections.abc import Collection
-from typing import TYPE_CHECKING
+from contextlib import AbstractAsyncContextManager
+from typing import Protocol
 
 from sqlalchemy import ColumnElement, and_, func, or_, select
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from store.lifecycle import State
 from store.models import AuditRow, ClaimRow, ConfirmationRow, OperationRow
 from store.paging import MAX_PAGE_SIZE, Page, decode_cursor, encode_cursor
 from store.records import AuditEntry, Confirmation, Operation
 
-if TYPE_CHECKING:  # store.authority delegates its reads here
-    from store.authority import Store
+
+class ReadSource(Protocol):
+    """What these reads need of the store (`store.authority.Store`, which delegates its reads
+    here): a connection to read on. Named by its shape, so the arrow runs one way."""
+
+    def read(self) -> AbstractAsyncContextManager[AsyncConnection]: ...
 
 
 async def list_operations(
-    store: Store,
+    store: ReadSource,
     *,
     state: State | None = None,
     limit: int = MAX_PAGE_SIZE,
@@ -45,7 +51,7 @@ async def list_operations(
 
 
 async def page_of(
-    store: Store, conditions: list[ColumnElement[bool]], limit: int, cursor: str | None
+    store: ReadSource, conditions: list[ColumnElement[bool]], limit: int, cursor: str | None
 ) -> Page:
     """One page of the operations meeting `conditions`, newest first, from `cursor`."""
     if cursor is not None:
@@ -70,7 +76,7 @@ async def page_of(
     return Page(tuple(ops), next_cursor, has_more)
 
 
-async def count(store: Store, state: State | None = None) -> int:
+async def count(store: ReadSource, state: State | None = None) -> int:
     query = select(func.count()).select_from(OperationRow)
     if state is not None:
         query = query.where(OperationRow.state == state.value)
@@ -78,7 +84,7 @@ async def count(store: Store, state: State | None = None) -> int:
         return int((await conn.execute(query)).scalar_one())
 
 
-async def claim_count(store: Store, operation_id: str) -> int:
+async def claim_count(store: ReadSource, operation_id: str) -> int:
     async with store.read() as conn:
         return int(
             (
@@ -91,14 +97,14 @@ async def claim_count(store: Store, operation_id: str) -> int:
         )
 
 
-async def claim_id(store: Store, operation_id: str) -> str | None:
+async def claim_id(store: ReadSource, operation_id: str) -> str | None:
     """The id of the operation's claim (the decision that let it run), if it has one."""
     async with store.read() as conn:
         found = await conn.execute(select(ClaimRow.id).where(ClaimRow.operation_id == operation_id))
         return found.scalar_one_or_none()
 
 
-async def confirmations(store: Store, operation_id: str) -> list[Confirmation]:
+async def confirmations(store: ReadSource, operation_id: str) -> list[Confirmation]:
     async with store.read() as conn:
         rows = (
             await conn.execute(
@@ -110,7 +116,9 @@ async def confirmations(store: Store, operation_id: str) -> list[Confirmation]:
     return [Confirmation.from_row(row) for row in rows]
 
 
-async def confirmation_of(store: Store, operation_id: str, event_id: str) -> Confirmation | None:
+async def confirmation_of(
+    store: ReadSource, operation_id: str, event_id: str
+) -> Confirmation | None:
     """The record of one click (by its stored event id), if there is one."""
     async with store.read() as conn:
         row = (
@@ -127,7 +135,7 @@ async def confirmation_of(store: Store, operation_id: str, event_id: str) -> Con
     return None if row is None else Confirmation.from_row(row)
 
 
-async def audit(store: Store, operation_id: str) -> list[AuditEntry]:
+async def audit(store: ReadSource, operation_id: str) -> list[AuditEntry]:
     async with store.read() as conn:
         rows = (
             await conn.execute(

@@ -6,7 +6,7 @@ refused by the database whoever writes it. Adding a value takes a migration that
 constraint (tests/store/test_vocabulary.py writes every value and fails until it does).
 
 Outcome statuses are not here: they are the domain's own words, stored with the outcome
-together with their tone and finality (`workers.domains.base.Meaning`).
+together with their tone and finality (`workers.domains.words.Meaning`).
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ functions, so a lazy import counts too.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -134,3 +134,77 @@ def test_tests_outside_the_sandbox_use_its_public_surface() -> None:
             if any(name.startswith("larksandbox.") for name in names):
                 offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert offenders == []
+
+
+def module_name(path: Path) -> str:
+    """`bot/api/app.py` -> "bot.api", a package's `__init__.py` -> the package's name."""
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imported_modules(path: Path, known: Collection[str]) -> Iterator[str]:
+    """The modules of `known` that `path` imports, wherever the import stands (inside a
+    function, under TYPE_CHECKING). A name imported from a package is its submodule if it is
+    one, else the package's `__init__`; an import of a module below `known` is its nearest
+    known parent."""
+    name = module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parents = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                base = ".".join([*parents, base] if base else parents)
+            targets = [
+                f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base
+                for alias in node.names
+            ]
+        else:
+            continue
+        for target in targets:
+            while target and target not in known:
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                yield target
+
+
+def import_cycles(packages: Sequence[str]) -> list[list[str]]:
+    """The cycles among the modules of `packages`: each a set of modules that all reach one
+    another through imports (sorted, with the imports that close it)."""
+    paths = {module_name(path): path for path in modules(*packages)}
+    graph = {name: set(imported_modules(path, paths)) for name, path in paths.items()}
+
+    def reach(start: str) -> set[str]:
+        seen: set[str] = set()
+        todo = [start]
+        while todo:
+            for target in graph[todo.pop()] - seen:
+                seen.add(target)
+                todo.append(target)
+        return seen
+
+    reaches = {name: reach(name) for name in graph}
+    cycles = []
+    for name in sorted(graph):
+        members = sorted({name} | {other for other in reaches[name] if name in reaches[other]})
+        if len(members) > 1 and members[0] == name:
+            cycles.append(
+                [
+                    f"{source} -> {target}"
+                    for source in members
+                    for target in sorted(graph[source] & set(members))
+                ]
+            )
+    return cycles
+
+
+def test_no_import_cycles() -> None:
+    """Imports among the core's modules run one way: no module reaches itself through its
+    imports (lazy ones and TYPE_CHECKING ones included: a cycle dodged at import time is a
+    cycle still), so each module can be read, and moved, after the ones it imports."""
+    cycles = import_cycles(CORE)
+    assert not cycles, "break these import cycles:\n" + "\n\n".join(
+        "\n".join(cycle) for cycle in cycles
+    )

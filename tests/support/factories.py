@@ -17,8 +17,10 @@ from store.records import Operation
 from store.reservations import ReservationRefused
 from store.vocabulary import ReservationState, Stage
 from workers.domains import DOMAINS
+from workers.domains.base import STORED
 from workers.domains.finance.examples import LIMIT_BUY
-from workers.domains.message.schema import STORED, MessageDomain, MessageSendV1
+from workers.domains.message.domain import MessageDomain
+from workers.domains.message.schema import MessageSendV1
 
 _counter = itertools.count()
 

@@ -20,18 +20,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from store.problems import FieldProblem
 from store.records import Operation
 from store.vocabulary import Tone
-from workers.domains.base import (
-    Domain,
-    Example,
-    KindWords,
-    Meaning,
-    Projection,
-    RunnerContext,
-    Said,
-    terms,
-)
+from workers.domains.base import Domain, Example, Projection, RunnerContext, terms
 from workers.domains.execution import Observed, Refusal, Runner
 from workers.domains.types import Name, StrictModel
+from workers.domains.words import KindWords, Meaning, Said
 
 KIND = "toy.lamp"
 TABLE = "toy"

@@ -15,12 +15,13 @@ from importlib.metadata import entry_points
 from types import MappingProxyType
 
 from store.vocabulary import Tone
-from workers.domains.base import Domain, Meaning, P, S, Said
+from workers.domains.base import Domain, P, S
 from workers.domains.checked import Checked, Plugin
 from workers.domains.execution import CORE_OUTCOMES
-from workers.domains.finance.schema import FinanceDomain
-from workers.domains.message.schema import MessageDomain
-from workers.domains.service.schema import ServiceDomain
+from workers.domains.finance.domain import FinanceDomain
+from workers.domains.message.domain import MessageDomain
+from workers.domains.service.domain import ServiceDomain
+from workers.domains.words import Meaning, Said
 
 ENTRY_POINTS = "countersign.domains"
 _registered: dict[str, Plugin] = {}

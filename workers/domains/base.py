@@ -11,7 +11,8 @@ registry (`workers.domains`).
 Words travel with the data, so `cards` stays below `workers` and a card redrawn a year later
 says what the operator saw: the projection carries the kind's words and each term's label
 (`workers.domains.checked`), and each outcome row carries its status's words, tone and finality
-(`workers.executor`).
+(`workers.executor`). The words' types are `workers.domains.words`; the runner's contract,
+which this one names, is `workers.domains.execution`.
 
 A domain author writes the typed hooks of `Domain[P, S]`; the core holds its `Checked` handle
 (`workers.domains.checked`), the same hooks over `BaseModel`.
@@ -19,7 +20,6 @@ A domain author writes the typed hooks of `Domain[P, S]`; the core holds its `Ch
 
 from __future__ import annotations
 
-import asyncio
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -31,49 +31,18 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 from pydantic import BaseModel
 
 from store.problems import FieldProblem
-from store.vocabulary import Tone, World
+from store.vocabulary import World
+from workers.domains.execution import Background, Runner
+from workers.domains.words import KindWords, Meaning
 
 if TYPE_CHECKING:
     from store.signals import Signal
-    from workers.domains.execution import Runner
 
 P = TypeVar("P", bound=BaseModel)
 S = TypeVar("S", bound=BaseModel)
 STORED = {"stored": True}  # the validation context of a payload read back from the store
 # The terms a person sees, as JSON: {"title", "terms": [{"name", "value", "label"}], ...}.
 Projection = dict[str, Any]
-
-
-@dataclass(frozen=True)
-class Said:
-    """Words in every language a surface speaks."""
-
-    en: str
-    zh: str
-
-    def as_json(self) -> dict[str, str]:
-        return {"en": self.en, "zh": self.zh}
-
-
-@dataclass(frozen=True)
-class Meaning:
-    """What an outcome status says, stored with the outcome so no reader guesses: its words,
-    how it reads, and whether it is final (nothing more happens by itself) or still working
-    (the executor keeps looking; `?until=final` and every waiter keep waiting)."""
-
-    words: Said
-    tone: Tone
-    final: bool
-
-
-@dataclass(frozen=True)
-class KindWords:
-    """A kind's words on every surface. `partly` takes {count} and {required}."""
-
-    title: Said  # the card's title: "Confirm order"
-    waiting: Said  # the headline while nobody has decided: "Order to confirm"
-    partly: Said  # the headline while a quorum fills: "Order: 1 of 2 confirmed"
-    terms: Mapping[str, Said]  # a label for every term name the projection may show
 
 
 @dataclass(frozen=True)
@@ -135,9 +104,6 @@ class LarkMessages(Protocol):
     async def reply_text(self, message_id: str, text: str, uuid: str) -> str: ...
 
     async def get_message(self, message_id: str) -> dict[str, Any]: ...
-
-
-Background = Callable[[asyncio.Event], Awaitable[None]]
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,9 @@ before dispatch; ambiguity reconciled by lookup, never by submitting again.
 
 from __future__ import annotations
 
+import asyncio
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -18,9 +19,12 @@ from store.problems import FieldProblem
 from store.records import Operation
 from store.reservations import Exposure
 from store.vocabulary import Execution, Tone
-from workers.domains.base import Background, Meaning, Said
+from workers.domains.words import Meaning, Said
 
 CLIENT_ID_PREFIX = "cs-"
+# a task run beside the executor (or the bot) until its stop event is set: a venue's
+# matching clock, a demo's loopback service
+Background = Callable[[asyncio.Event], Awaitable[None]]
 
 
 def client_id_for(operation_id: str) -> str:

@@ -9,7 +9,8 @@ import pytest
 
 from store.vocabulary import World
 from tests.support.factories import ORDER_PAYLOAD
-from workers.domains.finance.schema import FinanceDomain, FinanceOrderV1
+from workers.domains.finance.domain import FinanceDomain
+from workers.domains.finance.schema import FinanceOrderV1
 from workers.domains.finance.settings import FinanceSettings
 from workers.domains.finance.words import WORDS
 

@@ -10,7 +10,8 @@ import regex
 from pydantic import ValidationError
 
 from tests.support.factories import MESSAGE_PAYLOAD
-from workers.domains.message.schema import STORED, MessageSendV1
+from workers.domains.base import STORED
+from workers.domains.message.schema import MessageSendV1
 
 EVERY_FORMAT_CHARACTER = [
     chr(cp) for cp in range(sys.maxunicode + 1) if regex.fullmatch(r"\p{Cf}", chr(cp))

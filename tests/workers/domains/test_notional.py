@@ -12,11 +12,13 @@ import pytest
 from store.vocabulary import World
 from tests.support.factories import MESSAGE_PAYLOAD, ORDER_PAYLOAD
 from workers.domains.base import Amount
-from workers.domains.finance.schema import FinanceDomain, FinanceOrderV1
+from workers.domains.finance.domain import FinanceDomain
+from workers.domains.finance.schema import FinanceOrderV1
 from workers.domains.finance.settings import FinanceSettings
 from workers.domains.finance.sim.venue import SimVenue
 from workers.domains.finance.venues.model import Capabilities
-from workers.domains.message.schema import MessageDomain, MessageSendV1
+from workers.domains.message.domain import MessageDomain
+from workers.domains.message.schema import MessageSendV1
 from workers.domains.message.settings import MessageSettings
 
 FINANCE = FinanceDomain()

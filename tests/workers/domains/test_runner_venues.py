@@ -24,8 +24,9 @@ from tests.support.waiting import eventually
 from workers.domains.base import ReadingUnavailable
 from workers.domains.execution import Refusal, client_id_for
 from workers.domains.finance.capability import VenueReadings
+from workers.domains.finance.domain import FinanceDomain
 from workers.domains.finance.runner import FinanceRunner
-from workers.domains.finance.schema import FinanceDomain, FinanceOrderV1
+from workers.domains.finance.schema import FinanceOrderV1
 from workers.domains.finance.settings import FinanceAccount, FinanceSettings
 from workers.domains.finance.sim.faults import Faults
 from workers.domains.finance.sim.venue import SimVenue

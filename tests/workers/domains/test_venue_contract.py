@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from store.vocabulary import World
+from workers.domains.finance.domain import FinanceDomain
 from workers.domains.finance.preflight import observed_exposure
-from workers.domains.finance.schema import EXECUTORS, FinanceDomain
+from workers.domains.finance.schema import EXECUTORS
 from workers.domains.finance.settings import FinanceAccount, FinanceSettings
 from workers.domains.finance.sim.faults import Faults
 from workers.domains.finance.sim.profile import PROFILE, VENUE_NAME

@@ -23,10 +23,10 @@ from store.vocabulary import Execution, Tone
 from tests.support.toy_domain import LampService, LampV1, ToyDomain, observed
 from workers import execution_failures, executor
 from workers.domains import DOMAINS, meaning, registered
-from workers.domains.base import Meaning, Said
 from workers.domains.checked import Plugin
 from workers.domains.execution import CORE_OUTCOMES, UNKNOWN
 from workers.domains.finance.venues.model import OrderStatus
+from workers.domains.words import Meaning, Said
 
 BUILT_IN = ("finance.order", "message.send")
 

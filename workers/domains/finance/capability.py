@@ -11,14 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from store.problems import FieldProblem
 from workers.domains.base import ReadingUnavailable
-
-if TYPE_CHECKING:  # the schema imports this module; the venue is the adapter's, not ours
-    from workers.domains.finance.schema import FinanceOrderV1
-    from workers.domains.finance.venues.model import Capabilities
+from workers.domains.finance.schema import FinanceOrderV1
+from workers.domains.finance.venues.model import Capabilities
 
 
 @dataclass(frozen=True)

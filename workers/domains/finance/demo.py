@@ -16,7 +16,8 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from workers.domains.base import Background, DemoSetup, Example
+from workers.domains.base import DemoSetup, Example
+from workers.domains.execution import Background
 from workers.domains.finance.examples import LIMIT_BUY
 from workers.domains.finance.sim.venue import SimVenue
 

@@ -25,9 +25,10 @@ from typing import Any
 from store.problems import FieldProblem
 from store.records import Operation
 from store.vocabulary import World
-from workers.domains.base import Background, ReadingUnavailable
+from workers.domains.base import ReadingUnavailable
 from workers.domains.execution import (
     NOT_SUBMITTED,
+    Background,
     Hold,
     Observed,
     Refusal,
@@ -42,7 +43,7 @@ from workers.domains.finance.preflight import (
     preflight,
     refusal_problem,
 )
-from workers.domains.finance.schema import FinanceDomain, FinanceOrderV1
+from workers.domains.finance.schema import EXECUTOR_NAME, EXECUTOR_REVISION, KIND, FinanceOrderV1
 from workers.domains.finance.settings import FinanceSettings
 from workers.domains.finance.sim.decimals import text
 from workers.domains.finance.sim.errors import UnknownAccount, VenueError
@@ -143,10 +144,10 @@ async def _no_evidence(client_id: str) -> Evidence | None:
 
 
 class FinanceRunner(Runner):
-    kind = FinanceDomain.kind
+    kind = KIND
     # the sim's, for messages only: which executors run is `runs` (one per open venue)
-    executor_name = FinanceDomain.executor_name
-    executor_revision = FinanceDomain.executor_revision
+    executor_name = EXECUTOR_NAME
+    executor_revision = EXECUTOR_REVISION
 
     def __init__(
         self,

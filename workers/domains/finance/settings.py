@@ -12,6 +12,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
+from workers.domains.finance.sim.faults import Faults
 from workers.domains.types import Name, PositiveDecimal
 
 Network = Literal["emulator", "testnet", "mainnet"]
@@ -107,8 +108,6 @@ class FinanceSettings(BaseModel):
     @field_validator("sim_faults")
     @classmethod
     def _faults_parse(cls, value: str) -> str:
-        from workers.domains.finance.sim.faults import Faults
-
         Faults.parse(value)  # FaultsError (a ValueError) names the bad item
         return value
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from store.vocabulary import Tone
-from workers.domains.base import KindWords, Meaning, Said
+from workers.domains.words import KindWords, Meaning, Said
 
 WORDS = KindWords(
     title=Said("Confirm order", "确认下单"),

@@ -40,11 +40,10 @@ from decimal import (
     Overflow,
     localcontext,
 )
-from typing import TYPE_CHECKING, overload
+from typing import overload
 
-if TYPE_CHECKING:  # the schema imports this module for its notional
-    from workers.domains.finance.schema import FinanceOrderV1
-    from workers.domains.finance.venues.model import Instrument
+from workers.domains.finance.schema import FinanceOrderV1
+from workers.domains.finance.venues.model import Instrument
 
 BPS = Decimal(10_000)
 # Wide enough that products of intake-bounded terms and a venue's prices are exact (nothing

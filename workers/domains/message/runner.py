@@ -20,8 +20,10 @@ from store.records import Operation
 from workers.domains.base import STORED, LarkMessages
 from workers.domains.execution import Observed, Refusal, Runner, SubmissionUnknown, Unresolvable
 from workers.domains.message.schema import (
+    EXECUTOR_NAME,
+    EXECUTOR_REVISION,
+    KIND,
     SHA_PREFIX,
-    MessageDomain,
     MessageSendV1,
     text_sha256,
 )
@@ -64,9 +66,9 @@ def sent_receipt_text(
 
 
 class MessageRunner(Runner):
-    kind = MessageDomain.kind
-    executor_name = MessageDomain.executor_name
-    executor_revision = MessageDomain.executor_revision
+    kind = KIND
+    executor_name = EXECUTOR_NAME
+    executor_revision = EXECUTOR_REVISION
 
     def __init__(
         self,

@@ -21,8 +21,9 @@ import jsonschema
 
 from store.canonical import canonical_json
 from store.problems import FieldProblem
-from workers.domains.base import Amount, Said
+from workers.domains.base import Amount
 from workers.domains.types import DECIMAL_TEXT, MAX_DECIMAL_CHARS
+from workers.domains.words import Said
 
 ARGUMENT_NAME = r"^[A-Za-z_][A-Za-z0-9_]{0,63}$"
 # how much of a value an error message quotes

@@ -43,7 +43,13 @@ from workers.domains.service.calls import (
     status_headers,
     status_params,
 )
-from workers.domains.service.schema import ServiceCallV1, ServiceDomain, endpoint_shown
+from workers.domains.service.schema import (
+    EXECUTOR_NAME,
+    EXECUTOR_REVISION,
+    KIND,
+    ServiceCallV1,
+    endpoint_shown,
+)
 from workers.domains.service.settings import Action, Service, ServiceSettings
 from workers.domains.service.words import COMPLETED, NOT_SENT, REFUSED
 from workers.pinned import Resolve, system_resolve
@@ -84,9 +90,9 @@ def call_body(
 
 
 class ServiceRunner(Runner):
-    kind = ServiceDomain.kind
-    executor_name = ServiceDomain.executor_name
-    executor_revision = ServiceDomain.executor_revision
+    kind = KIND
+    executor_name = EXECUTOR_NAME
+    executor_revision = EXECUTOR_REVISION
 
     def __init__(
         self,

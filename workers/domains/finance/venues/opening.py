@@ -22,6 +22,7 @@ from workers.domains.finance.settings import FinanceSettings
 from workers.domains.finance.sim.faults import Faults
 from workers.domains.finance.sim.profile import PROFILE as SIM_PROFILE
 from workers.domains.finance.sim.profile import VENUE_NAME
+from workers.domains.finance.sim.venue import SimVenue
 from workers.domains.finance.venues.contract import Profile, Venue
 
 log = logging.getLogger("countersign.workers")
@@ -55,8 +56,6 @@ async def open_sim(
     """The simulated venue at `settings.venue_path` (created if new unless `create` is
     False), with the faults the environment (COUNTERSIGN_SIM_FAULTS) or the settings ask
     for, its accounts, and each account's budget as the balance it reports."""
-    from workers.domains.finance.sim.venue import SimVenue  # the venue imports preflight
-
     path = Path(settings.venue_path)
     if create:
         path.parent.mkdir(parents=True, exist_ok=True)
