@@ -42,7 +42,8 @@ from bot.profiles import DEFAULT_DEV_DIR, DEV_TOKEN, DEV_TOKEN_ENV
 from bot.server import serve
 from bot.workforce import running
 from workers.domains import DOMAINS
-from workers.domains.base import Background, DemoSetup
+from workers.domains.base import DemoSetup
+from workers.domains.execution import Background
 
 DEFAULT_BOT_URL = "http://127.0.0.1:8080"
 # the sandbox's chats by the roles a domain's demo names (larksandbox/entities.py)
@@ -223,7 +224,7 @@ class Demo:
                 ended[str(outcome.get("status"))] += 1
         count = float(len(operation_ids))
         return {
-            'countersign_decisions_total{"action": "confirm"}': count,
+            'countersign_decisions_total{"action": "confirm", "entry": "lark"}': count,
             **{
                 f'countersign_executions_total{{"outcome": "{status}"}}': float(times)
                 for status, times in sorted(ended.items())

@@ -19,6 +19,7 @@ from aiohttp import web
 from bot.api.app import RUNNER_OPTIONS, create_app
 from bot.api.health import Health
 from bot.config import Config, Settings, zone
+from bot.decide.counters import DecisionCounters
 from bot.heap import startup_heap_frozen
 from bot.ingress.callbacks import CallbackConsumer, CallbackSettings
 from bot.ingress.text import TextListener, TextSettings
@@ -119,6 +120,7 @@ async def serve(
         kick_cards()
         kick_deliveries()
 
+    decided = DecisionCounters()  # every entry's, read by /metrics
     if api is not None and force.cards is not None:
         callbacks = CallbackConsumer(
             store,
@@ -132,6 +134,7 @@ async def serve(
                 people=settings.people,
                 second_look_above=second_look_above(settings),
             ),
+            counters=decided,
             on_card_due=kick_cards,
             on_claimed=kick_executor,
         )
@@ -180,6 +183,7 @@ async def serve(
         ws,
         workers or force.executor,
         None if workers else force.due_listener,
+        decisions=decided,
     )
     app = create_app(
         config,
@@ -252,7 +256,7 @@ async def serve_workers(
     """`countersign worker`: the card worker, executor, reconciler, expiry and venue clock
     alone, without HTTP or Lark ingress. Safe next to `run` processes: every worker leases
     its operations in the store. `link`: the worker process's tie to the `run` that started
-    it (`bot.worker_process`)."""
+    it (`bot.worker_main`)."""
     store = await _open_store(config, clock)
     stop = _stop_on_signals(stop)
     api = _lark_api(config)

@@ -24,7 +24,7 @@ from cards.outcomes import plain_text
 from cards.strings import Lang, i18n, text
 
 CALLBACK_VALUE_VERSION = 1
-# the reject form's reason input (bot/ingress/reject_reason.py reads what it sends)
+# the reject form's reason input (bot/decide/reject_reason.py reads what it sends)
 REASON_FIELD = "reason"
 REASON_MAX_CHARS = 300
 # the form's second submit: a reject that says on purpose it gives no reason (what was typed

@@ -30,7 +30,7 @@ DECISION_CARD_GRACE_S = 3
 GRACE = timedelta(seconds=DECISION_CARD_GRACE_S)
 
 # A decision made by a click on the operation's card is also conditional on where the click
-# came from, as bot.ingress.provenance checks it (which names the reason when this refuses):
+# came from, as bot.decide.provenance checks it (which names the reason when this refuses):
 # the card's own message in the audience's chat (or its copy in the escalation chat) -- for a
 # decision made on the web (entry 'web'), the dashboard's signed-in session stands in for the
 # card, checked before this runs -- one of its operators, not its requester unless the audience allows that. So the click needs no read before its one write.

@@ -24,7 +24,9 @@ class Click:
     chat_id: str | None = None
     message_id: str | None = None
     event_id: str | None = None
-    reason: str | None = None  # a reject's reason, bounded and cleaned (bot/ingress/reasons.py)
+    reason: str | None = (
+        None  # a reject's reason, bounded and cleaned (bot/decide/reject_reason.py)
+    )
     # where it was made (store.vocabulary.Entry): a web decision has no chat or message; the
     # dashboard's signed-in session stands in for the card's provenance
     entry: str = "lark"

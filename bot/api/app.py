@@ -244,7 +244,8 @@ async def _stopping(app: web.Application) -> None:
 async def _recovering_web_decisions(app: web.Application) -> AsyncIterator[None]:
     """While the API serves: answer the web posts a previous run left unanswered."""
     store = app[STORE_KEY]
-    task = asyncio.create_task(WebRecovery(store).run(store.clock()))
+    recovery = WebRecovery(store, app[HEALTH_KEY].decisions)
+    task = asyncio.create_task(recovery.run(store.clock()))
     yield
     task.cancel()
     with contextlib.suppress(asyncio.CancelledError):
@@ -295,9 +296,16 @@ def create_app(
     if signin is not None:
         signin.routes(app)  # before the dashboard's, whose catch-all would take /ops/auth/...
     # Confirm and Reject on /ops/{id}: the card worker patches the card (on_proposed is its
-    # kick), the executor runs a claim
+    # kick), the executor runs a claim; counted with the card's decisions (/metrics)
     decisions = (
-        WebDecisions(config, store, signin, on_card_due=on_proposed, on_claimed=on_claimed)
+        WebDecisions(
+            config,
+            store,
+            signin,
+            app[HEALTH_KEY].decisions,
+            on_card_due=on_proposed,
+            on_claimed=on_claimed,
+        )
         if signin is not None
         else None
     )

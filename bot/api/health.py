@@ -13,13 +13,14 @@ import hashlib
 import json
 import time
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Protocol
 
 from sqlalchemy import func, select, text
 
 from bot.config import Config, redacted
-from bot.ingress.stats import ConsumerStats
+from bot.decide.counters import DecisionCounters
 from store import attention
 from store.authority import Store
 from store.cards import CardLedger
@@ -30,8 +31,24 @@ from store.timeutil import iso_utc, utc_now
 from store.vocabulary import DeliveryState
 
 
+class ConsumerCounts(Protocol):
+    """A consumer's intake and answers (bot/ingress/stats.py), as /readyz and /metrics read them."""
+
+    events: int
+    answered: int
+    refusals: Counter[str]  # by reason
+    outcomes: Counter[str]
+    verified_at: datetime | None
+    ack_sum_s: float
+
+    def ack_buckets(self) -> list[tuple[float, int]]: ...
+
+    def as_json(self) -> dict[str, Any]: ...
+
+
 class Consumer(Protocol):
-    stats: ConsumerStats
+    @property
+    def stats(self) -> ConsumerCounts: ...
 
     @property
     def healthy(self) -> bool: ...
@@ -69,6 +86,8 @@ class Health:
     ws: Transport | None = None
     executor: Executor | None = None
     due_listener: Listener | None = None  # PostgreSQL: other replicas' wake-ups
+    # what every entry decided (bot/decide/counters.py), one instance for the process
+    decisions: DecisionCounters = field(default_factory=DecisionCounters)
 
     def __post_init__(self) -> None:
         self.started_at = utc_now()

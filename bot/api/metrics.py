@@ -1,7 +1,8 @@
 """`/metrics` in the Prometheus text format (prometheus-client).
 
 Built at scrape time from what the consumers and workers already count (their stats
-objects) and a few store reads (unknowns, card backlog, deliveries), so there is one
+objects), what every entry decided (bot/decide/counters.py, by entry: the Lark card, the
+web page) and a few store reads (unknowns, card backlog, deliveries), so there is one
 source for `/readyz` and `/metrics`, and no process-global registry to share between
 bots in one process.
 """
@@ -20,8 +21,9 @@ from prometheus_client.core import (
 )
 from prometheus_client.registry import Collector
 
-from bot.api.health import Health
-from bot.ingress.stats import ACK_BUCKETS_S, ConsumerStats
+from bot.api.health import ConsumerCounts, Health
+from bot.decide.counters import DecisionCounters
+from store.vocabulary import Entry
 
 PREFIX = "countersign"
 
@@ -34,7 +36,7 @@ class _Snapshot(Collector):
         yield from self.families
 
 
-def _callbacks(stats: ConsumerStats) -> list[Metric]:
+def _callbacks(stats: ConsumerCounts) -> list[Metric]:
     callbacks = CounterMetricFamily(
         f"{PREFIX}_callbacks",
         "Card callbacks answered, by result and refusal reason",
@@ -52,24 +54,44 @@ def _callbacks(stats: ConsumerStats) -> list[Metric]:
         f"{PREFIX}_callback_ack_seconds", "Callback push to answer, as the bot measures it"
     )
     cumulative, buckets = 0, []
-    for bound, count in zip(ACK_BUCKETS_S, stats.ack_bucket_counts, strict=True):
+    for bound, count in stats.ack_buckets():
         cumulative += count
         buckets.append((str(bound), cumulative))
     buckets.append(("+Inf", stats.answered))
     ack.add_metric([], buckets, sum_value=stats.ack_sum_s)
+    return [callbacks, ack]
+
+
+# the entries a person decides through (an auto-send is no one's decision)
+DECIDING = (Entry.LARK, Entry.WEB)
+
+
+def _decisions(counters: DecisionCounters) -> list[Metric]:
+    decisions = CounterMetricFamily(
+        f"{PREFIX}_decisions",
+        "Decisions committed (a claim, a counted confirmation, a reject), by entry and action",
+        labels=["entry", "action"],
+    )
+    for (entry, action), count in sorted(counters.decisions.items()):
+        decisions.add_metric([entry.value, action], count)
     claims = CounterMetricFamily(
-        f"{PREFIX}_decisions", "Operator decisions committed (confirm = a claim)", labels=["action"]
+        f"{PREFIX}_claims",
+        "Claims committed (one per operation, by the confirmation that completed it), by entry",
+        labels=["entry"],
     )
-    for action, count in sorted(stats.decisions.items()):
-        claims.add_metric([action], count)
-    claimed = CounterMetricFamily(
-        f"{PREFIX}_claims", "Claims committed (one per confirmed operation)"
+    for entry in DECIDING:
+        claims.add_metric([entry.value], counters.claims[entry])
+    refusals = CounterMetricFamily(
+        f"{PREFIX}_refusals",
+        "Clicks and posts recorded as refused, by entry and reason",
+        labels=["entry", "reason"],
     )
-    claimed.add_metric([], stats.decisions.get("confirm", 0))
-    return [callbacks, ack, claims, claimed]
+    for (entry, reason), count in sorted(counters.refusals.items()):
+        refusals.add_metric([entry.value, reason.value], count)
+    return [decisions, claims, refusals]
 
 
-def _text(stats: ConsumerStats) -> list[Metric]:
+def _text(stats: ConsumerCounts) -> list[Metric]:
     events = CounterMetricFamily(
         f"{PREFIX}_text_events",
         "Text messages received by the text listener, by outcome",
@@ -83,7 +105,7 @@ def _text(stats: ConsumerStats) -> list[Metric]:
 
 async def metrics_text(health: Health) -> bytes:
     report = (await health.report())[1]["components"]
-    families: list[Metric] = []
+    families = _decisions(health.decisions)
     if health.callbacks is not None:
         families += _callbacks(health.callbacks.stats)
     if health.text is not None:

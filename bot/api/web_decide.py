@@ -5,11 +5,11 @@ digest it showed, the session's CSRF token, a one-time form key and, for a Rejec
 optional reason. Refused before anything is written (403, nothing recorded: nobody we can
 name asked): an Origin (or, without one, a Referer) other than [web] public_url's, no live
 session, a wrong CSRF token, a session of a tenant not in [lark] tenant_keys. Then it is a
-click like a card's (bot/ingress/decision.py): the value checks, ONE group-commit write
-(store/clicks.py, inbox kind "web" keyed by the form key, so a replayed post records one
-decision) conditional in SQL on state, digest, expiry, operator or approver, self-approval
-and the policy, entry "web"; a refusal is named by the card's operation checks less the
-chat/message ones (bot/api/web_rules.py), stored with its reason code, and shown in the
+click like a card's, decided by bot/decide (core.py): the value checks, ONE group-commit
+write (inbox kind "web" keyed by the form key, so a replayed post records one decision)
+conditional in SQL on state, digest, expiry, operator or approver, self-approval and the
+policy, entry "web"; a refusal is named by the card's operation checks less the
+chat/message ones (bot/decide/provenance.py), stored with its reason code, and shown in the
 catalogue's words. The answer is POST-redirect-GET: the page, `?form=KEY`, reads what that
 post did from its inbox entry (only for the same operation and person), so a reload or a
 replay shows the same message and no forged link can put words on the page.
@@ -31,7 +31,7 @@ import hmac
 import logging
 import secrets
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from aiohttp import web
@@ -40,36 +40,26 @@ from bot.api.errors import html_error
 from bot.api.form_body import UnreadableForm, form_fields
 from bot.api.signin import SIGN_IN_PATH, SignIn, Viewer
 from bot.api.web_limits import DECISION_POSTS, WebLimits
-from bot.api.web_rules import (
-    FORM_KEY,
-    may_decide,
-    reauth_due,
-    same_origin,
-    store_click,
-    value_refusal,
-    web_click,
-    why_refused,
-)
+from bot.api.web_rules import FORM_KEY, reauth_due, same_origin
 from bot.config import Config
-from bot.ingress.provenance import CardClick, Context
+from bot.decide.core import INBOX_KINDS, Decider, DecideSettings, Verdict
+from bot.decide.counters import DecisionCounters
+from bot.decide.provenance import CardClick, Context, may_decide, web_click
 from bot.policy import policy_digests
 from cards.render import SHORT_DIGEST
 from cards.strings import COUNTED_TOAST, REFUSALS, Lang, text
 from store.authority import Store
-from store.canonical import canonical_json
-from store.cards import CardLedger
-from store.clicks import ClickWrites
-from store.decisions import Claimed, Counted, Decided
+from store.decisions import Counted, Decided
 from store.groupcommit import answering_a_person
-from store.inbox import Inbox
 from store.lifecycle import State
 from store.logcontext import about
 from store.reasons import Reason
 from store.records import Operation
+from store.vocabulary import Entry
 
 log = logging.getLogger("countersign.api")
 
-INBOX_KIND = "web"
+INBOX_KIND = INBOX_KINDS[Entry.WEB]
 DECIDE_PATH = "/ops/{id}/decide"
 
 
@@ -106,6 +96,15 @@ def counted_answer(op: Operation) -> dict[str, Any]:
     }
 
 
+def web_answer(verdict: Verdict) -> dict[str, Any]:
+    """What a post did, as its inbox entry keeps it for the page it redirects to."""
+    if verdict.refusal is not None:
+        return {"result": "refused", "reason": verdict.refusal.value}
+    if isinstance(verdict.decided, Counted):
+        return counted_answer(verdict.decided.operation)
+    return {"result": "rejected" if isinstance(verdict.decided, Decided) else "claimed"}
+
+
 def _lang(value: Any) -> Lang:
     return "zh" if value == "zh" else "en"
 
@@ -116,6 +115,7 @@ class WebDecisions:
         config: Config,
         store: Store,
         signin: SignIn,
+        counters: DecisionCounters,  # the process's, shared with the card
         *,
         on_card_due: Callable[[], None],
         on_claimed: Callable[[], None],
@@ -126,20 +126,22 @@ class WebDecisions:
         self.public_url = self.web.public_url
         self.store = store
         self.signin = signin
-        self.tenant_keys = frozenset(settings.lark.tenant_keys)
-        self.policies = policy_digests(settings)
-        self.clicks = ClickWrites(store, INBOX_KIND, canonical_json(self.policies))
-        self.inbox = Inbox(store)
-        self.cards = CardLedger(store)
-        self.on_card_due = on_card_due
-        self.on_claimed = on_claimed
+        self.decider = Decider(
+            store,
+            Entry.WEB,
+            DecideSettings("", frozenset(settings.lark.tenant_keys), policy_digests(settings)),
+            counters,
+            on_card_due=on_card_due,
+            on_claimed=on_claimed,
+        )
+        self.inbox = self.decider.inbox
         self.limits = WebLimits(DECISION_POSTS)
 
     def routes(self, app: web.Application) -> None:
         app.router.add_post("/ops/{id:[0-9A-Za-z_-]{1,64}}/decide", self.decide)
 
     def context(self) -> Context:
-        return Context("", self.tenant_keys, self.store.clock(), self.policies)
+        return self.decider.context()
 
     # -- the page's side ----------------------------------------------------------------------
 
@@ -227,7 +229,7 @@ class WebDecisions:
         )
         back = f"/ops/{operation_id}?lang={lang}"
         ctx = self.context()
-        refusal = value_refusal(click, ctx)
+        refusal = self.decider.value_refusal(click, ctx)
         with about(operation_id), answering_a_person():
             if refusal is None and click.action == "confirm":
                 op = await self.store.get(operation_id)
@@ -239,7 +241,7 @@ class WebDecisions:
         raise web.HTTPSeeOther(f"{back}&form={form_key}")
 
     async def _decide(self, card: CardClick, refusal: Reason | None, ctx: Context) -> None:
-        click = store_click(card)
+        click = self.decider.stored(card)
         asked = {
             "operation_id": click.operation_id,
             "action": click.action,
@@ -248,36 +250,14 @@ class WebDecisions:
             "tenant_key": card.tenant_key,
             "entry": click.entry,
         }
-        queued = self.clicks.enqueue(card.event_id, asked, click if refusal is None else None)
-        first = await self.clicks.outcome(queued)
-        if not first.received.first:
+        verdict = await self.decider.decide(card, asked, refusal, ctx)
+        if verdict is None:
             log.info("web decision replayed: its first post's answer stands")
             return
-        decided = first.decided
-        if first.already_confirmed:
-            refusal = Reason.ALREADY_CONFIRMED
-        if refusal is None and decided is None:
-            op = await self.store.get(click.operation_id)
-            # read now: decided or expired since the write is named as such
-            refusal = why_refused(card, op, replace(ctx, now=self.store.clock()))
-        answer: dict[str, Any]
-        if refusal is not None:
-            log.info("web click refused: %s", refusal.value)
-            answer = {"result": "refused", "reason": refusal.value}
-        elif isinstance(decided, Counted):
-            answer = counted_answer(decided.operation)
-        else:
-            answer = {"result": "rejected" if isinstance(decided, Decided) else "claimed"}
-        refused = self.store.refusal_statements(click, refusal) if refusal else ()
-        try:
-            await self.inbox.answered(INBOX_KIND, card.event_id, answer, None, refused)
-        finally:
-            if decided is not None:
-                if isinstance(decided, Claimed):
-                    self.on_claimed()
-                # no answer carried this card (a card click's does): patch it now
-                await self.cards.due_now(decided.operation)
-                self.on_card_due()
+        if verdict.refusal is not None:
+            log.info("web click refused: %s", verdict.refusal.value)
+        # no answer carries the card (a card click's does): the decision's card is due now
+        await self.decider.settle(verdict, web_answer(verdict))
 
     def _same_origin(self, request: web.Request) -> bool:
         return same_origin(request.headers, self.public_url)

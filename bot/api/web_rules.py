@@ -1,112 +1,23 @@
-"""What a web decision is checked against before and after its one write. Pure.
+"""What the web page checks of its own before a decision: whose page posted the form (Origin,
+else Referer), the form's key, and when a Confirm needs a fresh sign-in. Pure.
 
-The web entry (bot/api/web_decide.py) has no Lark envelope: the signed-in session stands in
-for the card's message and chat. So a web click is the card's `CardClick` with no chat and no
-message, and the operation checks are the card's (bot/ingress/provenance.py) minus the two
-that ask where the card was (`chat_is_audience`, `message_is_original`), in the same order
-and with the same reason codes.
+What a web click is checked against, like a card's, is bot/decide/provenance.py's.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from collections.abc import Mapping
 from datetime import datetime
 from decimal import Decimal, InvalidOperation
 
 from yarl import URL
 
 from bot.config.settings import WebSettings
-from bot.ingress.provenance import (
-    OPERATION_CHECKS,
-    VALUE_CHECKS,
-    CardClick,
-    Context,
-    OperationCheck,
-    chat_is_audience,
-    first_refusal,
-    message_is_original,
-)
-from store.decisions import Click, refusal_reason
-from store.reasons import Reason
 from store.records import Operation
-from store.vocabulary import Entry
 
-WEB = Entry.WEB.value
 # a rendered page's one-time form key (the inbox key): secrets.token_urlsafe(24) makes 32
 FORM_KEY = re.compile(r"^[A-Za-z0-9_-]{20,64}$")
-WEB_OPERATION_CHECKS: Sequence[OperationCheck] = tuple(
-    check for check in OPERATION_CHECKS if check not in (chat_is_audience, message_is_original)
-)
-
-
-def web_click(
-    operation_id: str,
-    action: str,
-    digest: str,
-    *,
-    open_id: str,
-    tenant_key: str,
-    form_key: str,
-    reason: str | None = None,
-) -> CardClick:
-    """A web form post as the card path reads a click: no chat, no message."""
-    return CardClick(
-        event_id=form_key,
-        app_id="",
-        tenant_key=tenant_key,
-        operator_open_id=open_id,
-        operator_tenant_key=tenant_key,
-        chat_id="",
-        message_id="",
-        value={"op": operation_id, "action": action, "digest": digest, "v": 1},
-        form_value={"reason": reason} if action == "reject" and reason is not None else None,
-    )
-
-
-def store_click(click: CardClick) -> Click:
-    """As the store keeps it: bounded like a card click's, the reason cleaned the card's way,
-    entry web, no chat or message."""
-    return replace(click.as_store_click(), chat_id=None, message_id=None, entry=WEB)
-
-
-def value_refusal(click: CardClick, ctx: Context) -> Reason | None:
-    return first_refusal(VALUE_CHECKS, click, ctx)
-
-
-def operation_refusal(click: CardClick, op: Operation | None, ctx: Context) -> Reason | None:
-    """Why the web may not decide this (None: it may, as far as the operation now says)."""
-    return next(
-        (reason for check in WEB_OPERATION_CHECKS if (reason := check(click, op, ctx)) is not None),
-        None,
-    )
-
-
-def why_refused(click: CardClick, op: Operation | None, ctx: Context) -> Reason:
-    """The database refused it: name why, as the card path does (a race the checks cannot
-    see, decided or expired since, is read off the state)."""
-    return operation_refusal(click, op, ctx) or refusal_reason(op, store_click(click), ctx.now)
-
-
-def may_decide(op: Operation, open_id: str, tenant_key: str, ctx: Context) -> dict[str, bool]:
-    """Which buttons the page offers this person (the POST is checked again regardless)."""
-    return {
-        action: operation_refusal(
-            web_click(
-                op.id,
-                action,
-                op.confirm_digest,
-                open_id=open_id,
-                tenant_key=tenant_key,
-                form_key="-",
-            ),
-            op,
-            ctx,
-        )
-        is None
-        for action in ("confirm", "reject")
-    }
 
 
 def needs_reauth(op: Operation, web: WebSettings) -> bool:

@@ -5,11 +5,12 @@ parts, one module each:
   Lark's 3 s derived from it; the definitive answer within the budget, else "processing",
   else "busy". The transports' safety net takes its deadline and its toast from here too
   (`transport_deadline_s`, `processing`).
-- bot/ingress/decision.py: the checks, the one write (entry and decision), the answer
-  rendered from what it returned, and the second write (the answer, the card as shown).
+- bot/ingress/decision.py: the click read from Lark's envelope, decided by bot/decide
+  (the checks, the one write, the verdict), the answer rendered from what it returned, and
+  the second write (the answer, the card as shown).
 - bot/ingress/replay.py: a click already on record or in flight gets its first answer.
 - bot/ingress/recovery.py: on start, clicks a previous run left unanswered are put on
-  record (never applied).
+  record, never applied (bot/decide/recovery.py), with the card's answers.
 """
 
 from __future__ import annotations
@@ -23,27 +24,26 @@ from dataclasses import dataclass, field
 from datetime import UTC, tzinfo
 from typing import Any
 
+from bot.decide.core import Decider, DecideSettings
+from bot.decide.counters import DecisionCounters
+from bot.decide.recovery import RECOVER_AFTER_S, Recovery
 from bot.ingress.ack import ANSWER_BUDGET_S, AckTerms, Flight, answer_in_time
-from bot.ingress.decision import INBOX_KIND, Decisions
+from bot.ingress.decision import INBOX_KIND, CardLook, Decisions
 from bot.ingress.overruled import Overruled
-from bot.ingress.recovery import Recovery
+from bot.ingress.recovery import CardLeftovers
 from bot.ingress.replay import Replays
 from bot.ingress.stats import ConsumerStats
 from cards.decide import Threshold
 from cards.strings import Lang
 from store.authority import Store
-from store.canonical import canonical_json
-from store.clicks import ClickWrites
 from store.inbox import Inbox
+from store.vocabulary import Entry
 
 __all__ = ["INBOX_KIND", "MAX_IN_FLIGHT", "CallbackConsumer", "CallbackSettings"]
 
 log = logging.getLogger("countersign.callbacks")
 
 MAX_IN_FLIGHT = 2000
-# On a shared PostgreSQL another replica may still be deciding a click it received just
-# before we started: recovery leaves an entry alone until it is this old.
-RECOVER_AFTER_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,7 @@ class CallbackSettings:
     lang: Lang = "en"
     tz: tzinfo = UTC
     answer_budget_s: float = ANSWER_BUDGET_S  # the one ack budget (bot/ingress/ack.py)
-    recover_after_s: float = RECOVER_AFTER_S
+    recover_after_s: float = RECOVER_AFTER_S  # bot/decide/recovery.py
     # audience name -> its approval policy's digest as configured now (bot/policy.py): a
     # card filed under another policy is stale. None: not compared (no config at hand)
     policies: Mapping[str, str] | None = None
@@ -62,6 +62,14 @@ class CallbackSettings:
     # Confirm asks Lark's dialog above this worst case (cards/decide.py; [web] reauth_above)
     second_look_above: Threshold | None = None
 
+    @property
+    def decide(self) -> DecideSettings:
+        return DecideSettings(self.app_id, self.tenant_keys, self.policies)
+
+    @property
+    def look(self) -> CardLook:
+        return CardLook(self.lang, self.tz, self.people, self.second_look_above)
+
 
 class CallbackConsumer:
     def __init__(
@@ -69,6 +77,7 @@ class CallbackConsumer:
         store: Store,
         settings: CallbackSettings,
         *,
+        counters: DecisionCounters | None = None,  # the process's, shared with the web
         on_card_due: Callable[[], None] = lambda: None,
         on_claimed: Callable[[], None] = lambda: None,
     ) -> None:
@@ -76,22 +85,26 @@ class CallbackConsumer:
         self.settings = settings
         self.stats = ConsumerStats()
         self.ack = AckTerms(settings.answer_budget_s, settings.lang)
-        self.clicks = ClickWrites(
+        counters = counters if counters is not None else DecisionCounters()
+        self.decider = Decider(
             store,
-            INBOX_KIND,
-            canonical_json(dict(settings.policies)) if settings.policies is not None else None,
-        )
-        self.replays = Replays(Inbox(store), INBOX_KIND, self.ack, self.stats)
-        self.decisions = Decisions(
-            store,
-            settings,
-            self.stats,
-            self.clicks,
-            self.replays,
+            Entry.LARK,
+            settings.decide,
+            counters,
             on_card_due=on_card_due,
             on_claimed=on_claimed,
         )
-        self.recovery = Recovery(store, settings, self.stats, self.decisions)
+        self.clicks = self.decider.clicks
+        self.replays = Replays(Inbox(store), INBOX_KIND, self.ack, self.stats)
+        self.decisions = Decisions(self.decider, settings.look, self.stats, self.replays)
+        self.recovery = Recovery(
+            store,
+            Entry.LARK,
+            CardLeftovers(self.decisions),
+            counters,
+            recover_after_s=settings.recover_after_s,
+            on_settled=self._recovered,
+        )
         self.on_card_due = on_card_due
         self.overruled = Overruled(self._due_again)
         self.decisions.overruled = self.overruled
@@ -130,6 +143,9 @@ class CallbackConsumer:
     def healthy(self) -> bool:
         return self._running
 
+    def _recovered(self) -> None:
+        self.stats.outcomes["recovered"] += 1
+
     # -- what a transport needs of us (bot/lark/ingress_port.py CallbackAck) -----------------
 
     @property
@@ -153,7 +169,7 @@ class CallbackConsumer:
 
     async def _make_due(self, operation_id: str) -> None:
         try:
-            await self.decisions.cards.due_again(operation_id)
+            await self.decider.cards.due_again(operation_id)
         except Exception:  # the card worker's poll finds it on its next look otherwise
             log.exception("making the card of %s due again failed", operation_id)
             return

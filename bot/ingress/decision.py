@@ -1,11 +1,11 @@
-"""A click's decision: the checks, the one write, and the answer rendered from it.
+"""The card's decision: a Lark click read from its envelope, decided by bot/decide, answered
+within the ack budget with a toast and the card rendered from what the decision returned.
 
-A click costs two writes (store/clicks.py) and no read: before its answer, ONE group-commit
-intent holding its inbox entry and, when its own values pass the checks, its decision (the
-claim or the reject, conditional in the database on state, digest, expiry and where the
-click came from), which returns the operation as decided, so the answer's card is rendered
-from it; after the answer, the answer kept for replays and the card it carried recorded as
-shown. Only a click the database refused reads its operation, for the checks to name why.
+A click costs two writes and no read (bot/decide/core.py): before its answer, the ONE
+group-commit intent holding its inbox entry and, when its own values pass the checks, its
+decision, which returns the operation as decided, so the answer's card is rendered from it;
+after the answer, the answer kept for replays and the card it carried recorded as shown.
+Only a click the database refused reads its operation, for the checks to name why.
 
 Every answer but "busy" leaves only once the click is on record (or committing): its
 inbox entry or, for a click the envelope checks refuse (no entry), its refusal itself. A
@@ -17,47 +17,37 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
-from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, tzinfo
+from typing import Any
 
+from bot.decide.core import INBOX_KINDS, Decider, Verdict
+from bot.decide.provenance import ENVELOPE_CHECKS, CardClick, Context, first_refusal
 from bot.ingress.ack import Flight, toast
+from bot.ingress.envelope_shape import envelope_problem, text_at
 from bot.ingress.overruled import Overruled
-from bot.ingress.provenance import (
-    ENVELOPE_CHECKS,
-    VALUE_CHECKS,
-    CardClick,
-    Context,
-    first_refusal,
-    parse_click,
-    verify_operation,
-)
 from bot.ingress.replay import Replays
 from bot.ingress.stats import ConsumerStats
+from cards.decide import Threshold
 from cards.render import render_card
 from cards.strings import COUNTED_TOAST, LANGS, LARK_LOCALE, REFUSALS, Lang, toast_key
-from store.authority import Store
 from store.canonical import EncodedObject
-from store.cards import CardLedger
 from store.click_sql import ShownCard
-from store.clicks import ClickWrites
-from store.decisions import Claimed, Counted, Decided, refusal_reason
+from store.clicks import FirstWrite
+from store.decisions import Counted
 from store.execution_reads import view
 from store.groupcommit import Withdrawn, answering_a_person
-from store.inbox import Inbox
 from store.lifecycle import State
 from store.logcontext import about
 from store.projection import operation_view
 from store.reasons import Reason
 from store.records import Operation
-from workers.crash import crash_point
-
-if TYPE_CHECKING:  # the consumer's settings; bot/ingress/callbacks.py wires this module
-    from bot.ingress.callbacks import CallbackSettings
+from store.vocabulary import Entry
 
 log = logging.getLogger("countersign.callbacks")
 
-INBOX_KIND = "callback"
+INBOX_KIND = INBOX_KINDS[Entry.LARK]
 # Refusals after which the stale card is worth replacing with the current one.
 REFRESH_CARD_ON = frozenset(
     {
@@ -68,6 +58,43 @@ REFRESH_CARD_ON = frozenset(
         Reason.EXPIRED,
     }
 )
+
+
+@dataclass(frozen=True)
+class CardLook:
+    """How the card entry's answers look: the cards' language and zone, people's names
+    ([people]), and above which worst case Confirm asks Lark's dialog (cards/decide.py)."""
+
+    lang: Lang = "en"
+    tz: tzinfo = UTC
+    people: Mapping[str, str] = field(default_factory=dict)
+    second_look_above: Threshold | None = None
+
+
+def parse_click(envelope: dict[str, Any]) -> CardClick:
+    """Read the fields that matter; anything missing becomes "" and fails a check."""
+    return CardClick(
+        event_id=text_at(envelope, "header", "event_id"),
+        app_id=text_at(envelope, "header", "app_id"),
+        tenant_key=text_at(envelope, "header", "tenant_key"),
+        operator_open_id=text_at(envelope, "event", "operator", "open_id"),
+        operator_tenant_key=text_at(envelope, "event", "operator", "tenant_key"),
+        chat_id=text_at(envelope, "event", "context", "open_chat_id"),
+        message_id=text_at(envelope, "event", "context", "open_message_id"),
+        value=(envelope.get("event") or {}).get("action", {}).get("value")
+        if isinstance(envelope.get("event"), dict)
+        and isinstance(envelope["event"].get("action"), dict)
+        else None,
+        problem=envelope_problem(envelope),
+        form_value=_action(envelope).get("form_value"),
+        button_name=str(_action(envelope).get("name") or ""),
+    )
+
+
+def _action(envelope: dict[str, Any]) -> dict[str, Any]:
+    event = envelope.get("event")
+    action = event.get("action") if isinstance(event, dict) else None
+    return action if isinstance(action, dict) else {}
 
 
 def counted_toast(op: Operation, lang: Lang) -> dict[str, Any]:
@@ -99,44 +126,27 @@ def refusal_toast(reason: Reason, lang: Lang) -> dict[str, Any]:
 
 
 class Decisions:
-    def __init__(
-        self,
-        store: Store,
-        settings: CallbackSettings,
-        stats: ConsumerStats,
-        clicks: ClickWrites,
-        replays: Replays,
-        *,
-        on_card_due: Callable[[], None],
-        on_claimed: Callable[[], None],
-    ) -> None:
-        self.store = store
-        self.settings = settings
-        self.stats = stats
-        self.clicks = clicks
-        self.replays = replays
-        self.inbox = Inbox(store)
-        self.cards = CardLedger(store)
-        self.on_card_due = on_card_due
-        self.on_claimed = on_claimed  # the executor has work
-        self.overruled: Overruled | None = None  # set by the consumer (bot/ingress/callbacks.py)
+    """The card entry into bot/decide: a click's answer within its Flight, replays, the card
+    it carries, and what a transport that answered for us leaves to do (Overruled)."""
 
-    def context(self) -> Context:
-        return Context(
-            self.settings.app_id,
-            self.settings.tenant_keys,
-            self.store.clock(),
-            self.settings.policies,
-        )
+    def __init__(
+        self, decider: Decider, look: CardLook, stats: ConsumerStats, replays: Replays
+    ) -> None:
+        self.decider = decider
+        self.store = decider.store
+        self.look = look
+        self.stats = stats
+        self.replays = replays
+        self.overruled: Overruled | None = None  # set by the consumer (bot/ingress/callbacks.py)
 
     async def decide(self, envelope: dict[str, Any], flight: Flight) -> None:
         click = parse_click(envelope)
-        ctx = self.context()
+        ctx = self.decider.context()
         if (reason := first_refusal(ENVELOPE_CHECKS, click, ctx)) is not None:
             # No inbox entry holds this click (it may not even be storable as sent), so
             # its refusal is stored before the answer: one write, as an entry would be.
             with about(click.operation_id or "-"), answering_a_person():
-                await self.store.record_refusal(click.as_store_click(), reason)
+                await self.decider.record_refusal(click, reason)
             flight.on_record.set()
             flight.give(await self.refusal_answer(reason, None, click))
             return
@@ -144,16 +154,14 @@ class Decisions:
         with about(click.operation_id or "-"):
             # what the click says of itself is checked here; what it needs of its operation,
             # by the database in the decision's one write (the reason read only if refused)
-            refusal = first_refusal(VALUE_CHECKS, click, ctx)
+            refusal = self.decider.value_refusal(click, ctx)
             if flight.abandoned:  # answered "busy" before this task even ran
                 await self._record_abandoned(click, envelope)
                 return
-            queued = self.clicks.enqueue(
-                click.event_id, envelope, click.as_store_click() if refusal is None else None
-            )
+            queued = self.decider.enqueue(click, envelope, refusal)
             flight.write = queued.pending
             try:
-                first = await self.clicks.outcome(queued)
+                first = await self.decider.clicks.outcome(queued)
             except Withdrawn:  # answered "busy" while it waited for a batch
                 await self._record_abandoned(click, envelope)
                 return
@@ -161,21 +169,20 @@ class Decisions:
         if not first.received.first:
             flight.give(await self.replays.answer(first.received.entry, click.event_key))
             return
-        if first.already_confirmed:  # counted once before: the database changed nothing
-            refusal = Reason.ALREADY_CONFIRMED
         with self.replays.deciding(click.event_key) as first_answer:
-            await self._decided(click, ctx, refusal, first.decided, flight, first_answer)
+            await self._decided(click, ctx, refusal, first, flight, first_answer)
 
     async def _record_abandoned(self, click: CardClick, envelope: dict[str, Any]) -> None:
         """A click answered "busy" before it was written: on record as refused, never
         decided (the operator was told to click again)."""
         self.stats.refusals[Reason.ANSWERED_BUSY.value] += 1
-        received = await self.inbox.receive(INBOX_KIND, click.event_id, envelope)
+        inbox = self.decider.inbox
+        received = await inbox.receive(INBOX_KIND, click.event_id, envelope)
         if not received.first:
             return  # a delivery before this one holds the click; it answers for it
-        await self.store.record_refusal(click.as_store_click(), Reason.ANSWERED_BUSY)
-        await self.inbox.answered(
-            INBOX_KIND, click.event_id, refusal_toast(Reason.ANSWERED_BUSY, self.settings.lang)
+        await self.decider.record_refusal(click, Reason.ANSWERED_BUSY)
+        await inbox.answered(
+            INBOX_KIND, click.event_id, refusal_toast(Reason.ANSWERED_BUSY, self.look.lang)
         )
 
     async def _decided(
@@ -183,27 +190,18 @@ class Decisions:
         click: CardClick,
         ctx: Context,
         refusal: Reason | None,
-        decided: Claimed | Counted | Decided | None,
+        first: FirstWrite,
         flight: Flight,
         first_answer: asyncio.Future[dict[str, Any]],
     ) -> None:
         """The click is on record (and decided, if it could be): answer, then store the
         answer (and, where the checks or the database refused it, the refusal)."""
-        op: Operation | None = None
         with about(click.operation_id or "-"), answering_a_person():
-            if refusal is None and decided is None:
-                # the database refused it: the checks name why, on the operation as it is
-                # now (else a race they cannot see: decided or expired since)
-                op = await self.store.get(click.operation_id)
-                now = self.store.clock()
-                refusal = verify_operation(click, op, replace(ctx, now=now)) or refusal_reason(
-                    op, click.as_store_click(), now
-                )
-            if refusal is not None:
-                result = await self.refusal_answer(refusal, op, click)
+            verdict = await self.decider.verdict(click, first, refusal, ctx)
+            if verdict.refusal is not None:
+                result = await self.refusal_answer(verdict.refusal, verdict.operation, click)
             else:
-                assert decided is not None
-                result = await self._decision_answer(click, decided)
+                result = await self._decision_answer(verdict)
         result = EncodedObject(result)  # sent in the ack and stored below: encoded once
         late = flight.answer.cancelled()
         flight.give(result)  # answer first; the bookkeeping below can wait
@@ -213,8 +211,7 @@ class Decisions:
         # if the answer carried the decision's card, that card as shown (the decision made
         # the card due only after a grace, so the card worker does not race this). A
         # "processing" answer showed no card: due at once.
-        refused = self.store.refusal_statements(click.as_store_click(), refusal) if refusal else ()
-        shown = decided.operation if decided is not None else None
+        shown = verdict.decided.operation if verdict.decided is not None else None
         carried = (
             ShownCard(
                 shown.id,
@@ -226,29 +223,22 @@ class Decisions:
             else None
         )
         try:
-            await self.inbox.answered(INBOX_KIND, click.event_id, result, carried, refused)
+            await self.decider.answered(verdict, result, carried)
             if carried is not None and self.overruled is not None:
                 # a transport that acked this click itself at its deadline never sent our
                 # card: then it is due again (bot/ingress/overruled.py)
                 self.overruled.shown(click.event_id, carried.operation_id)
         finally:
-            if shown is not None:
-                if late:
-                    await self.cards.due_now(shown)
-                self.on_card_due()
+            await self.decider.kick(verdict, carried)
 
-    async def _decision_answer(
-        self, click: CardClick, decided: Claimed | Counted | Decided
-    ) -> dict[str, Any]:
-        if isinstance(decided, Claimed):
-            crash_point("after_claim")
-            self.on_claimed()
-        self.stats.decisions[click.action] += 1
+    async def _decision_answer(self, verdict: Verdict) -> dict[str, Any]:
+        decided = verdict.decided
+        assert decided is not None
         if isinstance(decided, Counted):
-            answer = counted_toast(decided.operation, self.settings.lang)
+            answer = counted_toast(decided.operation, self.look.lang)
         else:
-            key = toast_key(click.action)
-            answer = toast("success", key, self.settings.lang)
+            key = toast_key(verdict.click.action)
+            answer = toast("success", key, self.look.lang)
         return {**answer, "card": {"type": "raw", "data": await self._card(decided.operation)}}
 
     async def refusal_answer(
@@ -265,7 +255,7 @@ class Decisions:
             )
         else:
             log.info("click refused: %s", reason.value, extra={"operation_id": click.operation_id})
-        result = refusal_toast(reason, self.settings.lang)
+        result = refusal_toast(reason, self.look.lang)
         if op is not None and reason in REFRESH_CARD_ON and click.message_id == op.card_message_id:
             result["card"] = {"type": "raw", "data": await self._card(op)}
         return result
@@ -277,9 +267,9 @@ class Decisions:
         )
         return render_card(
             projection,
-            lang=self.settings.lang,
+            lang=self.look.lang,
             now=self.store.clock(),
-            tz=self.settings.tz,
-            people=self.settings.people,
-            second_look_above=self.settings.second_look_above,
+            tz=self.look.tz,
+            people=self.look.people,
+            second_look_above=self.look.second_look_above,
         )

@@ -2,14 +2,16 @@
 
 Lark's envelopes are a few levels deep and carry ids a few dozen characters long; anything
 far beyond is not Lark's. The walk names the first bad value by its place (never by its
-value), and `storable` bounds a refused click's fields so its record never fails on the
-values that made it refused. `bot/ingress/provenance.py` parses clicks with these.
+value); a refused click's fields are bounded by bot/decide/bounds.py. `parse_click`
+(bot/ingress/decision.py) reads clicks with these.
 """
 
 from __future__ import annotations
 
 import re
 from typing import Any
+
+from bot.decide.bounds import is_utf8, storable
 
 PATH_KEY = re.compile(r"^[A-Za-z0-9_]{1,40}$")  # keys named in a problem; others show as "?"
 # Lark's envelopes are a few levels deep and its ids a few dozen characters; anything far
@@ -26,24 +28,6 @@ ID_FIELDS = (
     ("event", "context", "open_chat_id"),
     ("event", "context", "open_message_id"),
 )
-STORED_ID_CHARS = 128  # store/models.py ConfirmationRow's id columns
-
-
-def storable(text: str, limit: int) -> str:
-    """`text` cut to `limit` characters, with what no column can hold (NUL, lone surrogates)
-    replaced, so a refused click's record never fails on the values that made it refused."""
-    cut = text[:limit]
-    if "\x00" in cut or not _utf8(cut):
-        cut = "".join("\ufffd" if ch == "\x00" or "\ud800" <= ch <= "\udfff" else ch for ch in cut)
-    return cut
-
-
-def _utf8(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _at(node: Any, *path: str) -> Any:
@@ -68,7 +52,7 @@ def _node_problem(node: Any, depth: int) -> str | None:
         return f"nested deeper than {MAX_DEPTH} levels at {{path}}"
     if isinstance(node, float):
         return "a float at {path} (Lark sends none)"
-    if isinstance(node, str) and ("\x00" in node or (not node.isascii() and not _utf8(node))):
+    if isinstance(node, str) and ("\x00" in node or (not node.isascii() and not is_utf8(node))):
         return "a NUL or a lone surrogate at {path}"
     return None
 

@@ -1,4 +1,5 @@
-"""Per-consumer counters and ack latency, for /readyz and metrics."""
+"""Per-consumer counters and ack latency, for /readyz and metrics (what a consumer took in and
+how it answered; what was decided is bot/decide/counters.py's)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,6 @@ class ConsumerStats:
     answered: int = 0
     refusals: Counter[str] = field(default_factory=Counter)
     outcomes: Counter[str] = field(default_factory=Counter)
-    decisions: Counter[str] = field(default_factory=Counter)  # confirm (a claim) / reject
     last_event_at: datetime | None = None
     verified_at: datetime | None = None
     latencies_ms: deque[float] = field(default_factory=lambda: deque(maxlen=LATENCY_WINDOW))
@@ -48,6 +48,10 @@ class ConsumerStats:
             if seconds <= bound:
                 self.ack_bucket_counts[index] += 1
                 break
+
+    def ack_buckets(self) -> list[tuple[float, int]]:
+        """Each bucket's upper bound (seconds) and its count (not cumulative)."""
+        return list(zip(ACK_BUCKETS_S, self.ack_bucket_counts, strict=True))
 
     def percentile(self, fraction: float) -> float | None:
         if not self.latencies_ms:

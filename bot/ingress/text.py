@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, tzinfo
 from typing import Any, Protocol
 
-from bot.ingress.provenance import OPERATION_ID
+from bot.decide.provenance import OPERATION_ID
 from bot.ingress.stats import ConsumerStats
 from bot.ingress.text_retries import TextRetries
 from bot.ingress.text_scope import Answer, Asker, Scope, scope_of

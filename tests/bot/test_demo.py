@@ -29,7 +29,7 @@ async def test_the_scripted_demo_exits_0_after_every_sample(tmp_path: Path) -> N
         "[preflight refuses] card -> Refused by pre-check — nothing sent · SIMULATED",
         "[message draft] card -> Sent",
         "[outside] messages the bot posted in oc_acme: 1",
-        '[metrics] countersign_decisions_total{"action": "confirm"} '
+        '[metrics] countersign_decisions_total{"action": "confirm", "entry": "lark"} '
         f"moved by {samples} (expected {samples})",
     ):
         assert line in result.out, (line, result.out)

@@ -61,7 +61,7 @@ async def test_the_scripted_demo_on_the_emulator_fills_and_says_emulator(tmp_pat
         "[preflight refuses] card -> Refused by pre-check — nothing sent · EMULATOR",
         "[message draft] card -> Sent",
         '[metrics] countersign_executions_total{"outcome": "filled"} moved by 2 (expected 2)',
-        '[metrics] countersign_decisions_total{"action": "confirm"} '
+        '[metrics] countersign_decisions_total{"action": "confirm", "entry": "lark"} '
         f"moved by {samples} (expected {samples})",
     ):
         assert line in result.out, (line, result.out)

@@ -67,8 +67,8 @@ async def test_metrics_move_with_clicks_executions_and_texts(make_stack: StackFa
     def moved(name: str, by: float = 1, **labels: str) -> bool:
         return value(after, name, **labels) - value(before, name, **labels) == by
 
-    assert moved("countersign_decisions_total", action="confirm")
-    assert moved("countersign_claims_total")
+    assert moved("countersign_decisions_total", entry="lark", action="confirm")
+    assert moved("countersign_claims_total", entry="lark")
     assert moved("countersign_callbacks_total", result="refused", reason="already_claimed")
     assert moved("countersign_callback_ack_seconds_count", by=2)
     assert value(after, "countersign_callback_ack_seconds_sum") > 0

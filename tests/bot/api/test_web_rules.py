@@ -1,6 +1,7 @@
 """The web decision's own rules (bot/api/web_rules.py), one by one: whose page posted the form
 (Origin, else Referer), when a Confirm needs a fresh sign-in, and which buttons a person is
-offered (the card's checks without the two that ask where the card was)."""
+offered (bot/decide/provenance.py: the card's checks without the two that ask where the card
+was)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from bot.api.web_rules import may_decide, needs_reauth, reauth_due, same_origin
+from bot.api.web_rules import needs_reauth, reauth_due, same_origin
 from bot.config.settings import WebSettings
-from bot.ingress.provenance import Context
+from bot.decide.provenance import Context, may_decide
 from store.authority import Store
 from store.envelope import Approval, Audience, Source
 from tests.support.factories import offered

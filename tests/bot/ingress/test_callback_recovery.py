@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from bot.ingress.callbacks import INBOX_KIND
-from bot.ingress.provenance import parse_click
+from bot.ingress.decision import parse_click
 from store.authority import Store
 from store.decisions import Claimed
 from store.inbox import ANSWERED, RECEIVED, Inbox

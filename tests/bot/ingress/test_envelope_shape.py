@@ -6,8 +6,9 @@ from typing import Any
 
 import pytest
 
-from bot.ingress.envelope_shape import MAX_DEPTH, MAX_ID_CHARS, envelope_problem, storable
-from bot.ingress.provenance import parse_click
+from bot.decide.bounds import storable
+from bot.ingress.decision import parse_click
+from bot.ingress.envelope_shape import MAX_DEPTH, MAX_ID_CHARS, envelope_problem
 from store.inbox import KEY_CHARS, stored_key, without_secrets
 from tests.support.clicks import card_action
 

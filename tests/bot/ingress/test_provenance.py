@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from ulid import ULID
 
-from bot.ingress.provenance import (
+from bot.decide.provenance import (
     ENVELOPE_CHECKS,
     OPERATION_CHECKS,
     VALUE_CHECKS,
@@ -32,12 +32,12 @@ from bot.ingress.provenance import (
     not_self_approval,
     operation_exists,
     operator_allowed,
-    parse_click,
     state_allows,
     tenant_allowed,
     value_well_formed,
     verify_operation,
 )
+from bot.ingress.decision import parse_click
 from cards.render import callback_value
 from store.authority import Store
 from store.decisions import Claimed, Click, Counted, Decided

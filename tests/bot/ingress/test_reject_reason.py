@@ -7,8 +7,9 @@ from typing import Any
 
 import pytest
 
-from bot.ingress.provenance import parse_click, reason_well_formed
-from bot.ingress.reject_reason import cleaned_reason, reason_problem
+from bot.decide.provenance import reason_well_formed
+from bot.decide.reject_reason import cleaned_reason, reason_problem
+from bot.ingress.decision import parse_click
 from cards.render import REASON_MAX_CHARS
 from store.reasons import Reason
 

@@ -1,27 +1,31 @@
-"""Is this card click really from an operator, on the original card, for these terms? Pure.
+"""Is this click really from someone who may decide, on the original card or their signed-in
+page, for these terms? Pure.
 
-The click is parsed from the card.action.trigger envelope; each check sees the click, the
-stored operation and the context, and returns a refusal reason or None. Order as in
-docs/architecture.md §4; the callback value's shape and action are checked before the
-operation is loaded because the value is what names the operation.
+Each check sees the click, the stored operation and the context, and returns a refusal
+reason or None. Order as in docs/architecture.md §4; the click's own values (shape, action)
+are checked before the operation is loaded because the value is what names the operation.
+A card click is read from Lark's envelope by the card entry (bot/ingress/decision.py
+`parse_click`); a web post is the same `CardClick` with no chat and no message (`web_click`),
+checked by the card's operation checks less the two that ask where the card was.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from bot.ingress.envelope_shape import STORED_ID_CHARS, envelope_problem, storable, text_at
-from bot.ingress.reject_reason import cleaned_reason, reason_problem
+from bot.decide.bounds import STORED_ID_CHARS, storable
+from bot.decide.reject_reason import cleaned_reason, reason_problem
 from cards.render import REASON_MAX_CHARS, WITHOUT_REASON
-from store.decisions import CLOSED_STATE_REASONS, Click
+from store.decisions import CLOSED_STATE_REASONS, Click, refusal_reason
 from store.inbox import stored_key
 from store.lifecycle import State
 from store.reasons import Reason
 from store.records import Operation
+from store.vocabulary import Entry
 
 VALUE_KEYS = frozenset({"op", "action", "digest", "v"})
 OPERATION_ID = re.compile(r"^[0-9A-HJKMNP-TV-Z]{26}$")
@@ -87,34 +91,8 @@ class Context:
     app_id: str
     tenant_keys: frozenset[str]
     now: datetime
-    # audience -> its approval policy's digest now (None: not compared; see CallbackSettings)
+    # audience -> its approval policy's digest now (None: not compared: no config at hand)
     policies: Mapping[str, str] | None = None
-
-
-def parse_click(envelope: dict[str, Any]) -> CardClick:
-    """Read the fields that matter; anything missing becomes "" and fails a check below."""
-    return CardClick(
-        event_id=text_at(envelope, "header", "event_id"),
-        app_id=text_at(envelope, "header", "app_id"),
-        tenant_key=text_at(envelope, "header", "tenant_key"),
-        operator_open_id=text_at(envelope, "event", "operator", "open_id"),
-        operator_tenant_key=text_at(envelope, "event", "operator", "tenant_key"),
-        chat_id=text_at(envelope, "event", "context", "open_chat_id"),
-        message_id=text_at(envelope, "event", "context", "open_message_id"),
-        value=(envelope.get("event") or {}).get("action", {}).get("value")
-        if isinstance(envelope.get("event"), dict)
-        and isinstance(envelope["event"].get("action"), dict)
-        else None,
-        problem=envelope_problem(envelope),
-        form_value=_action(envelope).get("form_value"),
-        button_name=str(_action(envelope).get("name") or ""),
-    )
-
-
-def _action(envelope: dict[str, Any]) -> dict[str, Any]:
-    event = envelope.get("event")
-    action = event.get("action") if isinstance(event, dict) else None
-    return action if isinstance(action, dict) else {}
 
 
 ClickCheck = Callable[[CardClick, Context], Reason | None]
@@ -305,3 +283,88 @@ def verify_operation(click: CardClick, op: Operation | None, ctx: Context) -> Re
         (reason for check in OPERATION_CHECKS if (reason := check(click, op, ctx)) is not None),
         None,
     )
+
+
+# A web post has no card: its signed-in session stands in for the card's chat and message.
+WEB_OPERATION_CHECKS: Sequence[OperationCheck] = tuple(
+    check for check in OPERATION_CHECKS if check not in (chat_is_audience, message_is_original)
+)
+OPERATION_CHECKS_OF: Mapping[Entry, Sequence[OperationCheck]] = {
+    Entry.LARK: OPERATION_CHECKS,
+    Entry.WEB: WEB_OPERATION_CHECKS,
+}
+
+
+def operation_refusal(
+    click: CardClick, op: Operation | None, ctx: Context, entry: Entry
+) -> Reason | None:
+    """Why `entry` may not decide this (None: it may, as far as the operation now says)."""
+    return next(
+        (
+            reason
+            for check in OPERATION_CHECKS_OF[entry]
+            if (reason := check(click, op, ctx)) is not None
+        ),
+        None,
+    )
+
+
+def why_refused(click: CardClick, op: Operation | None, ctx: Context, entry: Entry) -> Reason:
+    """The database refused it: the checks name why, on the operation as it is now (a race
+    they cannot see, decided or expired since, is read off the state)."""
+    stored = stored_click(click, entry)
+    return operation_refusal(click, op, ctx, entry) or refusal_reason(op, stored, ctx.now)
+
+
+def stored_click(click: CardClick, entry: Entry) -> Click:
+    """The click as the store keeps it, with where it was made (a web one has no chat or
+    message)."""
+    stored = click.as_store_click()
+    if entry is Entry.LARK:
+        return stored
+    return replace(stored, chat_id=None, message_id=None, entry=entry.value)
+
+
+def web_click(
+    operation_id: str,
+    action: str,
+    digest: str,
+    *,
+    open_id: str,
+    tenant_key: str,
+    form_key: str,
+    reason: str | None = None,
+) -> CardClick:
+    """A web form post as the card path reads a click: no chat, no message."""
+    return CardClick(
+        event_id=form_key,
+        app_id="",
+        tenant_key=tenant_key,
+        operator_open_id=open_id,
+        operator_tenant_key=tenant_key,
+        chat_id="",
+        message_id="",
+        value={"op": operation_id, "action": action, "digest": digest, "v": 1},
+        form_value={"reason": reason} if action == "reject" and reason is not None else None,
+    )
+
+
+def may_decide(op: Operation, open_id: str, tenant_key: str, ctx: Context) -> dict[str, bool]:
+    """Which buttons the web page offers this person (the POST is checked again regardless)."""
+    return {
+        action: operation_refusal(
+            web_click(
+                op.id,
+                action,
+                op.confirm_digest,
+                open_id=open_id,
+                tenant_key=tenant_key,
+                form_key="-",
+            ),
+            op,
+            ctx,
+            Entry.WEB,
+        )
+        is None
+        for action in ("confirm", "reject")
+    }

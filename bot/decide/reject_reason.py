@@ -1,6 +1,7 @@
-"""A reject's reason, as the operator typed it in the card's form. Pure.
+"""A reject's reason, as the operator typed it in the card's form (or the web page's). Pure.
 
-Lark sends the form's fields in `action.form_value` (an input left empty arrives as "").
+Lark sends the form's fields in `action.form_value` (an input left empty arrives as ""); a
+web post's reason is put in the same place (bot/decide/provenance.py `web_click`).
 What reaches the store, the card, the dashboard and the proposer is one line of readable
 text: control, format and separator characters become spaces (nothing invisible can ride
 along to the proposer), runs of spaces collapse, and past `REASON_MAX_CHARS` it is cut
