@@ -119,7 +119,7 @@ def test_click_confirm_in_the_browser_updates_the_card_live(
     sandbox_process: str, receiver_factory: StartReceiver, browser: Browser
 ) -> None:
     sandbox = sandbox_process
-    ARTIFACTS.mkdir(exist_ok=True)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
     status, apps = http("GET", f"{sandbox}/sandbox/api/apps")
     assert status == 200, apps
     app = next(a for a in apps["items"] if a["app_id"] == DEFAULT_APP_ID)

@@ -46,7 +46,7 @@ def test_a_form_and_a_confirm_dialog_in_the_browser(
     sandbox_process: str, receiver_factory: StartReceiver, browser: Browser
 ) -> None:
     base = sandbox_process
-    ARTIFACTS.mkdir(exist_ok=True)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
     _, apps = http("GET", f"{base}/sandbox/api/apps")
     app = next(a for a in apps["items"] if a["app_id"] == DEFAULT_APP_ID)
     receiver = FormReceiver(app["encrypt_key"], app["verification_token"])
