@@ -33,17 +33,19 @@ from typing import Any
 import asyncpg  # type: ignore[import-untyped]
 from ulid import ULID
 
-from store.claim_sql import (
+from store import (
     PG_CLAIM,
     SQLITE_AUDIT,
     SQLITE_CLAIM,
     SQLITE_CONFIRMATION,
     SQLITE_UPDATE,
+    Audience,
+    Draft,
+    Source,
+    asyncpg_dsn,
     claim_params,
+    positional,
 )
-from store.envelope import Audience, Source
-from store.groupcommit.pg_writer import asyncpg_dsn, positional
-from store.proposals import Draft
 
 
 @dataclass(frozen=True)

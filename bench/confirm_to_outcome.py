@@ -57,9 +57,7 @@ from sqlalchemy import select
 import bot.demo
 from bot.config import parse, resolve
 from bot.server import serve
-from store.authority import Store
-from store.models import AuditRow, CardDeliveryRow, OperationRow
-from store.opening import open_store
+from store import AuditRow, CardDeliveryRow, OperationRow, Store, open_store
 
 if not hasattr(bot.demo, "order_payload"):  # moved; callback_ack.py still imports it there
     from workers.domains.finance.demo import order_payload

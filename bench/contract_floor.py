@@ -31,15 +31,18 @@ from ulid import ULID
 
 from cards.render import render_card
 from cards.strings import text
-from store.claim_sql import claim_statements
-from store.click_sql import ENTRY_INSERT
-from store.groupcommit import Intent, Statement
-from store.groupcommit.sqlite_writer import run_intent
-from store.opening import open_store
-from store.projection import operation_view
-from store.proposals import Draft
-from store.records import Operation
-from store.vocabulary import InboxStatus
+from store import (
+    ENTRY_INSERT,
+    Draft,
+    InboxStatus,
+    Intent,
+    Operation,
+    Statement,
+    claim_statements,
+    open_store,
+    operation_view,
+    run_intent,
+)
 from workers.domains.finance.demo import order_payload
 from workers.domains.finance.domain import FinanceDomain
 from workers.domains.finance.schema import FinanceOrderV1

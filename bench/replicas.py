@@ -54,8 +54,7 @@ from typing import Any
 import aiohttp
 from sqlalchemy import text
 
-from store.authority import Store
-from store.opening import open_store
+from store import Store, open_store
 
 sys.path.insert(0, str(Path(__file__).parent))  # run as a script: its sibling benches
 from callback_ack import (

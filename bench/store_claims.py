@@ -51,18 +51,24 @@ from pathlib import Path
 from sqlalchemy import func, select, text
 from ulid import ULID
 
-from store.authority import Store
-from store.claim_sql import claim_intent
-from store.decisions import Claimed, Click, Counted, Refused
-from store.engine import create_engine
-from store.groupcommit import GroupWriter, open_writer
-from store.lifecycle import State
-from store.migrate import upgrade
-from store.models import ClaimRow
-from store.opening import open_store
-from store.proposals import Draft
-from store.reasons import Reason
-from store.records import Operation
+from store import (
+    Claimed,
+    ClaimRow,
+    Click,
+    Counted,
+    Draft,
+    GroupWriter,
+    Operation,
+    Reason,
+    Refused,
+    State,
+    Store,
+    claim_intent,
+    create_engine,
+    open_store,
+    open_writer,
+    upgrade,
+)
 
 sys.path.insert(0, str(Path(__file__).parent))  # run as a script: its sibling module
 from claim_floor import FloorRun, Target, asyncpg_floor, finance_draft, sqlite_floor

@@ -34,8 +34,7 @@ from sqlalchemy import select
 from bot.config import parse, resolve
 from bot.server import serve
 from bot.worker_process import FIRST_RESTART_S
-from store.models import OperationRow
-from store.opening import open_store
+from store import OperationRow, open_store
 from workers.domains.execution import client_id_for
 from workers.domains.finance.sim.venue import SimVenue
 

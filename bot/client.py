@@ -27,7 +27,7 @@ from pydantic import BaseModel
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
 from bot.api.wire import MAX_WAIT_S, CheckView, OperationPage, OperationView
-from store.projection import Until, reached
+from store import Until, reached
 
 DEFAULT_URL = "http://127.0.0.1:8080"
 RETRY_STATUSES = frozenset({429, 502, 503, 504})

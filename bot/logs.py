@@ -10,7 +10,7 @@ import os
 from collections.abc import Iterable
 from datetime import UTC, datetime
 
-from store.logcontext import OPERATION
+from kernel.logcontext import OPERATION
 
 FORMAT_ENV = "COUNTERSIGN_LOG_FORMAT"
 LEVEL_ENV = "COUNTERSIGN_LOG_LEVEL"  # of countersign's own loggers; libraries stay at INFO

@@ -15,8 +15,7 @@ from decimal import Decimal
 from typing import Any
 
 from bot.config.settings import ApprovalRule, AudienceSettings, Settings
-from store.canonical import canonical_json, sha256_hex
-from store.envelope import Approval
+from store import Approval, canonical_json, sha256_hex
 from workers.domains.base import Amount
 
 POLICY_SCHEME = "countersign.policy.v1"

@@ -27,7 +27,7 @@ from cards.vocabulary import (
     when,
 )
 from cards.world import world_mark, world_of
-from store.timeutil import utc_now
+from kernel.timeutil import utc_now
 
 # The CLI's own labels; what they label comes from the catalogue.
 LABELS: Mapping[str, Mapping[Lang, str]] = {

@@ -30,9 +30,8 @@ from bot.lark.ws import WsTransport
 from bot.policy import policy_digests, second_look_above
 from bot.worker_process import WorkerProcess
 from bot.workforce import RetryingLark, Workforce, build_workforce, start_workforce
-from store.authority import Store
-from store.opening import open_store
-from store.timeutil import Clock, utc_now
+from kernel.timeutil import Clock, utc_now
+from store import Store, open_store
 
 log = logging.getLogger("countersign")
 

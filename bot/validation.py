@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from pydantic import ValidationError
 
-from store.problems import FieldProblem
+from kernel.problems import FieldProblem
 
 _FIXES = {
     "missing": "add this field",

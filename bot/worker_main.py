@@ -20,7 +20,7 @@ from bot.logs import configure, redact
 from bot.server import serve_workers
 from bot.worker_process import DATAGRAM_MAX
 from bot.workforce import Workforce
-from store.leases import Lease, announce_leases
+from store import Lease, announce_leases
 
 log = logging.getLogger("countersign.workers")
 

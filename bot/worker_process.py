@@ -37,9 +37,8 @@ from collections import Counter
 from collections.abc import Callable
 
 from bot.config import Config, secrets_environ
-from store.authority import Store
-from store.leases import Lease, release
-from store.timeutil import utc_now
+from kernel.timeutil import utc_now
+from store import Lease, Store, release
 
 log = logging.getLogger("countersign.workers")
 

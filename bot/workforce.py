@@ -21,14 +21,9 @@ from bot.config import Config, zone
 from bot.lark.api import LarkApi, retrying
 from bot.policy import policy_digests, second_look_above
 from cards.conclusion import Voice
-from store.authority import Store
-from store.engine import is_sqlite
-from store.events import DueListener
-from store.execution import ExecutionLedger
-from store.operation_reads import claim_id
-from store.problems import FieldProblem
-from store.records import Operation
-from store.timeutil import Clock
+from kernel.problems import FieldProblem
+from kernel.timeutil import Clock
+from store import DueListener, ExecutionLedger, Operation, Store, claim_id, is_sqlite
 from workers.auto_send import auto_send_rules, run_auto_send
 from workers.cards import CardWorker
 from workers.crash import crash_point

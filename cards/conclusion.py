@@ -17,7 +17,7 @@ from cards.plain_text import NAME_MAX_CHARS, TITLE_MAX_CHARS, people_text
 from cards.strings import Lang, decision_key, text
 from cards.vocabulary import person, title_of, when
 from cards.world import world_of
-from store.conclusions import EXPIRED
+from store import EXPIRED
 
 __all__ = ["ENGLISH_UTC", "REPLY_MAX_CHARS", "Voice", "outcome_parts", "reply_text", "webhook_body"]
 

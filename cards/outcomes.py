@@ -12,7 +12,7 @@ from cards.plain_text import WORDS_MAX_CHARS, people_text
 from cards.strings import LANGS, LARK_LOCALE, Lang, text
 from cards.vocabulary import outcome_words
 from cards.world import in_world
-from store.vocabulary import World
+from store import World
 
 
 def plain_text(content: str, i18n_content: dict[str, str] | None = None) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from typing import Any
 from cards.plain_text import TITLE_MAX_CHARS, people_text
 from cards.strings import Lang, text
 from cards.vocabulary import title_of
-from store.timeutil import parse_iso_utc
+from kernel.timeutil import parse_iso_utc
 
 
 def waiting_for(view: dict[str, Any]) -> list[str]:

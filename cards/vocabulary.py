@@ -24,8 +24,8 @@ from typing import Any
 
 from cards.plain_text import WORDS_MAX_CHARS, people_text
 from cards.strings import LANGS, Lang, text
-from store.timeutil import parse_iso_utc
-from store.vocabulary import Tone
+from kernel.timeutil import parse_iso_utc
+from store import Tone
 
 OPEN_STATES = frozenset({"prepared", "awaiting_confirmation"})
 EXECUTING = frozenset({"queued", "preflight", "reserved", "dispatching", "submitted"})

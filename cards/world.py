@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from cards.strings import LANGS, LARK_LOCALE, Lang, text
-from store.vocabulary import World
+from store import World
 
 # Lark text_tag colours of the header's mark: LIVE in the one that warns
 WORLD_COLOUR: Mapping[World, str] = {

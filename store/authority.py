@@ -28,6 +28,7 @@ from ulid import ULID
 # the dashboard's session tables on the one Base, for every holder of a store (and the
 # migrations' comparison with the models)
 import store.session_rows  # noqa: F401
+from kernel.timeutil import Clock, utc_now
 from store import operation_reads, transitions
 from store.canonical import canonical_json
 from store.claim_sql import claim_params
@@ -51,7 +52,6 @@ from store.reader import SqliteReader
 from store.reasons import Reason
 from store.records import AuditEntry, Confirmation, Operation
 from store.reject_sql import CLOSING_EVENTS, reject_statements
-from store.timeutil import Clock, utc_now
 from store.transitions import load_operation
 from store.vocabulary import ClickAction
 

@@ -15,7 +15,7 @@ from decimal import Decimal
 from itertools import accumulate
 from typing import Any
 
-from store.problems import FieldProblem, ProblemsFound
+from kernel.problems import FieldProblem, ProblemsFound
 
 
 class FloatRefused(TypeError):

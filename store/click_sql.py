@@ -7,7 +7,7 @@
   answer carried the decision's card, that card recorded as shown: one write.
 
 Times are bound as each backend compares them (`claim_sql.sqlite_time` on SQLite, aware
-datetimes on PostgreSQL); `store.timeutil.stored_time` reads them back alike.
+datetimes on PostgreSQL); `kernel.timeutil.stored_time` reads them back alike.
 """
 
 from __future__ import annotations

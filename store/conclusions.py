@@ -16,6 +16,7 @@ from typing import Any
 from sqlalchemy import Connection
 from ulid import ULID
 
+from kernel.timeutil import iso_utc
 from store.canonical import canonical_digest
 from store.click_sql import bound_time
 from store.groupcommit import Statement
@@ -23,7 +24,6 @@ from store.lifecycle import State
 from store.models import DeliveryRow
 from store.once import insert_once
 from store.records import Operation
-from store.timeutil import iso_utc
 from store.vocabulary import Channel, DeliveryState, Stage
 
 # how an operation that closed without running concludes (the store's own words; what an

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from kernel.timeutil import iso_utc
 from store.canonical import canonical_json, sha256_hex
-from store.timeutil import iso_utc
 from store.vocabulary import World
 
 DIGEST_SCHEME = "countersign.confirm.v1"

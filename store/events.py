@@ -27,8 +27,8 @@ from typing import Any
 import asyncpg  # type: ignore[import-untyped]
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, wait_exponential
 
+from kernel.timeutil import iso_utc, utc_now
 from store.groupcommit.pg_writer import asyncpg_dsn
-from store.timeutil import iso_utc, utc_now
 
 log = logging.getLogger("countersign.events")
 

@@ -36,6 +36,7 @@ from typing import Any
 
 from sqlalchemy import Connection, select, update
 
+from kernel.timeutil import stored_time
 from store import execution_reads, execution_schedule, reservations
 from store.authority import Store
 from store.conclusions import outcome_digest
@@ -59,7 +60,6 @@ from store.lifecycle import (
 from store.models import OperationRow
 from store.records import Operation
 from store.reservations import Exposure, Raced, ReservationRefused, Reserved, hold, settled
-from store.timeutil import stored_time
 from store.transitions import OperationNotFound
 from store.vocabulary import Stage, Tone
 

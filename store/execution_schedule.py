@@ -13,13 +13,13 @@ from typing import Any
 
 from sqlalchemy import Connection, and_, exists, or_, select, update
 
+from kernel.timeutil import Clock
 from store import leases
 from store.authority import Store
 from store.execution_records import FailedPass
 from store.lifecycle import Execution
 from store.models import AttemptRow, OperationRow
 from store.records import Operation
-from store.timeutil import Clock
 
 EXEC_LEASE_S = 60
 

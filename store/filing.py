@@ -15,13 +15,13 @@ from datetime import timedelta
 from sqlalchemy import Connection, insert, or_, select
 from ulid import ULID
 
+from kernel.timeutil import Clock
 from store.canonical import canonical_digest, canonical_json
 from store.envelope import Envelope, Source, confirm_digest
 from store.lifecycle import Event, State, sources_for
 from store.models import DeliveryRow, OperationRow
 from store.proposals import ActiveClaim, Draft, Proposed, RequestConflict, content_differences
 from store.records import Operation
-from store.timeutil import Clock
 from store.transitions import audit, load_operation, transition
 from store.vocabulary import Channel, DeliveryState, Execution, Stage
 

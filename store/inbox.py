@@ -19,12 +19,12 @@ from typing import Any
 
 from sqlalchemy import Connection, func, select, update
 
+from kernel.timeutil import stored_time
 from store.authority import Store
 from store.canonical import record_json
 from store.click_sql import ShownCard, answered_intent, entry_intent, replayed
 from store.groupcommit import Row, Statement, current_lane
 from store.models import InboxRow
-from store.timeutil import stored_time
 from store.vocabulary import InboxStatus
 
 RECEIVED = InboxStatus.RECEIVED.value

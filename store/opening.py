@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import logging
 
+from kernel.timeutil import Clock, utc_now
 from store.authority import Store
 from store.engine import create_engine, is_sqlite
 from store.groupcommit import SqliteGroupWriter, open_writer
 from store.migrate import current_revision, head_revision, upgrade
 from store.reader import SqliteReader
-from store.timeutil import Clock, utc_now
 
 log = logging.getLogger("countersign.store")
 

@@ -9,8 +9,8 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 
+from kernel.timeutil import iso_utc, parse_iso_utc
 from store.records import Operation
-from store.timeutil import iso_utc, parse_iso_utc
 
 MAX_PAGE_SIZE = 50
 

@@ -16,10 +16,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
+from kernel.timeutil import iso_utc
 from store.execution_records import Outcome
 from store.lifecycle import OPEN_UNCLAIMED, TERMINAL_UNCLAIMED, State
 from store.records import Operation
-from store.timeutil import iso_utc
 from store.vocabulary import ClickAction, Entry
 
 PROJECTION_VERSION = 1

@@ -11,10 +11,10 @@ from typing import Any
 
 from sqlalchemy import Boolean
 
+from kernel.timeutil import stored_time
 from store.envelope import Approval, Audience, Envelope, Source
 from store.lifecycle import State
 from store.models import OperationRow, UTCDateTime
-from store.timeutil import stored_time
 from store.vocabulary import World
 
 # the columns a raw driver returns untyped: times (SQLite: text) and flags (SQLite: 0/1)

@@ -15,12 +15,12 @@ from decimal import Decimal
 
 from sqlalchemy import Connection, and_, insert, or_, select, update
 
+from kernel.timeutil import Clock
 from store.authority import Store
 from store.execution_sql import settle_statement
 from store.groupcommit import Intent, run_on_connection
 from store.models import AccountRow, ReservationRow
 from store.once import insert_once
-from store.timeutil import Clock
 from store.vocabulary import ReservationState
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from sqlalchemy import ColumnElement, Connection, bindparam, insert, select, update
 
+from kernel.timeutil import Clock
 from store.click_sql import ShownCard, shown_statements
 from store.conclusions import enqueue_closing
 from store.groupcommit import Intent, run_on_connection
@@ -22,7 +23,6 @@ from store.lifecycle import Event, State, next_state, sources_for
 from store.models import AuditRow, OperationRow
 from store.reasons import Reason
 from store.records import Operation
-from store.timeutil import Clock
 from store.vocabulary import CardAction
 
 EXPIRE_BATCH = 500

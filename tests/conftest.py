@@ -20,10 +20,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import text
 
-from store.authority import Store
-from store.engine import create_engine
-from store.migrate import upgrade
-from store.opening import open_store
+from store import Store, create_engine, open_store, upgrade
 from tests.support.backends import PG_URL, TABLES, Backend
 
 

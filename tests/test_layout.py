@@ -15,7 +15,7 @@ from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-CORE = ("bot", "cards", "store", "workers")
+CORE = ("bot", "cards", "kernel", "store", "workers")
 SANDBOX = "larksandbox"
 VENUE_EMULATOR = "hlsandbox"
 DEV_WIRING = ROOT / "bot" / "devstack.py"
@@ -90,6 +90,51 @@ def test_every_module_is_at_most_400_lines_or_says_why() -> None:
         if len(lines) > MODULE_LINE_LIMIT and reason_for_length(lines) is None:
             too_long.append(f"{path.relative_to(ROOT)}: {len(lines)} lines")
     assert too_long == [], f"split these, or say why at the top ({LONG_MODULE_REASON} ...)"
+
+
+def test_the_kernel_imports_nothing_of_ours() -> None:
+    """`kernel` is the bottom: every package may import it, it imports none of them."""
+    offenders = [
+        f"{path.relative_to(ROOT)}:{line} imports {package}"
+        for path in modules("kernel")
+        for line, package in imported(path)
+        if package in {*CORE, SANDBOX, VENUE_EMULATOR} - {"kernel"}
+    ]
+    assert offenders == []
+
+
+# The store's own white-box tests may reach inside it; nothing else outside store/ does.
+FRONT_DOOR_OUTSIDERS = ("bot", "cards", "workers", "kernel", "bench", "tests")
+STORE_OWN_TESTS = ROOT / "tests" / "store"
+
+
+def test_only_the_front_door_is_imported_from_outside_store() -> None:
+    """Outside store/, `from store import ...` only (store/__init__.py lists the names), never
+    a module inside it (`from store.x import`, `import store.x`), so the store can regroup its
+    modules freely."""
+    offenders = []
+    for path in modules(*FRONT_DOOR_OUTSIDERS):
+        if STORE_OWN_TESTS in path.parents:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module == "store":
+                # `from store import x` of a module x is a module inside too
+                names = [
+                    f"store.{alias.name}" for alias in node.names if is_store_module(alias.name)
+                ]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            elif isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            else:
+                continue
+            if any(name.startswith("store.") for name in names):
+                offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert offenders == [], "import these from `store` itself (add the name to its front door)"
+
+
+def is_store_module(name: str) -> bool:
+    return (ROOT / "store" / f"{name}.py").exists() or (ROOT / "store" / name).is_dir()
 
 
 def test_no_test_module_imports_another_test_module() -> None:

@@ -11,10 +11,8 @@ from collections.abc import Callable, Mapping
 
 from pydantic import BaseModel
 
-from store.authority import Store
-from store.auto_send import auto_send_due, disarm_disallowed
-from store.claim_sql import AutoRules
-from store.logcontext import about
+from kernel.logcontext import about
+from store import AutoRules, Store, auto_send_due, disarm_disallowed
 from workers.domains import DOMAINS
 
 log = logging.getLogger("countersign.auto_send")

@@ -18,12 +18,8 @@ from typing import Any, Protocol
 from cards.decide import Threshold
 from cards.render import render_card
 from cards.strings import Lang
-from store.authority import Store
-from store.cards import CardLedger
-from store.execution_reads import view
-from store.lifecycle import State
-from store.logcontext import about
-from store.records import Operation
+from kernel.logcontext import about
+from store import CardLedger, Operation, State, Store, view
 from workers.loop import window_loop
 
 log = logging.getLogger("countersign.cards")

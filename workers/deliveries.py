@@ -28,16 +28,19 @@ from tenacity import RetryCallState
 from tenacity.wait import wait_exponential
 
 from cards.conclusion import ENGLISH_UTC, Voice, reply_text, webhook_body
-from store.authority import Store
-from store.canonical import canonical_json
-from store.conclusions import closing_outcome
-from store.deliveries import Delivery, DeliveryLedger
-from store.execution import ExecutionLedger
-from store.logcontext import about
-from store.projection import operation_view
-from store.records import Operation
-from store.timeutil import iso_utc
-from store.vocabulary import Channel
+from kernel.logcontext import about
+from kernel.timeutil import iso_utc
+from store import (
+    Channel,
+    Delivery,
+    DeliveryLedger,
+    ExecutionLedger,
+    Operation,
+    Store,
+    canonical_json,
+    closing_outcome,
+    operation_view,
+)
 from workers.domains.base import Notice
 from workers.loop import drain_loop, seconds_until
 from workers.pinned import Resolve, pinned_session, system_resolve

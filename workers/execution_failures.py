@@ -26,10 +26,15 @@ import logging
 from dataclasses import replace
 from typing import Any
 
-from store.execution import ExecutionLedger
-from store.execution_records import FailedPass, Observation, Outcome
-from store.lifecycle import Execution
-from store.vocabulary import ReservationState, Stage
+from store import (
+    Execution,
+    ExecutionLedger,
+    FailedPass,
+    Observation,
+    Outcome,
+    ReservationState,
+    Stage,
+)
 from workers.domains import meaning
 from workers.domains.execution import UNKNOWN, UNRESOLVED
 

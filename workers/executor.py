@@ -28,14 +28,18 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from datetime import timedelta
 
-from store.authority import Store
-from store.execution import ExecutionLedger
-from store.execution_records import Observation, Outcome
-from store.lifecycle import Execution
-from store.logcontext import about
-from store.records import Operation
-from store.reservations import ReservationRefused
-from store.vocabulary import ReservationState, Stage
+from kernel.logcontext import about
+from store import (
+    Execution,
+    ExecutionLedger,
+    Observation,
+    Operation,
+    Outcome,
+    ReservationRefused,
+    ReservationState,
+    Stage,
+    Store,
+)
 from workers.crash import crash_point
 from workers.domains.execution import (
     UNKNOWN,
@@ -48,6 +52,11 @@ from workers.domains.execution import (
     client_id_for,
 )
 from workers.execution_failures import after_failure, error_class, meant
+from workers.executor_observations import (
+    over_budget,
+    refused_before_dispatch,
+    submission_unknown,
+)
 from workers.loop import seconds_until, window_loop
 
 log = logging.getLogger("countersign.executor")
@@ -176,7 +185,7 @@ class ExecutionWorker:
             return
         if state is Execution.DISPATCHING:  # interrupted mid-flight: it may be on the venue
             reason = "the bot stopped while the order was being sent"
-            await self._record(op, _unknown(reason, look_again_in_s=FIRST_LOOK_S))
+            await self._record(op, submission_unknown(reason, look_again_in_s=FIRST_LOOK_S))
             state = Execution.SUBMISSION_UNKNOWN
         if runner is None:  # nothing here can read this venue: keep the operation as it is
             log.error("no runner for %s (%s); it stays %s", op.id, op.kind, state.value)
@@ -223,7 +232,7 @@ class ExecutionWorker:
         held = await self.ledger.reserve_and_mark(
             op.id,
             prepared if isinstance(prepared, Hold) else None,
-            refused=lambda refused: meant(op.kind, _over_budget(refused)),
+            refused=lambda refused: meant(op.kind, over_budget(refused)),
         )
         if isinstance(held, ReservationRefused):  # the same write recorded the refusal
             log.info("%s refused before dispatch: %s", op.id, held.reason)
@@ -234,7 +243,7 @@ class ExecutionWorker:
 
     async def _refuse(self, op: Operation, refusal: Refusal) -> None:
         log.info("%s refused before dispatch: %s (%s)", op.id, refusal.code, refusal.reason)
-        await self._record(op, _refused(refusal, Execution.PREFLIGHT_REJECTED))
+        await self._record(op, refused_before_dispatch(refusal, Execution.PREFLIGHT_REJECTED))
 
     async def _dispatch(self, op: Operation, runner: Runner) -> None:
         attempt = await self.ledger.begin_dispatch(op.id, client_id_for(op.id))
@@ -248,7 +257,7 @@ class ExecutionWorker:
         except (SubmissionUnknown, TimeoutError, OSError) as error:
             reason = str(error) or type(error).__name__
             log.warning("%s: submission unknown (%s); reconciling", op.id, reason)
-            await self._record(op, _unknown(reason, look_again_in_s=FIRST_LOOK_S))
+            await self._record(op, submission_unknown(reason, look_again_in_s=FIRST_LOOK_S))
             return
         crash_point("after_response")
         execution = Execution.SUBMITTED if found.working else Execution.COMPLETED
@@ -356,42 +365,6 @@ class ExecutionWorker:
         self.outcomes[status] += 1
         log.info("%s: %s outcome %s", op.id, stage, status)
         self.on_outcome()
-
-
-def _refused(refusal: Refusal, execution: Execution) -> Observation:
-    """Refused before dispatch: nothing was sent, so nothing is held and nothing to look at."""
-    return Observation(
-        INITIAL,
-        execution.value,  # preflight_rejected / reservation_refused
-        execution,
-        refusal.detail(),
-        settles=ReservationState.RELEASED,
-    )
-
-
-def _over_budget(refused: ReservationRefused) -> Observation:
-    return _refused(
-        Refusal(
-            "budget_exceeded",
-            refused.reason,
-            "wait for open orders to settle, or propose a smaller order",
-        ),
-        Execution.RESERVATION_REFUSED,
-    )
-
-
-def _unknown(reason: str, *, look_again_in_s: float | None) -> Observation:
-    """The submission may or may not be on the venue: the reservation stays held, the
-    reconciler looks the client id up."""
-    return Observation(
-        INITIAL,
-        UNKNOWN,
-        Execution.SUBMISSION_UNKNOWN,
-        {"reason": reason},
-        look_again_in_s=look_again_in_s,
-        answers_attempt=True,
-        attempt_error=reason,
-    )
 
 
 def _last(outcomes: list[Outcome], status: str) -> Outcome | None:

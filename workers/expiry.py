@@ -7,7 +7,7 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 
-from store.authority import Store
+from store import Store
 
 log = logging.getLogger("countersign.expiry")
 

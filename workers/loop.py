@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
 
-from store.timeutil import Clock
+from kernel.timeutil import Clock
 
 Item = TypeVar("Item")
 # seconds until the next scheduled row falls due; None: nothing is scheduled

@@ -18,13 +18,8 @@ from cards.decide import Threshold
 from cards.reminder import reminder_text, waiting_for
 from cards.render import render_card
 from cards.strings import Lang
-from store.authority import Store
-from store.cards import CardLedger
-from store.execution_reads import view
-from store.logcontext import about
-from store.projection import operation_view
-from store.records import Operation
-from store.reminders import ReminderLedger
+from kernel.logcontext import about
+from store import CardLedger, Operation, ReminderLedger, Store, operation_view, view
 
 log = logging.getLogger("countersign.reminders")
 

@@ -46,14 +46,20 @@ from bot.api.web_decide import WebDecisions
 from bot.api.web_recovery import WebRecovery
 from bot.api.wire import MAX_WAIT_S
 from bot.config import Config, Proposer
-from store.authority import Store
-from store.execution_reads import view as op_view
-from store.execution_reads import views as op_views
-from store.lifecycle import IllegalTransition, State
-from store.paging import MAX_PAGE_SIZE, InvalidCursor
-from store.problems import FieldProblem
-from store.projection import UNTIL, Until, reached
-from store.records import Operation
+from kernel.problems import FieldProblem
+from store import (
+    MAX_PAGE_SIZE,
+    UNTIL,
+    IllegalTransition,
+    InvalidCursor,
+    Operation,
+    State,
+    Store,
+    Until,
+    reached,
+)
+from store import view as op_view
+from store import views as op_views
 
 log = logging.getLogger("countersign.api")
 

@@ -47,16 +47,22 @@ from bot.api.keys import STOPPING_KEY, pause
 from bot.api.signin import SignIn
 from bot.api.web_decide import WebDecisions
 from cards.strings import Lang
-from store.attention import AWAITING, SEARCH_MAX_CHARS, attention, recent, search
-from store.authority import Store
-from store.cards import CardLedger
-from store.deliveries import DeliveryLedger
-from store.execution import ExecutionLedger
-from store.execution_reads import views
-from store.lifecycle import State
-from store.models import OperationRow
-from store.paging import InvalidCursor
-from store.problems import FieldProblem
+from kernel.problems import FieldProblem
+from store import (
+    AWAITING,
+    SEARCH_MAX_CHARS,
+    CardLedger,
+    DeliveryLedger,
+    ExecutionLedger,
+    InvalidCursor,
+    OperationRow,
+    State,
+    Store,
+    attention_groups,
+    recent,
+    search,
+    views,
+)
 
 log = logging.getLogger("countersign.api")
 
@@ -201,7 +207,7 @@ class Dashboard:
             # the list's filters on /ops (links from before /ops/all): the list itself
             raise web.HTTPFound(moved(request, "/ops/all"))
         mark = await change_mark(self.store)  # before the reads: a change after them moves it
-        groups = await attention(self.store, limit=GROUP_ROWS)
+        groups = await attention_groups(self.store, limit=GROUP_ROWS)
         latest = await recent(self.store, limit=RECENT_ROWS)
         shown = {op.id: op for op in [*(op for g in groups for op in g.operations), *latest]}
         by_id = {view["id"]: view for view in await views(self.store, list(shown.values()))}

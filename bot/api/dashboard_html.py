@@ -24,9 +24,8 @@ from bot.api.signin import SIGN_IN_PATH, SIGN_OUT_PATH, Viewer
 from bot.api.web_decide import DecideForm, Flash
 from cards.strings import Lang, text
 from cards.vocabulary import BAD, DONE, OPEN_STATES, WAITING, WARN, state_words
-from store.attention import AWAITING, SEARCH_MAX_CHARS, UNKNOWN
-from store.lifecycle import State
-from store.timeutil import utc_now
+from kernel.timeutil import utc_now
+from store import AWAITING, SEARCH_MAX_CHARS, UNKNOWN, State
 from workers.domains import DOMAINS
 from workers.domains.execution import CORE_OUTCOMES
 

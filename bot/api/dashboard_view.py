@@ -29,8 +29,8 @@ from cards.vocabulary import (
     when,
 )
 from cards.world import world_of, world_words
-from store.reasons import Reason
-from store.timeutil import iso_utc, parse_iso_utc
+from kernel.timeutil import iso_utc, parse_iso_utc
+from store import Reason
 
 Cell = str | dict[str, Any] | None
 # terms that are digests: cut short like an id (whole on hover), never wrapped

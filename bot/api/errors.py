@@ -10,7 +10,7 @@ from html import escape
 from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
 
-from store.problems import FieldProblem
+from kernel.problems import FieldProblem
 
 log = logging.getLogger("countersign.api")
 

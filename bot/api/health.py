@@ -21,14 +21,17 @@ from sqlalchemy import func, select, text
 
 from bot.config import Config, redacted
 from bot.decide.counters import DecisionCounters
-from store import attention
-from store.authority import Store
-from store.cards import CardLedger
-from store.deliveries import DeliveryLedger
-from store.lifecycle import Execution
-from store.models import OperationRow
-from store.timeutil import iso_utc, utc_now
-from store.vocabulary import DeliveryState
+from kernel.timeutil import iso_utc, utc_now
+from store import (
+    UNRESOLVED,
+    CardLedger,
+    DeliveryLedger,
+    DeliveryState,
+    Execution,
+    OperationRow,
+    Store,
+    attention_counts,
+)
 
 
 class ConsumerCounts(Protocol):
@@ -187,9 +190,7 @@ class Health:
     async def _attention(self) -> dict[str, Any]:
         """Operations the executor gave up on or a lookup could not settle: unresolved, for
         a person (the dashboard's "Needs attention" lists them)."""
-        unresolved = (await attention.counts(self.store, [attention.UNRESOLVED]))[
-            attention.UNRESOLVED
-        ]
+        unresolved = (await attention_counts(self.store, [UNRESOLVED]))[UNRESOLVED]
         return {"state": "needs_attention" if unresolved else "ok", "unresolved": unresolved}
 
     async def _deliveries(self) -> dict[str, Any]:

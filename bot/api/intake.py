@@ -13,10 +13,8 @@ from bot.api.body_shape import shape_problems
 from bot.config import OpenId, ProposerSettings, Settings
 from bot.policy import approval_for, operators_of
 from bot.validation import problems_from
-from store.canonical import canonical_json
-from store.envelope import Audience, CallbackRoute, Conversation, Source
-from store.problems import FieldProblem, ProblemsFound
-from store.proposals import LOCAL_WORLDS, Draft
+from kernel.problems import FieldProblem, ProblemsFound
+from store import LOCAL_WORLDS, Audience, CallbackRoute, Conversation, Draft, Source, canonical_json
 from workers.domains import DOMAINS
 from workers.domains.types import StrictModel
 from workers.targets import BadUrl, parse_callback_target

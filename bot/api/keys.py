@@ -12,7 +12,7 @@ from aiohttp import web
 from bot.api.auth import ProposerAuth, RateLimiter
 from bot.api.health import Health
 from bot.config import Config, Proposer
-from store.authority import Store
+from store import Store
 
 CONFIG_KEY = web.AppKey("config", Config)
 STORE_KEY = web.AppKey("store", Store)

@@ -23,7 +23,7 @@ from prometheus_client.registry import Collector
 
 from bot.api.health import ConsumerCounts, Health
 from bot.decide.counters import DecisionCounters
-from store.vocabulary import Entry
+from store import Entry
 
 PREFIX = "countersign"
 

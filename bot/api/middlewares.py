@@ -24,7 +24,7 @@ from bot.api.keys import (
     PEER_LIMITER_KEY,
     PROPOSER_KEY,
 )
-from store.problems import FieldProblem
+from kernel.problems import FieldProblem
 
 log = logging.getLogger("countersign.api")
 

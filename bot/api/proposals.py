@@ -30,13 +30,18 @@ from bot.api.keys import (
     STORE_KEY,
 )
 from bot.api.people import with_people
-from store.authority import Store
-from store.canonical import loads_strict
-from store.execution_reads import view as op_view
-from store.problems import FieldProblem, ProblemsFound
-from store.proposals import ActiveClaim, Draft, RequestConflict
-from store.records import Operation
-from store.signals import Signal, signal_of
+from kernel.problems import FieldProblem, ProblemsFound
+from store import (
+    ActiveClaim,
+    Draft,
+    Operation,
+    RequestConflict,
+    Signal,
+    Store,
+    loads_strict,
+    signal_of,
+)
+from store import view as op_view
 from workers.domains import DOMAINS
 from workers.domains.base import ReadingUnavailable
 

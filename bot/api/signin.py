@@ -48,8 +48,7 @@ from bot.api.hosts import forwarded_https
 from bot.api.web_limits import SIGN_IN_STARTS, WebLimits
 from bot.config import Config
 from bot.lark.transport import LarkTransport
-from store.authority import Store
-from store.web_sessions import SIGN_IN_TTL_S, WebSession, WebSessions
+from store import SIGN_IN_TTL_S, Store, WebSession, WebSessions
 
 log = logging.getLogger("countersign.api")
 

@@ -48,14 +48,8 @@ from bot.decide.provenance import CardClick, Context, may_decide, web_click
 from bot.policy import policy_digests
 from cards.render import SHORT_DIGEST
 from cards.strings import COUNTED_TOAST, REFUSALS, Lang, text
-from store.authority import Store
-from store.decisions import Counted, Decided
-from store.groupcommit import answering_a_person
-from store.lifecycle import State
-from store.logcontext import about
-from store.reasons import Reason
-from store.records import Operation
-from store.vocabulary import Entry
+from kernel.logcontext import about
+from store import Counted, Decided, Entry, Operation, Reason, State, Store, answering_a_person
 
 log = logging.getLogger("countersign.api")
 

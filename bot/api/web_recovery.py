@@ -16,13 +16,7 @@ from typing import Any
 from bot.api.web_decide import counted_answer
 from bot.decide.counters import DecisionCounters
 from bot.decide.recovery import RECOVER_AFTER_S, Recovery
-from store.authority import Store
-from store.decisions import Click
-from store.inbox import InboxEntry
-from store.lifecycle import State
-from store.reasons import Reason
-from store.records import Confirmation
-from store.vocabulary import Entry
+from store import Click, Confirmation, Entry, InboxEntry, Reason, State, Store
 
 
 class WebLeftovers:

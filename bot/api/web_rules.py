@@ -14,7 +14,7 @@ from decimal import Decimal, InvalidOperation
 from yarl import URL
 
 from bot.config.settings import WebSettings
-from store.records import Operation
+from store import Operation
 
 # a rendered page's one-time form key (the inbox key): secrets.token_urlsafe(24) makes 32
 FORM_KEY = re.compile(r"^[A-Za-z0-9_-]{20,64}$")

@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from store.vocabulary import World
+from store import World
 
 # one long poll of the API at most (`?wait=`); the client and the CLI ask again for longer
 MAX_WAIT_S = 60

@@ -22,9 +22,8 @@ from bot.profiles import DEV_TOKEN_ENV
 from bot.render import operation_table, operation_text
 from cards.strings import Lang
 from cards.vocabulary import state_words
-from store.canonical import loads_strict
-from store.problems import ProblemsFound
-from store.projection import Until, reached
+from kernel.problems import ProblemsFound
+from store import Until, loads_strict, reached
 
 LANG_ENV = "COUNTERSIGN_LANG"
 EXIT_NOT_YET = 3  # show --wait: the time ran out before the operation was what was asked

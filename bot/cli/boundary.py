@@ -14,8 +14,8 @@ from collections.abc import Callable
 
 from bot.cli.common import EXIT_API, EXIT_USAGE, CommandError
 from bot.lark.sdk_check import SdkMismatch
-from store.opening import StoreNotMigrated
-from store.problems import ProblemsFound
+from kernel.problems import ProblemsFound
+from store import StoreNotMigrated
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, what shells report for Ctrl-C
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what `head` leaves behind for other tools

@@ -87,7 +87,7 @@ def environ_for(dev: bool) -> Mapping[str, str]:
 
 def with_store(args: argparse.Namespace, use: Callable[[Any], Coroutine[Any, Any, Any]]) -> Any:
     """Run `use(store)` against the configured store (operator tools, no bot needed)."""
-    from store.opening import open_store
+    from store import open_store
 
     settings = settings_of(args)
 

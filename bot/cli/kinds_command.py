@@ -11,7 +11,7 @@ from bot import kinds
 from bot.cli.common import EXIT_USAGE, CommandError, settings_if_any
 from cards.strings import text
 from cards.world import world_words
-from store.vocabulary import World
+from store import World
 
 
 def kind_line(summary: dict[str, Any]) -> str:

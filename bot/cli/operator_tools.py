@@ -51,8 +51,7 @@ def cmd_config_check(args: argparse.Namespace) -> int:
 
 
 def cmd_db_upgrade(args: argparse.Namespace) -> int:
-    from store.engine import create_engine
-    from store.migrate import current_revision, upgrade
+    from store import create_engine, current_revision, upgrade
 
     settings = settings_of(args)
 
@@ -69,7 +68,7 @@ def cmd_db_upgrade(args: argparse.Namespace) -> int:
 
 
 def cmd_reconcile(args: argparse.Namespace) -> int:
-    from store.execution import ExecutionLedger
+    from store import ExecutionLedger
 
     queued = with_store(args, lambda store: ExecutionLedger(store).reconcile_now(args.id))
     if args.id is not None and not queued:
@@ -85,7 +84,7 @@ def cmd_reconcile(args: argparse.Namespace) -> int:
 
 
 def cmd_deliveries_list(args: argparse.Namespace) -> int:
-    from store.deliveries import DeliveryLedger
+    from store import DeliveryLedger
 
     found = with_store(
         args,
@@ -107,7 +106,7 @@ def cmd_deliveries_list(args: argparse.Namespace) -> int:
 
 
 def cmd_deliveries_retry(args: argparse.Namespace) -> int:
-    from store.deliveries import DeliveryLedger
+    from store import DeliveryLedger
 
     retried = with_store(args, lambda store: DeliveryLedger(store).retry(args.id))
     if retried is None:

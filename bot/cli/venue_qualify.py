@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from bot.cli.common import EXIT_API, EXIT_USAGE, CommandError, environ_for, settings_and_source
-from store.vocabulary import World
+from store import World
 
 if TYPE_CHECKING:
     from bot.cli.venue_checks import Check

@@ -24,7 +24,7 @@ from bot.config.settings import (
     parse,
     zone,
 )
-from store.problems import FieldProblem, ProblemsFound
+from kernel.problems import FieldProblem, ProblemsFound
 from workers.domains import DOMAINS
 
 Environ = Mapping[str, str]

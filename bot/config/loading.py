@@ -11,7 +11,7 @@ from pydantic import SecretStr
 
 from bot.config.checks import check
 from bot.config.settings import Config, LarkSecrets, Proposer, Settings, parse
-from store.problems import FieldProblem, ProblemsFound
+from kernel.problems import FieldProblem, ProblemsFound
 from workers.domains import DOMAINS
 from workers.domains.base import SecretEnv
 

@@ -7,7 +7,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from bot.config.settings import ANY, AudienceSettings, Settings
-from store.problems import FieldProblem
+from kernel.problems import FieldProblem
 from workers.domains import DOMAINS
 
 

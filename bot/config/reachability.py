@@ -15,8 +15,8 @@ from pathlib import Path
 import asyncpg  # type: ignore[import-untyped]
 from sqlalchemy.engine import make_url
 
-from store.groupcommit.pg_writer import asyncpg_dsn
-from store.problems import FieldProblem
+from kernel.problems import FieldProblem
+from store import asyncpg_dsn
 
 CONNECT_TIMEOUT_S = 5.0
 SQLITE_PREFIX = "sqlite+aiosqlite:///"

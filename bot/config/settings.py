@@ -25,7 +25,7 @@ from pydantic import (
 
 from bot.config.domain_settings import DomainSettings as DomainSettings  # re-exported
 from bot.validation import DISPLAY_NAME_PATTERN, problems_from
-from store.problems import ProblemsFound
+from kernel.problems import ProblemsFound
 from workers.domains import DOMAINS
 
 DEFAULT_STORE_URL = "sqlite+aiosqlite:///./var/countersign.db"

@@ -36,16 +36,23 @@ from bot.decide.provenance import (
     stored_click,
     why_refused,
 )
-from store.authority import Store
-from store.canonical import canonical_json
-from store.cards import CardLedger
-from store.click_sql import ShownCard
-from store.clicks import ClickWrites, FirstWrite, PendingClick
-from store.decisions import Claimed, Click, Counted, Decided
-from store.inbox import Inbox
-from store.reasons import Reason
-from store.records import Operation
-from store.vocabulary import Entry
+from store import (
+    CardLedger,
+    Claimed,
+    Click,
+    ClickWrites,
+    Counted,
+    Decided,
+    Entry,
+    FirstWrite,
+    Inbox,
+    Operation,
+    PendingClick,
+    Reason,
+    ShownCard,
+    Store,
+    canonical_json,
+)
 from workers.crash import crash_point
 
 # The inbox kind each entry's clicks are kept under (the web's keyed by the page's form key).

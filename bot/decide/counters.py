@@ -12,9 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from store.decisions import Claimed, Counted, Decided
-from store.reasons import Reason
-from store.vocabulary import Entry
+from store import Claimed, Counted, Decided, Entry, Reason
 
 
 @dataclass

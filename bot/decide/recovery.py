@@ -20,13 +20,8 @@ from typing import Any, Protocol
 
 from bot.decide.core import INBOX_KINDS
 from bot.decide.counters import DecisionCounters
-from store.authority import Store
-from store.decisions import Click
-from store.inbox import Inbox, InboxEntry
-from store.logcontext import about
-from store.reasons import Reason
-from store.records import Confirmation
-from store.vocabulary import Entry
+from kernel.logcontext import about
+from store import Click, Confirmation, Entry, Inbox, InboxEntry, Reason, Store
 
 log = logging.getLogger("countersign.decide")
 

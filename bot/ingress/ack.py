@@ -22,8 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cards.strings import Lang, i18n, text
-from store.clicks import ClickWrites
-from store.groupcommit.contract import Pending
+from store import ClickWrites, Pending
 
 # Lark's contract: an answer reaching it later than this after the click is dropped.
 LARK_ACK_S = 3.0

@@ -35,9 +35,7 @@ from bot.ingress.replay import Replays
 from bot.ingress.stats import ConsumerStats
 from cards.decide import Threshold
 from cards.strings import Lang
-from store.authority import Store
-from store.inbox import Inbox
-from store.vocabulary import Entry
+from store import Entry, Inbox, Store
 
 __all__ = ["INBOX_KIND", "MAX_IN_FLIGHT", "CallbackConsumer", "CallbackSettings"]
 

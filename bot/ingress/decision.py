@@ -32,18 +32,21 @@ from bot.ingress.stats import ConsumerStats
 from cards.decide import Threshold
 from cards.render import render_card
 from cards.strings import COUNTED_TOAST, LANGS, LARK_LOCALE, REFUSALS, Lang, toast_key
-from store.canonical import EncodedObject
-from store.click_sql import ShownCard
-from store.clicks import FirstWrite
-from store.decisions import Counted
-from store.execution_reads import view
-from store.groupcommit import Withdrawn, answering_a_person
-from store.lifecycle import State
-from store.logcontext import about
-from store.projection import operation_view
-from store.reasons import Reason
-from store.records import Operation
-from store.vocabulary import Entry
+from kernel.logcontext import about
+from store import (
+    Counted,
+    EncodedObject,
+    Entry,
+    FirstWrite,
+    Operation,
+    Reason,
+    ShownCard,
+    State,
+    Withdrawn,
+    answering_a_person,
+    operation_view,
+    view,
+)
 
 log = logging.getLogger("countersign.callbacks")
 

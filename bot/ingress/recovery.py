@@ -21,10 +21,7 @@ from bot.decide.provenance import (
 from bot.ingress.ack import toast
 from bot.ingress.decision import Decisions, parse_click, refusal_toast
 from cards.strings import toast_key
-from store.decisions import Click
-from store.inbox import InboxEntry
-from store.reasons import Reason
-from store.records import Confirmation, Operation
+from store import Click, Confirmation, InboxEntry, Operation, Reason
 
 
 class CardLeftovers:

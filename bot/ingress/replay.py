@@ -17,7 +17,7 @@ from typing import Any
 
 from bot.ingress.ack import AckTerms
 from bot.ingress.stats import ConsumerStats
-from store.inbox import Inbox, InboxEntry
+from store import Inbox, InboxEntry
 
 POLL_S = 0.05  # how often a replay of another replica's click looks for its stored answer
 

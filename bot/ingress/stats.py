@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from store.timeutil import iso_utc, utc_now
+from kernel.timeutil import iso_utc, utc_now
 
 LATENCY_WINDOW = 2000
 # ack latency histogram bounds for /metrics, in seconds (Lark gives up at 3 s)

@@ -26,14 +26,9 @@ from cards.plain_text import NAME_MAX_CHARS, TITLE_MAX_CHARS, people_text
 from cards.strings import Lang, decision_key, text
 from cards.vocabulary import OPEN_STATES, headline, person, relative, title_of, when
 from cards.world import world_mark
-from store.authority import Store
-from store.execution_reads import view as full_view
-from store.groupcommit import answering_a_person
-from store.inbox import Inbox
-from store.lifecycle import State
-from store.projection import operation_view
-from store.signals import Signal, record_signal
-from store.timeutil import utc_now
+from kernel.timeutil import utc_now
+from store import Inbox, Signal, State, Store, answering_a_person, operation_view, record_signal
+from store import view as full_view
 
 log = logging.getLogger("countersign.text")
 

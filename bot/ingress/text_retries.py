@@ -16,8 +16,7 @@ from typing import Any
 
 from bot.ingress.envelope_shape import text_envelope_problem, text_key
 from bot.ingress.stats import ConsumerStats
-from store.authority import Store
-from store.inbox_failures import record_failure
+from store import Store, record_failure
 
 log = logging.getLogger("countersign.text")
 

@@ -8,7 +8,7 @@ from pydantic import Field
 
 from bot.api.wire import ApprovalView, OperationView, Wire
 from cards.render import SHORT_DIGEST
-from store.vocabulary import World
+from store import World
 
 
 class Proposed(Wire):

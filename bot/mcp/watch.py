@@ -18,7 +18,7 @@ from mcp.server.subscriptions import ResourceUpdated, SubscriptionBus
 
 from bot.api.wire import MAX_WAIT_S
 from bot.client import ApiError, Client
-from store.projection import reached
+from store import reached
 
 log = logging.getLogger("countersign.mcp")
 

@@ -13,7 +13,7 @@ import pytest
 from bot.config import check, parse, resolve, secrets_environ
 from bot.config.loading import redacted
 from bot.workforce import build_workforce
-from store.authority import Store
+from store import Store
 from tests.support.toy_domain import ToyDomain, ToySettings
 from workers.domains import registered
 from workers.domains.base import RunnerContext, SecretEnv

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 
 from bot.logs import REDACTED, JsonFormatter, OperationFilter, SecretFilter
-from store.logcontext import about
+from kernel.logcontext import about
 
 SECRET = "app-secret-0123456789"
 

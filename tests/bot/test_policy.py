@@ -11,7 +11,7 @@ import pytest
 
 from bot.config import Settings, parse
 from bot.policy import amount_words, approval_for, policy_digest, policy_digests
-from store.envelope import Approval
+from store import Approval
 from workers.domains.base import Amount
 
 ORDER = "finance.order"

@@ -7,11 +7,8 @@ from datetime import UTC, timedelta
 
 from bot.api.people import with_people
 from bot.render import operation_table, operation_text, width
-from store.authority import Store
-from store.decisions import Claimed, Click, Counted, Decided
-from store.envelope import Approval, Audience
-from store.projection import operation_view
-from store.timeutil import parse_iso_utc
+from kernel.timeutil import parse_iso_utc
+from store import Approval, Audience, Claimed, Click, Counted, Decided, Store, operation_view
 from tests.support.factories import offered
 
 TRIO = Audience("ops", "oc_ops", ("ou_alice", "ou_bob", "ou_carol"))

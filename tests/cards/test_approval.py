@@ -8,9 +8,7 @@ from typing import Any
 import pytest
 
 from cards.render import render_card
-from store.authority import Store
-from store.envelope import Approval, Audience
-from store.projection import operation_view
+from store import Approval, Audience, Store, operation_view
 from tests.support.cards import (
     T0,
     FixedClock,

@@ -8,7 +8,7 @@ from zoneinfo import ZoneInfo
 from bot.profiles import dev_config
 from cards.conclusion import REPLY_MAX_CHARS, Voice, outcome_parts, reply_text, webhook_body
 from cards.outcomes import outcome_lines
-from store.vocabulary import World
+from store import World
 from tests.support.conclusions import outcome, projection
 
 

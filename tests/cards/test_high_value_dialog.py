@@ -14,9 +14,7 @@ import pytest
 from cards.decide import Threshold, asks_second_look, decide_elements
 from cards.render import render_card
 from larksandbox import cardcheck
-from store.authority import Store
-from store.envelope import Approval, Audience
-from store.projection import operation_view
+from store import Approval, Audience, Store, operation_view
 from tests.support.cards import T0, FixedClock, finance_op, message_op, tagged
 
 DUO = Audience("ops", "oc_ops", ("ou_alice", "ou_bob"))

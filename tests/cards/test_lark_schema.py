@@ -21,10 +21,7 @@ from bot.lark.api import _compact
 from cards.render import EXECUTING, REASON_MAX_CHARS, render_card
 from cards.strings import LANGS, Lang
 from larksandbox import ELEMENT_LIMIT, cardcheck, element_count
-from store.authority import Store
-from store.envelope import Approval, Audience, Source
-from store.projection import operation_view
-from store.records import Operation
+from store import Approval, Audience, Operation, Source, Store, operation_view
 from tests.support.cards import (
     SHANGHAI,
     STATUS_LINES,

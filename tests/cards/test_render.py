@@ -16,13 +16,7 @@ import pytest
 from cards.outcomes import outcome_title
 from cards.render import SHORT_DIGEST, render_card
 from cards.strings import LANGS, Lang, text
-from store.authority import Store
-from store.envelope import Source
-from store.lifecycle import State
-from store.projection import operation_view
-from store.proposals import LOCAL_WORLDS
-from store.records import Operation
-from store.vocabulary import World
+from store import LOCAL_WORLDS, Operation, Source, State, Store, World, operation_view
 from tests.support.cards import (
     SHANGHAI,
     T0,

@@ -8,14 +8,17 @@ from typing import Any
 import pytest
 
 from cards.render import render_card
-from store.authority import Store
-from store.decisions import Claimed, Click
-from store.execution import ExecutionLedger
-from store.execution_reads import view
-from store.execution_records import Observation
-from store.lifecycle import Execution
-from store.records import Operation
-from store.vocabulary import Stage
+from store import (
+    Claimed,
+    Click,
+    Execution,
+    ExecutionLedger,
+    Observation,
+    Operation,
+    Stage,
+    Store,
+    view,
+)
 from tests.support.cards import STATUS_LINES, outcome_of
 from tests.support.factories import dispatching, offered
 from workers.execution_failures import meant
@@ -109,7 +112,7 @@ async def test_a_preflight_refusal_is_red_with_its_reason(store: Store) -> None:
 
 
 def outcome_view(op: Operation, *outcomes: dict[str, Any], execution: str) -> dict[str, Any]:
-    from store.projection import operation_view
+    from store import operation_view
 
     projection = operation_view(op)
     projection["state"] = "outcome_observed"

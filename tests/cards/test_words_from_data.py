@@ -10,7 +10,7 @@ from typing import Any
 
 from cards.render import render_card
 from cards.vocabulary import headline, title_of
-from store.timeutil import parse_iso_utc
+from kernel.timeutil import parse_iso_utc
 from tests.support.card_gallery import PEOPLE, concluded, order
 from tests.support.cards import fields
 

@@ -12,9 +12,7 @@ from datetime import timedelta
 from typing import Any
 
 from cards.strings import refusal_text
-from store.auto_send import AUTO_OPERATOR
-from store.lifecycle import State
-from store.reasons import Reason
+from store import AUTO_OPERATOR, Reason, State
 from tests.support.factories import message_request
 from tests.support.stack import ACME_DESTINATION, OPS_AUDIENCE, Stack, StackFactory, settled
 from tests.support.waiting import eventually

@@ -5,7 +5,7 @@ refused whatever the timing; the test waits on the sandbox's own records, never 
 
 from __future__ import annotations
 
-from store.cards import CardLedger
+from store import CardLedger
 from tests.support.factories import order_request
 from tests.support.stack import Stack, card_says
 from tests.support.waiting import eventually

@@ -9,8 +9,7 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import text
 
-from store.cards import CardLedger
-from store.lifecycle import State
+from store import CardLedger, State
 from tests.support.factories import order_request
 from tests.support.stack import CLAIMED_OR_AFTER, Stack, StackFactory
 from tests.support.waiting import eventually

@@ -24,10 +24,7 @@ import aiohttp
 from bot.ingress.callbacks import INBOX_KIND
 from cards.strings import REFUSALS, TEXT
 from larksandbox import Click, answers
-from store.authority import Store
-from store.inbox import RECEIVED, Inbox
-from store.lifecycle import State
-from store.records import Confirmation
+from store import RECEIVED, Confirmation, Inbox, State, Store
 from tests.support.backends import Backend
 from tests.support.bot_processes import (
     RECOVERY_DEADLINE_S,

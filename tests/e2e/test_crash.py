@@ -29,10 +29,7 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from store.authority import Store
-from store.cards import CardLedger
-from store.deliveries import DeliveryLedger
-from store.execution import ExecutionLedger
+from store import CardLedger, DeliveryLedger, ExecutionLedger, Store
 from tests.support.backends import Backend
 from tests.support.bot_processes import (
     CRASH_EXECUTION,

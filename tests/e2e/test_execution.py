@@ -14,7 +14,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from store.execution import ExecutionLedger
+from store import ExecutionLedger
 from tests.support.backends import Backend
 from tests.support.bot_processes import bot_env, bot_processes, write_config
 from tests.support.factories import message_request, order_request

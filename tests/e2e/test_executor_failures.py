@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from sqlalchemy import select
 
-from store.lifecycle import State
-from store.models import OperationRow
+from store import OperationRow, State
 from tests.support.dashboard import counts, rows
 from tests.support.factories import draft
 from tests.support.metrics import samples

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from larksandbox import answers
-from store.reasons import Reason
+from store import Reason
 from tests.support.backends import Backend
 from tests.support.bot_processes import bot_env, bot_processes, write_config
 from tests.support.factories import order_request

@@ -10,9 +10,7 @@ import json
 from datetime import timedelta
 from typing import Any
 
-from store.auto_send import AUTO_OPERATOR, auto_send_due, claim_by_clock
-from store.decisions import Claimed
-from store.lifecycle import State
+from store import AUTO_OPERATOR, Claimed, State, auto_send_due, claim_by_clock
 from tests.support.factories import message_request
 from tests.support.stack import (
     ACME_DESTINATION,

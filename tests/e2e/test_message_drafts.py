@@ -7,8 +7,7 @@ import re
 from typing import Any
 
 from larksandbox import answers
-from store.lifecycle import State
-from store.reasons import Reason
+from store import Reason, State
 from tests.support.cards import fields
 from tests.support.factories import draft, message_draft_fields, message_request
 from tests.support.stack import CLAIMED_OR_AFTER, Stack, StackFactory, settled

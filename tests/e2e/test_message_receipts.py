@@ -10,8 +10,7 @@ import hashlib
 import json
 from typing import Any
 
-from store.deliveries import DeliveryLedger
-from store.operation_reads import claim_id
+from store import DeliveryLedger, claim_id
 from tests.support.factories import message_request
 from tests.support.stack import ACME_DESTINATION, Stack, StackFactory, settled
 from tests.support.waiting import eventually

@@ -11,7 +11,7 @@ from datetime import timedelta
 from typing import Any
 
 from larksandbox import DEFAULT_APP_ID, User
-from store.signals import signal_of
+from store import signal_of
 from tests.support.factories import message_request
 from tests.support.stack import ACME_DESTINATION, Stack, StackFactory, card_says, settled
 from tests.support.waiting import eventually

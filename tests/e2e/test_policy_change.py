@@ -10,9 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from cards.strings import refusal_text
-from store.authority import Store
-from store.lifecycle import State
-from store.reasons import Reason
+from store import Reason, State, Store
 from tests.support.backends import Backend
 from tests.support.bot_processes import (
     BotProcess,

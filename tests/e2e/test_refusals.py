@@ -13,7 +13,7 @@ import aiohttp
 import pytest
 
 from larksandbox import DEFAULT_APP_ID, sealed_body, signed_headers
-from store.reasons import Reason
+from store import Reason
 from tests.support.factories import order_request
 from tests.support.stack import Stack, button_value, envelope_for, push
 

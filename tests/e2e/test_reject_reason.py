@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from store.lifecycle import State
+from store import State
 from tests.support.factories import TRIO_AUDIENCE, order_request
 from tests.support.proposer_routes import Receiver, conversation, replies_to, with_routes
 from tests.support.stack import CALLBACK_SECRET, Stack, StackFactory, card_says

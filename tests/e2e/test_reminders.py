@@ -9,8 +9,7 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta
 
-from store.lifecycle import State
-from store.records import Operation
+from store import Operation, State
 from tests.support.factories import order_request
 from tests.support.proposer_routes import replies_to
 from tests.support.stack import Stack, StackFactory, button_value, card_says

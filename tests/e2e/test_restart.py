@@ -13,8 +13,7 @@ from pathlib import Path
 
 from bot.devstack import point_webhooks
 from bot.ingress.text import INBOX_KIND
-from store.authority import Store
-from store.inbox import ANSWERED, RECEIVED, Inbox
+from store import ANSWERED, RECEIVED, Inbox, Store
 from tests.support.backends import Backend
 from tests.support.bot_processes import bot_env, bot_processes, sandbox_alone, write_config
 from tests.support.processes import free_port

@@ -15,7 +15,7 @@ from typing import Any
 
 import aiohttp
 
-from store.deliveries import DeliveryLedger
+from store import DeliveryLedger
 from tests.support.factories import order_request
 from tests.support.processes import cli
 from tests.support.proposer_routes import Receiver, conversation, replies_to, with_routes

@@ -16,9 +16,7 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from store.decisions import Click, Decided
-from store.deliveries import Delivery, DeliveryLedger
-from store.envelope import Conversation, Source
+from store import Click, Conversation, Decided, Delivery, DeliveryLedger, Source
 from tests.support.factories import offered, order_request
 from tests.support.stack import Stack, StackFactory
 from tests.support.waiting import eventually

@@ -12,7 +12,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from store.execution import ExecutionLedger
+from store import ExecutionLedger
 from tests.support.factories import LARGE_ORDERS_RULE, TRIO_AUDIENCE, order_request
 from tests.support.stack import Stack, StackFactory, card_says, settled
 from tests.support.web_decide import forms, signed_in

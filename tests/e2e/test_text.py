@@ -17,7 +17,7 @@ import pytest
 from bot.ingress.text import INBOX_KIND
 from cards.strings import text
 from larksandbox import DEFAULT_APP_ID, events
-from store.inbox import Inbox
+from store import Inbox
 from tests.support.factories import order_request
 from tests.support.stack import OPS_AUDIENCE, Stack, StackFactory
 from tests.support.waiting import eventually

@@ -15,7 +15,7 @@ import pytest
 
 from bot.ingress.text import INBOX_KIND
 from larksandbox import DEFAULT_APP_ID, events
-from store.inbox import FAILED, Inbox, InboxEntry
+from store import FAILED, Inbox, InboxEntry
 from tests.support.stack import Stack
 from tests.support.waiting import eventually
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from store.execution import ExecutionLedger
+from store import ExecutionLedger
 from tests.support.cards import fields
 from tests.support.processes import cli
 from tests.support.stack import DEV_TOKEN, Stack, StackFactory, card_says, settled

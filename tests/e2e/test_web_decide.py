@@ -10,7 +10,7 @@ import secrets
 from datetime import timedelta
 
 from bot.api.signin import SESSION_COOKIE
-from store.lifecycle import State
+from store import State
 from tests.support.factories import order_request
 from tests.support.proposer_routes import Receiver, conversation, replies_to, with_routes
 from tests.support.signin import Browser

@@ -13,7 +13,7 @@ from aiohttp import web
 from aiohttp.test_utils import TestServer
 from playwright.async_api import Dialog, Request, expect
 
-from store.lifecycle import State
+from store import State
 from tests.support.browser import UI_TIMEOUT_MS
 from tests.support.dashboard import chromium
 from tests.support.factories import order_request

@@ -13,8 +13,7 @@ from datetime import timedelta
 
 from playwright.async_api import Page, expect
 
-from store.lifecycle import State
-from store.reasons import Reason
+from store import Reason, State
 from tests.support.browser import UI_TIMEOUT_MS
 from tests.support.dashboard import chromium
 from tests.support.factories import order_request

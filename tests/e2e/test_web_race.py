@@ -11,8 +11,7 @@ from typing import Any
 import pytest
 
 from cards.strings import REFUSALS
-from store.execution import ExecutionLedger
-from store.reasons import Reason
+from store import ExecutionLedger, Reason
 from tests.support.factories import order_request
 from tests.support.signin import Answer, Browser
 from tests.support.stack import Stack, StackFactory, settled

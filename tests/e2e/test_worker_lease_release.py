@@ -19,7 +19,7 @@ from typing import Any
 
 from sqlalchemy import func, select
 
-from store.models import OperationRow
+from store import OperationRow
 from tests.support.factories import order_request
 from tests.support.stack import Stack, StackFactory, settled
 from tests.support.waiting import eventually

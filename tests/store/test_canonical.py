@@ -4,6 +4,7 @@ from decimal import Decimal
 
 import pytest
 
+from kernel.problems import ProblemsFound
 from store.canonical import (
     EncodedObject,
     FloatRefused,
@@ -14,7 +15,6 @@ from store.canonical import (
     nesting_depth,
     record_json,
 )
-from store.problems import ProblemsFound
 
 
 def test_canonical_json_sorts_keys_drops_whitespace_and_keeps_utf8() -> None:

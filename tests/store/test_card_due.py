@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from kernel.timeutil import utc_now
 from store.authority import Store
 from store.cards import CardLedger
 from store.decisions import Claimed, Click, Decided
 from store.records import Operation
-from store.timeutil import utc_now
 from tests.support.factories import offered
 
 

@@ -3,13 +3,13 @@ from __future__ import annotations
 import asyncio
 from datetime import timedelta
 
+from kernel.timeutil import utc_now
 from store.authority import Store
 from store.conclusions import closing_outcome
 from store.decisions import Click, Decided
 from store.deliveries import DeliveryLedger
 from store.envelope import CallbackRoute, Conversation, Source
 from store.lifecycle import State
-from store.timeutil import utc_now
 from tests.support.factories import draft, offered
 from workers.expiry import run_expiry
 

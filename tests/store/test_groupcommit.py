@@ -24,6 +24,7 @@ import pytest
 from sqlalchemy import Connection, text
 from ulid import ULID
 
+from kernel.timeutil import utc_now
 from store.authority import Store
 from store.claim_sql import claim_intent
 from store.groupcommit import (
@@ -41,7 +42,6 @@ from store.groupcommit import (
 )
 from store.groupcommit.contract import Pending
 from store.records import Operation
-from store.timeutil import utc_now
 from tests.support.backends import Backend
 from tests.support.factories import offered
 from tests.support.processes import ROOT

@@ -10,13 +10,13 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import update
 
+from kernel.timeutil import utc_now
 from store.authority import Store
 from store.cards import CardLedger
 from store.decisions import Claimed, Click
 from store.execution import ExecutionLedger
 from store.models import OperationRow
 from store.opening import open_store
-from store.timeutil import utc_now
 from tests.support.backends import Backend
 from tests.support.factories import draft, offered, writes
 

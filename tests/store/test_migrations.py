@@ -15,6 +15,7 @@ from sqlalchemy import Connection, MetaData, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from kernel.timeutil import utc_now
 from store.authority import Store
 from store.cards import CardLedger
 from store.decisions import Claimed, Click
@@ -26,7 +27,6 @@ from store.inbox import Inbox
 from store.migrate import current_revision, downgrade, head_revision, upgrade
 from store.models import Base
 from store.reservations import Exposure
-from store.timeutil import utc_now
 from store.vocabulary import CHECKED, Execution, ReservationState, Stage
 from tests.support.backends import Backend
 from tests.support.factories import offered, refused_by_budget

@@ -13,6 +13,7 @@ import pytest
 from sqlalchemy import Connection, MetaData, Table, select, text
 from sqlalchemy.exc import IntegrityError
 
+from kernel.timeutil import utc_now
 from store.authority import Store
 from store.decisions import Claimed, Click
 from store.execution import ExecutionLedger
@@ -20,7 +21,6 @@ from store.execution_records import Observation
 from store.lifecycle import Execution
 from store.migrate import current_revision, downgrade, upgrade
 from store.projection import operation_view
-from store.timeutil import utc_now
 from store.vocabulary import Stage, Tone
 from tests.support.backends import Backend
 from tests.support.factories import dispatching, offered

@@ -13,6 +13,7 @@ import pytest
 from sqlalchemy import Connection, MetaData, Table, select
 from sqlalchemy.exc import IntegrityError
 
+from kernel.timeutil import utc_now
 from store.authority import Store
 from store.decisions import Click, Refused
 from store.envelope import Envelope, confirm_digest
@@ -20,7 +21,6 @@ from store.migrate import current_revision, downgrade, upgrade
 from store.projection import operation_view
 from store.proposals import LOCAL_WORLDS, Draft
 from store.reasons import Reason
-from store.timeutil import utc_now
 from store.vocabulary import World
 from tests.support.backends import Backend
 from tests.support.factories import draft, offered

@@ -34,7 +34,7 @@ from larksandbox import (
     build_sandbox,
     default_state,
 )
-from store.authority import Store
+from store import Store
 from tests.support.backends import Backend
 from tests.support.processes import ENV, ROOT, free_port
 from tests.support.sandbox import TEST_URL_VERIFY_TIMEOUT_S

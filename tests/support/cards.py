@@ -12,9 +12,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from bot.api.intake import with_additions
-from store.authority import Store
-from store.decisions import Claimed, Click, Counted, Decided
-from store.records import Operation
+from store import Claimed, Click, Counted, Decided, Operation, Store
 from tests.support.factories import MESSAGE_PAYLOAD, ORDER_PAYLOAD, message_draft_fields, offered
 from workers.domains import DOMAINS, meaning
 from workers.domains.finance.schema import FinanceOrderV1

@@ -12,8 +12,7 @@ import json
 import os
 import sys
 
-from store.decisions import Claimed, Click
-from store.opening import open_store
+from store import Claimed, Click, open_store
 
 
 async def main(operation_id: str, digest: str, count: int) -> None:

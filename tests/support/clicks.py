@@ -7,9 +7,7 @@ from typing import Any
 
 from bot.ingress.callbacks import CallbackConsumer, CallbackSettings
 from cards.render import callback_value
-from store.authority import Store
-from store.projection import operation_view
-from store.records import Operation
+from store import Operation, Store, operation_view
 
 APP_ID = "cli_countersign"
 OUR_TENANT = "tenant_ours"

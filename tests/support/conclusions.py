@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from store.conclusions import CHANGES_REQUESTED, DECLINED, EXPIRED
+from store import CHANGES_REQUESTED, DECLINED, EXPIRED
 from workers.domains import meaning
 
 # conclusions of operations that never ran: shaped like an outcome, with no row (no meaning)

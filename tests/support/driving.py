@@ -6,9 +6,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 
-from store.authority import Store
-from store.execution import ExecutionLedger
-from store.records import Operation
+from store import ExecutionLedger, Operation, Store
 from tests.support.waiting import scaled
 from workers.executor import ExecutionWorker
 

@@ -6,16 +6,21 @@ import copy
 import itertools
 from typing import Any
 
-from store.authority import Store
-from store.envelope import Audience, Source
-from store.execution import ExecutionLedger
-from store.execution_records import Attempt, Observation
-from store.groupcommit import WriterStats
-from store.lifecycle import Execution
-from store.proposals import Draft
-from store.records import Operation
-from store.reservations import ReservationRefused
-from store.vocabulary import ReservationState, Stage
+from store import (
+    Attempt,
+    Audience,
+    Draft,
+    Execution,
+    ExecutionLedger,
+    Observation,
+    Operation,
+    ReservationRefused,
+    ReservationState,
+    Source,
+    Stage,
+    Store,
+    WriterStats,
+)
 from workers.domains import DOMAINS
 from workers.domains.base import STORED
 from workers.domains.finance.examples import LIMIT_BUY

@@ -17,10 +17,8 @@ from collections import deque
 
 from ulid import ULID
 
-from store.claim_sql import claim_intent
-from store.engine import is_sqlite
-from store.groupcommit import open_writer
-from store.timeutil import utc_now
+from kernel.timeutil import utc_now
+from store import claim_intent, is_sqlite, open_writer
 
 
 async def main(in_flight: int) -> None:

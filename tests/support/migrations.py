@@ -10,7 +10,7 @@ from pathlib import Path
 from sqlalchemy import inspect
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from store.engine import create_engine
+from store import create_engine
 from tests.support.backends import Backend
 
 

@@ -18,9 +18,7 @@ from typing import Any
 from aiohttp import web
 
 from examples.service.app import CALL_PATH, STATUS_PATH, Billing, SqliteSeenKeys, build_app
-from store.authority import Store
-from store.decisions import Claimed, Click
-from store.records import Operation
+from store import Claimed, Click, Operation, Store
 from tests.support.factories import draft
 from workers.domains import DOMAINS
 from workers.domains.base import RunnerContext

@@ -24,8 +24,8 @@ from pydantic import SecretStr
 from bot.api.app import create_app
 from bot.config import Config
 from bot.devstack import SandboxApp, register_sign_in, sandbox_config
-from store.authority import Store
-from store.timeutil import utc_now
+from kernel.timeutil import utc_now
+from store import Store
 from tests.support.lark_oauth import decide, open_page
 from tests.support.processes import free_port
 from tests.support.sandbox import Sandbox

@@ -24,6 +24,7 @@ from bot.config import Config, parse, resolve
 from bot.devstack import SandboxApp, point_webhooks, register_sign_in
 from bot.policy import policy_digests
 from bot.server import serve
+from kernel.timeutil import utc_now
 from larksandbox import (
     DEFAULT_APP_ID,
     HUB_KEY,
@@ -36,10 +37,7 @@ from larksandbox import (
     default_state,
     events,
 )
-from store.authority import Store
-from store.claim_sql import AutoRules
-from store.lifecycle import State
-from store.timeutil import utc_now
+from store import AutoRules, State, Store
 from tests.support.backends import Backend
 from tests.support.processes import free_port
 from tests.support.sandbox import TEST_URL_VERIFY_TIMEOUT_S

@@ -7,9 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from store.authority import Store
-from store.decisions import Claimed, Click
-from store.records import Operation
+from store import Claimed, Click, Operation, Store
 from tests.support.factories import ORDER_PAYLOAD, offered
 from workers.domains.finance.runner import FinanceRunner
 from workers.domains.finance.settings import FinanceAccount, FinanceSettings

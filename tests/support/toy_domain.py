@@ -17,9 +17,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from store.problems import FieldProblem
-from store.records import Operation
-from store.vocabulary import Tone
+from kernel.problems import FieldProblem
+from store import Operation, Tone
 from workers.domains.base import Domain, Example, Projection, RunnerContext, terms
 from workers.domains.execution import Observed, Refusal, Runner
 from workers.domains.types import Name, StrictModel

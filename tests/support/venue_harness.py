@@ -34,8 +34,7 @@ import eth_account
 from eth_account.signers.local import LocalAccount
 
 from hlsandbox.testing import RunningSandbox, start
-from store.execution import ExecutionLedger
-from store.vocabulary import World
+from store import ExecutionLedger, World
 from tests.support.processes import free_port
 from workers.domains.finance.hyperliquid import open_venue
 from workers.domains.finance.hyperliquid.wire import cloid_of

@@ -12,8 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from store.authority import Store
-from store.decisions import Claimed, Click
+from store import Claimed, Click, Store
 from tests.support.backends import Backend
 from tests.support.factories import offered
 from tests.support.processes import ENV, ROOT

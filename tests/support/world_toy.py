@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from store.vocabulary import World
+from store import World
 from tests.support.toy_domain import LampRunner, LampService, LampV1, ToyDomain, ToySettings
 from workers.domains.base import RunnerContext
 from workers.domains.execution import Runner

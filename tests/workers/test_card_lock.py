@@ -11,9 +11,7 @@ import pytest
 
 from bot.lark.api import LarkApi
 from bot.workforce import RetryingLark
-from store.authority import Store
-from store.cards import CardLedger
-from store.decisions import Claimed, Click
+from store import CardLedger, Claimed, Click, Store
 from tests.support.factories import draft
 from tests.support.sandbox import Sandbox
 from tests.support.waiting import eventually

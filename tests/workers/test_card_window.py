@@ -13,9 +13,7 @@ from sqlalchemy import update
 
 from bot.lark.api import LarkApi
 from bot.workforce import RetryingLark
-from store.authority import Store
-from store.decisions import Claimed, Click
-from store.models import OperationRow
+from store import Claimed, Click, OperationRow, Store
 from tests.support.factories import draft
 from tests.support.sandbox import Sandbox
 from tests.support.waiting import eventually

@@ -18,10 +18,7 @@ import trustme
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from store.authority import Store
-from store.decisions import Click, Decided
-from store.deliveries import Delivery, DeliveryLedger
-from store.envelope import CallbackRoute, Source
+from store import CallbackRoute, Click, Decided, Delivery, DeliveryLedger, Source, Store
 from tests.support.factories import offered
 from tests.support.processes import free_port
 from workers.deliveries import DeliveryWorker

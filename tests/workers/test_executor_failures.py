@@ -16,13 +16,16 @@ from pathlib import Path
 
 import pytest
 
-from store.authority import Store
-from store.deliveries import DeliveryLedger
-from store.envelope import Conversation, Source
-from store.execution import ExecutionLedger
-from store.lifecycle import Execution
-from store.opening import open_store
-from store.records import Operation
+from store import (
+    Conversation,
+    DeliveryLedger,
+    Execution,
+    ExecutionLedger,
+    Operation,
+    Source,
+    Store,
+    open_store,
+)
 from tests.support.backends import Backend
 from tests.support.stuck import STUCK, confirmed, executor, one_pass
 from workers.domains.execution import client_id_for

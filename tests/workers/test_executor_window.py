@@ -12,10 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from store.authority import Store
-from store.decisions import Claimed, Click
-from store.execution import ExecutionLedger
-from store.records import Operation
+from store import Claimed, Click, ExecutionLedger, Operation, Store
 from tests.support.factories import ORDER_PAYLOAD, offered
 from tests.support.waiting import eventually
 from workers.domains.execution import Hold, Observed, Refusal

@@ -11,11 +11,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from store.authority import Store
-from store.decisions import Claimed, Click
-from store.execution import ExecutionLedger
-from store.execution_records import Outcome
-from store.records import Operation
+from store import Claimed, Click, ExecutionLedger, Operation, Outcome, Store
 from tests.support.factories import offered
 from workers.domains import DOMAINS
 from workers.domains.execution import Hold, Observed, Refusal, Runner

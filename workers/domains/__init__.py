@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from importlib.metadata import entry_points
 from types import MappingProxyType
 
-from store.vocabulary import Tone
+from store import Tone
 from workers.domains.base import Domain, P, S
 from workers.domains.checked import Checked, Plugin
 from workers.domains.execution import CORE_OUTCOMES

@@ -30,13 +30,13 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel
 
-from store.problems import FieldProblem
-from store.vocabulary import World
+from kernel.problems import FieldProblem
+from store import World
 from workers.domains.execution import Background, Runner
 from workers.domains.words import KindWords, Meaning
 
 if TYPE_CHECKING:
-    from store.signals import Signal
+    from store import Signal
 
 P = TypeVar("P", bound=BaseModel)
 S = TypeVar("S", bound=BaseModel)

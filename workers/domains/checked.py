@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
-from store.problems import FieldProblem
-from store.vocabulary import World
+from kernel.problems import FieldProblem
+from store import World
 from workers.domains.base import (
     STORED,
     Amount,

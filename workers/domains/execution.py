@@ -15,10 +15,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from store.problems import FieldProblem
-from store.records import Operation
-from store.reservations import Exposure
-from store.vocabulary import Execution, Tone
+from kernel.problems import FieldProblem
+from store import Execution, Exposure, Operation, Tone
 from workers.domains.words import Meaning, Said
 
 CLIENT_ID_PREFIX = "cs-"

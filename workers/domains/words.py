@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from store.vocabulary import Tone
+from store import Tone
 
 
 @dataclass(frozen=True)

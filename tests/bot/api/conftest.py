@@ -13,7 +13,7 @@ from aiohttp.test_utils import TestClient, TestServer
 from bot.api.app import create_app
 from bot.api.keys import CapabilityReaders
 from bot.config import Config
-from store.authority import Store
+from store import Store
 from tests.support.api import ClientFactory, make_config
 from tests.support.sandbox import sandbox  # noqa: F401  (fixture: sign-in tests)
 from workers.domains.finance.runner import precheck_reader

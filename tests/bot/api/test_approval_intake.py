@@ -8,7 +8,7 @@ from typing import Any
 
 from aiohttp.test_utils import TestClient
 
-from store.authority import Store
+from store import Store
 from tests.support.api import ClientFactory, make_config, post
 from tests.support.factories import LARGE_ORDERS_RULE, TRIO_AUDIENCE, big_order, order_request
 

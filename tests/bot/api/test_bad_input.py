@@ -13,8 +13,7 @@ import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
 from bot.api.app import RUNNER_OPTIONS, create_app
-from store.authority import Store
-from store.paging import encode_cursor
+from store import Store, encode_cursor
 from tests.support.api import TOKENS, auth, make_config
 from tests.support.factories import draft, message_request, order_request
 from tests.support.logs import logged_once_without_traceback

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from bot.config import parse, resolve
-from store.authority import Store
+from store import Store
 from tests.support.api import TOKENS, Client, ClientFactory, post, settings_data
 from tests.support.factories import order_request
 

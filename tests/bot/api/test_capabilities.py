@@ -12,8 +12,7 @@ from typing import Any
 
 import pytest
 
-from store.authority import Store
-from store.vocabulary import World
+from store import Store, World
 from tests.support.api import TOKENS, ClientFactory, make_config, post, settings_data
 from tests.support.factories import ORDER_PAYLOAD, order_request
 from workers.domains.finance.capability import capability_problems

@@ -13,8 +13,7 @@ import pytest
 from aiohttp.test_utils import TestClient
 
 from bot.api.wire import CheckView, ErrorView
-from store.authority import Store
-from store.vocabulary import World
+from store import Store, World
 from tests.support.api import auth
 from tests.support.factories import ORDER_PAYLOAD, order_request
 

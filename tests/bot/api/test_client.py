@@ -12,7 +12,7 @@ from aiohttp.test_utils import TestClient
 
 from bot.api.intake import ProposalIn
 from bot.client import ApiError, Client, SyncClient, request_id_for
-from store.authority import Store
+from store import Store
 from tests.support.api import TOKENS, ClientFactory, make_config
 from tests.support.factories import order_request
 from tests.support.processes import free_port

@@ -12,18 +12,25 @@ from sqlalchemy import insert
 
 from bot.api.dashboard_html import detail_html
 from cards.vocabulary import headline
-from store.authority import Store
-from store.cards import CardLedger
-from store.decisions import Claimed, Click, Counted, Decided
-from store.envelope import Approval, Audience
-from store.execution import ExecutionLedger
-from store.execution_records import Observation
-from store.lifecycle import Execution
-from store.models import DeliveryRow
-from store.projection import operation_view
-from store.records import Operation
-from store.timeutil import parse_iso_utc
-from store.vocabulary import DeliveryState, Stage
+from kernel.timeutil import parse_iso_utc
+from store import (
+    Approval,
+    Audience,
+    CardLedger,
+    Claimed,
+    Click,
+    Counted,
+    Decided,
+    DeliveryRow,
+    DeliveryState,
+    Execution,
+    ExecutionLedger,
+    Observation,
+    Operation,
+    Stage,
+    Store,
+    operation_view,
+)
 from tests.support.api import ClientFactory, auth, make_config
 from tests.support.dashboard import counts, rows, text_of
 from tests.support.factories import dispatching, draft, message_draft_fields, offered

@@ -19,7 +19,7 @@ import pytest
 from aiohttp.test_utils import TestClient
 
 from bot.api.wire import ErrorView
-from store.authority import Store
+from store import Store
 from tests.support.api import ClientFactory, auth
 from tests.support.factories import order_request
 from workers.domains.finance.sim.venue import SimVenue

@@ -33,7 +33,7 @@ from bot.lark.webhook import add_webhook_routes
 from bot.server import Ingress
 from bot.workforce import RetryingLark
 from larksandbox import encrypt, signature
-from store.authority import Store
+from store import Store
 from tests.support.api import TOKENS, settings_data
 from tests.support.factories import MESSAGE_PAYLOAD, ORDER_PAYLOAD
 from tests.support.processes import free_port

@@ -14,7 +14,7 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from bot.api.app import create_app
 from bot.api.hosts import host_allowed
-from store.authority import Store
+from store import Store
 from tests.support.api import TOKENS, ClientFactory, auth, make_config, resolve_with
 from tests.support.factories import draft
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from aiohttp.test_utils import TestClient
 
-from store.authority import Store
+from store import Store
 from tests.support.api import post
 from tests.support.factories import message_request
 

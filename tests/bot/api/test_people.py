@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from store.authority import Store
-from store.decisions import Click
-from store.execution_reads import view as op_view
+from store import Click, Store
+from store import view as op_view
 from tests.support.api import Client, ClientFactory, auth, make_config, post
 from tests.support.factories import order_request
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from aiohttp.test_utils import TestClient
 
-from store.authority import Store
+from store import Store
 from tests.support.api import TOKENS, ClientFactory, auth, make_config, post, settings_data
 from tests.support.factories import message_request, order_request
 

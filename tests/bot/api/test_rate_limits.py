@@ -14,8 +14,7 @@ import pytest
 from aiohttp.test_utils import TestClient
 
 from bot.api.auth import RateLimiter, peer_key
-from store.authority import Store
-from store.lifecycle import State
+from store import State, Store
 from tests.support.api import TOKENS, ClientFactory, auth, make_config
 from tests.support.factories import order_request
 

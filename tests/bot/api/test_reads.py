@@ -8,9 +8,7 @@ from typing import Any
 
 from aiohttp.test_utils import TestClient
 
-from store.authority import Store
-from store.decisions import Click
-from store.lifecycle import State
+from store import Click, State, Store
 from tests.support.api import TOKENS, auth
 from tests.support.factories import draft, offered, order_request
 

@@ -16,7 +16,7 @@ import pytest
 from aiohttp.test_utils import TestClient
 
 from bot.config import check, parse, resolve
-from store.authority import Store
+from store import Store
 from tests.support.api import TOKENS, ClientFactory, auth, settings_data
 from tests.support.factories import order_request
 

@@ -17,8 +17,7 @@ from sqlalchemy import func, select
 from yarl import URL
 
 from bot.api.signin import SESSION_COOKIE, STATE_COOKIE
-from store.authority import Store
-from store.session_rows import WebSessionRow
+from store import Store, WebSessionRow
 from tests.support.lark_oauth import decide, open_page
 from tests.support.sandbox import Sandbox
 from tests.support.signin import DASHBOARD_TOKEN, SignInBot, browsing, sign_in_bot

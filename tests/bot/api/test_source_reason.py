@@ -13,7 +13,7 @@ import pytest
 from aiohttp.test_utils import TestClient
 
 from bot.api.intake import MAX_REASON_CHARS
-from store.authority import Store
+from store import Store
 from tests.support.api import post
 from tests.support.factories import order_request
 

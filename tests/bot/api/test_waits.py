@@ -12,13 +12,17 @@ import asyncio
 from typing import Any
 
 from bot.api.app import waited
-from store.authority import Store
-from store.decisions import Claimed, Click
-from store.execution import ExecutionLedger
-from store.execution_records import Observation
-from store.lifecycle import Execution
-from store.projection import reached
-from store.vocabulary import Stage, Tone
+from store import (
+    Claimed,
+    Click,
+    Execution,
+    ExecutionLedger,
+    Observation,
+    Stage,
+    Store,
+    Tone,
+    reached,
+)
 from tests.support.api import Client, auth
 from tests.support.factories import dispatching, offered, order_request
 

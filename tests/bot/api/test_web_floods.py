@@ -23,12 +23,7 @@ from yarl import URL
 
 from bot.api.signin import SESSION_COOKIE
 from bot.api.web_limits import DECISION_POSTS, SIGN_IN_STARTS
-from store.authority import Store
-from store.lifecycle import State
-from store.models import AuditRow
-from store.reasons import Reason
-from store.records import Operation
-from store.session_rows import WebSignInRow
+from store import AuditRow, Operation, Reason, State, Store, WebSignInRow
 from tests.support.factories import offered
 from tests.support.sandbox import Sandbox
 from tests.support.signin import Browser, SignInBot, browsing, sign_in_bot

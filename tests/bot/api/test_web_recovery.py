@@ -12,13 +12,20 @@ from typing import Any
 
 from bot.api.web_decide import INBOX_KIND
 from bot.api.web_recovery import WebRecovery
-from store.authority import Store
-from store.clicks import ClickWrites
-from store.decisions import Claimed, Click, Counted
-from store.envelope import Approval, Audience
-from store.inbox import ANSWERED, RECEIVED, Inbox
-from store.lifecycle import State
-from store.records import Operation
+from store import (
+    ANSWERED,
+    RECEIVED,
+    Approval,
+    Audience,
+    Claimed,
+    Click,
+    ClickWrites,
+    Counted,
+    Inbox,
+    Operation,
+    State,
+    Store,
+)
 from tests.support.factories import offered
 
 TRIO = Audience("ops", "oc_ops", ("ou_alice", "ou_bob", "ou_carol"))

@@ -12,8 +12,7 @@ import pytest
 from bot.api.web_rules import needs_reauth, reauth_due, same_origin
 from bot.config.settings import WebSettings
 from bot.decide.provenance import Context, may_decide
-from store.authority import Store
-from store.envelope import Approval, Audience, Source
+from store import Approval, Audience, Source, Store
 from tests.support.factories import offered
 
 PUBLIC = "https://ops.example.com"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from store.migrate import head_revision
+from store import head_revision
 from tests.support.backends import Backend
 from tests.support.processes import ENV, ROOT, Running, cli, free_port, start, stop
 

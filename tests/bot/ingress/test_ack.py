@@ -12,7 +12,7 @@ import pytest
 from bot.config import LarkSettings
 from bot.ingress.ack import ACK_TRAVEL_S, ANSWER_BUDGET_S, LARK_ACK_S, AckTerms
 from bot.ingress.callbacks import CallbackConsumer, CallbackSettings
-from store.authority import Store
+from store import Store
 from tests.support.clicks import APP_ID, OUR_TENANT
 
 # from next to nothing to the setting's maximum

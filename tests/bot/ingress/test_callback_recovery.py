@@ -13,11 +13,7 @@ from typing import Any
 
 from bot.ingress.callbacks import INBOX_KIND
 from bot.ingress.decision import parse_click
-from store.authority import Store
-from store.decisions import Claimed
-from store.inbox import ANSWERED, RECEIVED, Inbox
-from store.lifecycle import State
-from store.reasons import Reason
+from store import ANSWERED, RECEIVED, Claimed, Inbox, Reason, State, Store
 from tests.support.clicks import click_on, consumer
 from tests.support.factories import offered
 from tests.support.waiting import eventually

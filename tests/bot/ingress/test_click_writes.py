@@ -7,10 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from bot.ingress.callbacks import INBOX_KIND, CallbackConsumer
-from store.authority import Store
-from store.cards import CardLedger
-from store.inbox import ANSWERED, Inbox
-from store.lifecycle import State
+from store import ANSWERED, CardLedger, Inbox, State, Store
 from tests.support.clicks import click_on, consumer
 from tests.support.factories import offered
 from tests.support.waiting import eventually

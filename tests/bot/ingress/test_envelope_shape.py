@@ -9,7 +9,7 @@ import pytest
 from bot.decide.bounds import storable
 from bot.ingress.decision import parse_click
 from bot.ingress.envelope_shape import MAX_DEPTH, MAX_ID_CHARS, envelope_problem
-from store.inbox import KEY_CHARS, stored_key, without_secrets
+from store import KEY_CHARS, stored_key, without_secrets
 from tests.support.clicks import card_action
 
 VALUE = {"op": "01JNB0000000000000000000AB", "action": "confirm", "digest": "a" * 64, "v": 1}

@@ -39,13 +39,20 @@ from bot.decide.provenance import (
 )
 from bot.ingress.decision import parse_click
 from cards.render import callback_value
-from store.authority import Store
-from store.decisions import Claimed, Click, Counted, Decided
-from store.envelope import Approval, Audience, Source
-from store.lifecycle import State
-from store.projection import operation_view
-from store.reasons import Reason
-from store.records import Operation
+from store import (
+    Approval,
+    Audience,
+    Claimed,
+    Click,
+    Counted,
+    Decided,
+    Operation,
+    Reason,
+    Source,
+    State,
+    Store,
+    operation_view,
+)
 from tests.support.clicks import APP_ID, OUR_TENANT, T0, card_action
 from tests.support.factories import draft, offered
 

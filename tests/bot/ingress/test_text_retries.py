@@ -11,8 +11,7 @@ from bot.ingress.envelope_shape import text_envelope_problem, text_key
 from bot.ingress.stats import ConsumerStats
 from bot.ingress.text_retries import MAX_RETRY_S, TextRetries, retry_in
 from bot.lark.tokens import LarkApiError
-from store.authority import Store
-from store.inbox import FAILED, RECEIVED, Inbox
+from store import FAILED, RECEIVED, Inbox, Store
 
 KIND = "text"
 

@@ -33,11 +33,7 @@ from bot.server import Ingress
 from bot.workforce import RetryingLark
 from cards.render import render_card
 from larksandbox import App, WebhookPusher
-from store.authority import Store
-from store.lifecycle import State
-from store.opening import open_store
-from store.projection import operation_view
-from store.records import Operation
+from store import Operation, State, Store, open_store, operation_view
 from tests.support.backends import Backend
 from tests.support.clicks import APP_ID, OUR_TENANT, click_on
 from tests.support.factories import draft, offered

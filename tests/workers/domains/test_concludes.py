@@ -8,7 +8,7 @@ from decimal import Decimal
 
 import pytest
 
-from store.vocabulary import World
+from store import World
 from workers.domains.finance.runner import observed
 from workers.domains.finance.venues.model import VenueOrderState
 

@@ -10,10 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 
-from store.authority import Store
-from store.decisions import Claimed, Click
-from store.execution import ExecutionLedger
-from store.records import Operation
+from store import Claimed, Click, ExecutionLedger, Operation, Store
 from tests.support.factories import ORDER_PAYLOAD, offered, writes
 from workers.domains.execution import client_id_for
 from workers.domains.finance.runner import FinanceRunner

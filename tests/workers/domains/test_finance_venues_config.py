@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from store.vocabulary import World
+from store import World
 from tests.support.factories import ORDER_PAYLOAD
 from workers.domains.finance.domain import FinanceDomain
 from workers.domains.finance.schema import FinanceOrderV1

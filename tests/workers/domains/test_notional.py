@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from store.vocabulary import World
+from store import World
 from tests.support.factories import MESSAGE_PAYLOAD, ORDER_PAYLOAD
 from workers.domains.base import Amount
 from workers.domains.finance.domain import FinanceDomain

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from store.authority import Store
-from store.execution import ExecutionLedger
+from store import ExecutionLedger, Store
 from tests.support.backends import Backend
 from tests.support.worker_process import claimed, worker_config, worker_process
 from workers.domains.execution import client_id_for

@@ -14,11 +14,7 @@ from typing import Any
 
 import pytest
 
-from store.authority import Store
-from store.decisions import Claimed, Click
-from store.execution import ExecutionLedger
-from store.records import Operation
-from store.vocabulary import World
+from store import Claimed, Click, ExecutionLedger, Operation, Store, World
 from tests.support.factories import ORDER_PAYLOAD, offered
 from tests.support.waiting import eventually
 from workers.domains.base import ReadingUnavailable

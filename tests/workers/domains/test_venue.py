@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from store.vocabulary import World
+from store import World
 from tests.support.factories import ORDER_PAYLOAD
 from tests.support.processes import ROOT
 from workers.domains.finance.schema import FinanceOrderV1

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from store.vocabulary import World
+from store import World
 from workers.domains.finance.domain import FinanceDomain
 from workers.domains.finance.preflight import observed_exposure
 from workers.domains.finance.schema import EXECUTORS

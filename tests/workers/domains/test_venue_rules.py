@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from store.vocabulary import World
+from store import World
 from tests.support.factories import ORDER_PAYLOAD
 from workers.domains.finance.preflight import (
     REFUSAL_FIELDS,

@@ -19,7 +19,7 @@ from typing import get_args
 
 import pytest
 
-from store.vocabulary import Execution, Tone
+from store import Execution, Tone
 from tests.support.toy_domain import LampService, LampV1, ToyDomain, observed
 from workers import execution_failures, executor
 from workers.domains import DOMAINS, meaning, registered

@@ -7,14 +7,18 @@ import json
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from store.authority import Store
-from store.decisions import Claimed, Click
-from store.deliveries import DeliveryLedger
-from store.envelope import CallbackRoute, Source
-from store.execution import ExecutionLedger
-from store.execution_records import Observation
-from store.lifecycle import Execution
-from store.vocabulary import Stage
+from store import (
+    CallbackRoute,
+    Claimed,
+    Click,
+    DeliveryLedger,
+    Execution,
+    ExecutionLedger,
+    Observation,
+    Source,
+    Stage,
+    Store,
+)
 from tests.support.backends import Backend
 from tests.support.factories import dispatching, offered
 from tests.support.processes import ENV, cli

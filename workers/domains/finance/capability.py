@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from store.problems import FieldProblem
+from kernel.problems import FieldProblem
 from workers.domains.base import ReadingUnavailable
 from workers.domains.finance.schema import FinanceOrderV1
 from workers.domains.finance.venues.model import Capabilities

@@ -6,7 +6,7 @@ here, never read: opening the venue refuses a missing key, in one line naming it
 
 from __future__ import annotations
 
-from store.problems import FieldProblem
+from kernel.problems import FieldProblem
 from workers.domains.finance.settings import FinanceSettings
 from workers.domains.finance.venues.opening import HYPERLIQUID, KNOWN_VENUES
 from workers.domains.finance.venues.opening import SIM as SIM_VENUE

@@ -8,8 +8,8 @@ from decimal import Decimal
 from pathlib import Path
 from types import MappingProxyType
 
-from store.problems import FieldProblem
-from store.vocabulary import World
+from kernel.problems import FieldProblem
+from store import World
 from workers.domains.base import (
     Amount,
     DemoSetup,

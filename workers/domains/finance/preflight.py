@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal, localcontext
 
-from store.problems import FieldProblem
+from kernel.problems import FieldProblem
 from workers.domains.finance.schema import FinanceOrderV1
 from workers.domains.finance.venues.model import Instrument, Observation
 from workers.domains.finance.venues.pricing import BPS, bounded_market_price, too_precise

@@ -22,9 +22,8 @@ from decimal import Decimal
 from functools import partial
 from typing import Any
 
-from store.problems import FieldProblem
-from store.records import Operation
-from store.vocabulary import World
+from kernel.problems import FieldProblem
+from store import Operation, World
 from workers.domains.base import ReadingUnavailable
 from workers.domains.execution import (
     NOT_SUBMITTED,

@@ -13,7 +13,7 @@ from typing import Annotated, Literal, Self
 
 from pydantic import AfterValidator, StringConstraints, model_validator
 
-from store.vocabulary import World
+from store import World
 from workers.domains.types import Name, NonNegativeDecimal, PositiveDecimal, StrictModel
 
 KIND = "finance.order"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from store.vocabulary import Tone
+from store import Tone
 from workers.domains.words import KindWords, Meaning, Said
 
 WORDS = KindWords(

@@ -37,7 +37,7 @@ from pydantic import (
     field_validator,
 )
 
-from store.problems import FieldProblem
+from kernel.problems import FieldProblem
 
 # Contract statuses are a closed set: a near miss ("signed ", "Signed (v3)") must not read as
 # "not settled" and let a draft through. Case and surrounding whitespace do not count; any

@@ -10,7 +10,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from store.problems import FieldProblem, ProblemsFound
+from kernel.problems import FieldProblem, ProblemsFound
 from workers.domains.base import (
     DemoSetup,
     Domain,

@@ -14,9 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from store.problems import FieldProblem
-from store.signals import Signal
-from store.timeutil import iso_utc
+from kernel.problems import FieldProblem
+from kernel.timeutil import iso_utc
+from store import Signal
 from workers.domains.message.baseline import BaselineReading
 
 SIGNAL_TERM = "answers"

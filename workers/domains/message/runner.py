@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from datetime import datetime, timedelta
 
 from cards.plain_text import NAME_MAX_CHARS, TITLE_MAX_CHARS, people_text
-from store.records import Operation
+from store import Operation
 from workers.domains.base import STORED, LarkMessages
 from workers.domains.execution import Observed, Refusal, Runner, SubmissionUnknown, Unresolvable
 from workers.domains.message.schema import (

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from store.problems import FieldProblem
+from kernel.problems import FieldProblem
 from workers.domains.base import Amount, DemoSetup, Domain, Projection, RunnerContext, terms
 from workers.domains.execution import Runner
 from workers.domains.service.arguments import (

@@ -19,8 +19,7 @@ from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
-from store.canonical import canonical_json
-from store.records import Operation
+from store import Operation, canonical_json
 from workers.domains.base import RunnerContext
 from workers.domains.execution import (
     NOT_SUBMITTED,

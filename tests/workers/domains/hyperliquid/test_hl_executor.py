@@ -10,11 +10,7 @@ from datetime import timedelta
 from typing import Any
 
 from hlsandbox.testing import RunningSandbox
-from store.authority import Store
-from store.decisions import Claimed, Click
-from store.execution import ExecutionLedger
-from store.records import Operation
-from store.vocabulary import World
+from store import Claimed, Click, ExecutionLedger, Operation, Store, World
 from tests.support.driving import drive, statuses
 from tests.support.factories import draft
 from workers.domains.execution import client_id_for

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from store.vocabulary import World
+from store import World
 from tests.support.processes import ROOT
 from workers.domains.finance.hyperliquid import (
     MISSING_SDK,

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from store.authority import Store
-from store.execution import ExecutionLedger
+from store import ExecutionLedger, Store
 from tests.support.service_calls import (
     claimed_call,
     refund,

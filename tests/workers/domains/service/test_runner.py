@@ -17,9 +17,7 @@ from aiohttp import web
 from aiohttp.test_utils import TestServer
 
 from examples.service.app import CALL_PATH, STATUS_PATH
-from store.authority import Store
-from store.execution import ExecutionLedger
-from store.operation_reads import claim_id
+from store import ExecutionLedger, Store, claim_id
 from tests.support.service_calls import (
     BillingService,
     Hold,

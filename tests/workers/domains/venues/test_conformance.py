@@ -18,10 +18,7 @@ from typing import Any
 import pytest
 
 from cards.outcomes import outcome_parts, outcome_title
-from store.authority import Store
-from store.decisions import Claimed, Click
-from store.execution import ExecutionLedger
-from store.records import Operation
+from store import Claimed, Click, ExecutionLedger, Operation, Store
 from tests.support.driving import drive, statuses
 from tests.support.factories import draft
 from tests.support.venue_harness import FAULTS, HARNESSES, VenueHarness, open_harness

@@ -17,7 +17,7 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal, InvalidOperation
 from typing import Any, Final, Literal
 
-from store.vocabulary import World
+from store import World
 from workers.domains.finance.sim.decimals import AVERAGE, plain
 from workers.domains.finance.venues.model import (
     CHILD_SUFFIX,

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
-from store.vocabulary import World
+from store import World
 from workers.domains.finance.hyperliquid import answers, orders
 from workers.domains.finance.hyperliquid.signer import AgentKey, sign
 from workers.domains.finance.hyperliquid.transport import Refused, Transport

@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from store.vocabulary import World
+from store import World
 from workers.domains.finance.hyperliquid import reads
 from workers.domains.finance.hyperliquid.economy import ACCOUNT_WINDOW_S, info_weight
 from workers.domains.finance.hyperliquid.profile import ACCOUNT_MODE

@@ -13,7 +13,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any, Final
 
-from store.vocabulary import World
+from store import World
 from workers.domains.finance.hyperliquid import answers
 from workers.domains.finance.hyperliquid.answers import Placed, Record, Terms
 from workers.domains.finance.hyperliquid.economy import FILLS_SPACING_S

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from store.vocabulary import World
+from store import World
 from workers.domains.finance.settings import Network
 from workers.domains.finance.venues.contract import Profile
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Final
 
-from store.vocabulary import World
+from store import World
 from workers.domains.finance.hyperliquid import precision
 from workers.domains.finance.hyperliquid.profile import ACCOUNT_MODE, MARGIN_MODE
 from workers.domains.finance.hyperliquid.transport import Transport

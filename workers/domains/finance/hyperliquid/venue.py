@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from store.vocabulary import World
+from store import World
 from workers.domains.finance.hyperliquid import answers, fence, observing, orders, reads
 from workers.domains.finance.hyperliquid.economy import ACCOUNT_WINDOW_S, PRECISION_S, SLOW_S
 from workers.domains.finance.hyperliquid.memory import Memory

@@ -7,7 +7,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Final
 
-from store.vocabulary import World
+from store import World
 from workers.domains.finance.venues.contract import Profile
 from workers.domains.finance.venues.model import ORDER_TYPES, TIME_IN_FORCE, Instrument
 

@@ -34,7 +34,7 @@ from datetime import timedelta
 from decimal import Decimal
 from typing import Any
 
-from store.vocabulary import World
+from store import World
 from workers.domains.finance.venues.model import (
     Capabilities,
     Fill,

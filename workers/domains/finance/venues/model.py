@@ -22,7 +22,7 @@ from datetime import datetime
 from decimal import Decimal, localcontext
 from typing import Any, Final, Literal
 
-from store.vocabulary import World
+from store import World
 from workers.domains.finance.schema import FinanceOrderV1
 from workers.domains.finance.sim.decimals import EXACT, require_decimal, text
 
