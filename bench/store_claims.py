@@ -211,7 +211,7 @@ def group_commit_claim(writer: GroupWriter, sqlite: bool) -> ClaimOne:
             now=now,
             sqlite=sqlite,
         )
-        rows = (await writer.submit(intent))[0]
+        rows = (await writer.commit_intent(intent))[0]
         if [row["id"] for row in rows] != [op.id]:
             raise AssertionError(f"{op.id}: the writer answered another claim's rows {rows!r}")
 

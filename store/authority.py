@@ -71,8 +71,8 @@ class Store:
         self.sqlite = engine.dialect.name == "sqlite"
         # hot reads in one hop on SQLite (store/reader.py); None: through the engine
         self.reader = reader
-        # The process's one group-commit writer (store/groupcommit): hot paths submit intents
-        # to it; on SQLite every other write takes a turn from it, so one writes at a time.
+        # The process's one group-commit writer (store/groupcommit): hot paths commit their
+        # intents through it; on SQLite every other write takes a turn from it, so one writes at a time.
         self.writer = writer
         # write() and transact() transactions begun (not hand-written intents: the writer's
         # stats count those), for tests that count a pass's writes
@@ -87,11 +87,11 @@ class Store:
 
     # -- plumbing ---------------------------------------------------------------------------
 
-    async def submit(self, intent: Intent) -> Results:
+    async def commit_intent(self, intent: Intent) -> Results:
         """A hot-path write as one intent of the next group commit (see store/groupcommit)."""
         if self.writer is None:
             raise RuntimeError("this store was opened without its writer; use open_store()")
-        return await self.writer.submit(intent)
+        return await self.writer.commit_intent(intent)
 
     async def transact(self, work: Callable[[Connection], T]) -> T:
         """One write transaction as a plain function of a sync SQLAlchemy `Connection`; what
@@ -198,7 +198,7 @@ class Store:
             entry=click.entry,
         )
         statements, layout = confirm_statements(params, sqlite=self.sqlite, at=0)
-        results = await self.submit(Intent(statements, current_lane()))
+        results = await self.commit_intent(Intent(statements, current_lane()))
         confirmed, row = layout.read(results)
         if confirmed is Confirmed.CLAIMED:
             assert row is not None
@@ -231,7 +231,7 @@ class Store:
             action=ClickAction(click.action),
         )
         try:
-            (rejected, *_) = await self.submit(
+            (rejected, *_) = await self.commit_intent(
                 Intent((replace(first, require_row=True), *rest), current_lane())
             )
         except ConditionNotMet:
@@ -248,7 +248,7 @@ class Store:
         return await self._refuse(click, refusal_reason(op, click, now), op)
 
     async def _refuse(self, click: Click, reason: Reason, op: Operation | None = None) -> Refused:
-        await self.submit(Intent(self.refusal_statements(click, reason), current_lane()))
+        await self.commit_intent(Intent(self.refusal_statements(click, reason), current_lane()))
         return Refused(reason, op)
 
     def refusal_statements(self, click: Click, reason: Reason) -> tuple[Statement, ...]:

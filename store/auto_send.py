@@ -84,7 +84,7 @@ async def claim_by_clock(
         auto=rules,
     )
     try:
-        (rows, *_) = await store.submit(intent)
+        (rows, *_) = await store.commit_intent(intent)
     except ConditionNotMet:
         return None
     return Claimed(Operation.from_stored(rows[0]), claim_id)

@@ -67,7 +67,7 @@ class CardLedger:
             self.store.clock(),
             self.store.sqlite,
         )
-        await self.store.submit(Intent(statements, current_lane()))
+        await self.store.commit_intent(Intent(statements, current_lane()))
 
     async def escalated(self, operation_id: str, message_id: str, version: int) -> None:
         """The card's copy is in the escalation chat, showing `version`."""

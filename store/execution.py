@@ -149,7 +149,7 @@ class ExecutionLedger:
         now = self.store.clock()
         intent = observation_intent(operation_id, seen, digest, now, self.store.sqlite)
         try:
-            await self.store.submit(intent)
+            await self.store.commit_intent(intent)
         except ConditionNotMet:
             state, execution = await self._where(operation_id)
             if state not in OUTCOME_SOURCES:
@@ -175,7 +175,7 @@ class ExecutionLedger:
     async def _conditional(self, intent: Intent, operation_id: str, target: Execution) -> Results:
         """Submit an intent whose first statement moves the execution state to `target`."""
         try:
-            return await self.store.submit(intent)
+            return await self.store.commit_intent(intent)
         except ConditionNotMet:
             _, execution = await self._where(operation_id)
             raise IllegalExecutionStep(execution, target) from None

@@ -115,7 +115,7 @@ class Inbox:
         key = stored_key(key)
         now = self.store.clock()
         cleaned = without_secrets(payload)
-        inserted, stored = await self.store.submit(
+        inserted, stored = await self.store.commit_intent(
             entry_intent(
                 kind=kind,
                 key=key,
@@ -154,7 +154,7 @@ class Inbox:
         """Store the answer once (False if another answer was stored first); `shown`: the
         answer carried that card, now recorded as shown; `also`: what else belongs to this
         moment (a refusal): all in one write."""
-        (stored, *_) = await self.store.submit(
+        (stored, *_) = await self.store.commit_intent(
             answered_intent(
                 kind=kind,
                 key=stored_key(key),

@@ -121,7 +121,7 @@ async def lease_rows(
     for announce in _ANNOUNCERS:  # before the lease: a death right after it is covered too
         announce(Lease(table.__tablename__, due.key, lease_until(now, lease_s)))
     if store.sqlite:
-        (leased,) = await store.submit(intent)
+        (leased,) = await store.commit_intent(intent)
     else:
         # its own short transaction: in a group-commit batch its row locks would be held
         # until the batch commits, and a click's claim on a leased row would wait for that

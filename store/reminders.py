@@ -40,7 +40,7 @@ class ReminderLedger:
 
     async def sent(self, operation_id: str) -> bool:
         """The reminder went: never again (False: another worker had marked it)."""
-        (marked,) = await self.store.submit(
+        (marked,) = await self.store.commit_intent(
             Intent(
                 (
                     Statement(

@@ -211,7 +211,7 @@ class GroupWriter(ABC):
         self._wake()
         return pending
 
-    async def submit(self, intent: Intent) -> Results:
+    async def commit_intent(self, intent: Intent) -> Results:
         """Queue `intent`; its rows per statement once its batch has committed."""
         results: Results = await self._queue(intent).future
         return results
@@ -268,7 +268,9 @@ class GroupWriter(ABC):
         require_row: bool = False,
     ) -> list[Row]:
         """One statement as an intent; its rows."""
-        (rows,) = await self.submit(Intent((Statement(sql, params or {}, require_row),), lane))
+        (rows,) = await self.commit_intent(
+            Intent((Statement(sql, params or {}, require_row),), lane)
+        )
         return rows
 
     def _lend(self, pending: Pending) -> threading.Event:

@@ -173,13 +173,13 @@ async def test_a_failing_intent_is_rolled_back_alone_and_raises_to_its_caller_on
     first, second = await offered(store), await offered(store)
     gate = CommitGate()
     writer = await make_writer(gate)
-    blocker = asyncio.create_task(writer.submit(Intent((audit("blocker"),))))
+    blocker = asyncio.create_task(writer.commit_intent(Intent((audit("blocker"),))))
     await gate.held()  # batch 1 is held at its COMMIT: the next three queue up as one batch
-    good_one = asyncio.create_task(writer.submit(claim(first, sqlite)))
+    good_one = asyncio.create_task(writer.commit_intent(claim(first, sqlite)))
     doomed = asyncio.create_task(
-        writer.submit(Intent((audit("doomed"), Statement(ORPHAN_CLAIM)), Lane.PEOPLE))
+        writer.commit_intent(Intent((audit("doomed"), Statement(ORPHAN_CLAIM)), Lane.PEOPLE))
     )
-    good_two = asyncio.create_task(writer.submit(claim(second, sqlite)))
+    good_two = asyncio.create_task(writer.commit_intent(claim(second, sqlite)))
     await until_queued(writer, 3)
     gate.release()
 
@@ -216,9 +216,9 @@ async def test_a_condition_that_matches_nothing_writes_nothing(
     sqlite = backend.name == "sqlite"
     op = await offered(store)
     writer = await make_writer()
-    await writer.submit(claim(op, sqlite))
+    await writer.commit_intent(claim(op, sqlite))
     with pytest.raises(ConditionNotMet):
-        await writer.submit(claim(op, sqlite, claim_id="second-claim"))
+        await writer.commit_intent(claim(op, sqlite, claim_id="second-claim"))
     assert await scalar(store, "SELECT count(*) FROM claims WHERE operation_id = :o", o=op.id) == 1
     confirmations = "SELECT count(*) FROM confirmations WHERE operation_id = :o"
     assert await scalar(store, confirmations, o=op.id) == 1
@@ -231,8 +231,8 @@ async def test_no_waiter_is_resolved_before_the_batch_commits(
     ops = [await offered(store), await offered(store)]
     gate = CommitGate()
     writer = await make_writer(gate)
-    claims = [asyncio.create_task(writer.submit(claim(op, sqlite))) for op in ops]
-    failing = asyncio.create_task(writer.submit(Intent((Statement(ORPHAN_CLAIM),))))
+    claims = [asyncio.create_task(writer.commit_intent(claim(op, sqlite))) for op in ops]
+    failing = asyncio.create_task(writer.commit_intent(Intent((Statement(ORPHAN_CLAIM),))))
     await gate.held()
     # every intent of the batch has run; the COMMIT is held: another connection sees nothing,
     # and no waiter, not even the failed one, has been told anything
@@ -274,10 +274,10 @@ async def test_a_failed_commit_fails_every_intent_and_writes_nothing(
 
     writer = await make_writer(before_commit=fail_first_commit)
     with pytest.raises(BatchNotCommitted):
-        await writer.submit(claim(op, sqlite))
+        await writer.commit_intent(claim(op, sqlite))
     assert await scalar(store, "SELECT count(*) FROM claims WHERE operation_id = :o", o=op.id) == 0
     # the writer carries on: the next batch commits
-    assert (await writer.submit(claim(op, sqlite)))[0][0]["id"] == op.id
+    assert (await writer.commit_intent(claim(op, sqlite)))[0][0]["id"] == op.id
 
 
 async def test_concurrent_intents_are_batched_and_each_gets_its_own_result(
@@ -289,9 +289,9 @@ async def test_concurrent_intents_are_batched_and_each_gets_its_own_result(
 
     async def claim_and_label(i: int, op: Operation) -> None:
         lane = Lane.PEOPLE if i % 2 else Lane.BACKGROUND
-        claim_rows = (await writer.submit(claim(op, sqlite)))[0]
+        claim_rows = (await writer.commit_intent(claim(op, sqlite)))[0]
         assert [(row["id"], row["version"]) for row in claim_rows] == [(op.id, op.version + 1)]
-        (label_rows,) = await writer.submit(Intent((audit(f"task-{i}"),), lane))
+        (label_rows,) = await writer.commit_intent(Intent((audit(f"task-{i}"),), lane))
         assert [row["actor"] for row in label_rows] == [f"task-{i}"]
 
     await asyncio.gather(*(claim_and_label(i, op) for i, op in enumerate(ops)))
@@ -306,16 +306,16 @@ async def test_people_go_first_and_background_is_not_starved(
 ) -> None:
     gate = CommitGate()
     writer = await make_writer(gate, batch_limit=4)
-    blocker = asyncio.create_task(writer.submit(Intent((audit("blocker"),))))
+    blocker = asyncio.create_task(writer.commit_intent(Intent((audit("blocker"),))))
     await gate.held()
     # while batch 1 is held, five background intents queue up, THEN five people intents
     tasks = [
-        asyncio.create_task(writer.submit(Intent((audit(f"b{i}"),), Lane.BACKGROUND)))
+        asyncio.create_task(writer.commit_intent(Intent((audit(f"b{i}"),), Lane.BACKGROUND)))
         for i in range(1, 6)
     ]
     await until_queued(writer, 5)
     tasks += [
-        asyncio.create_task(writer.submit(Intent((audit(f"p{i}"),), Lane.PEOPLE)))
+        asyncio.create_task(writer.commit_intent(Intent((audit(f"p{i}"),), Lane.PEOPLE)))
         for i in range(1, 6)
     ]
     await until_queued(writer, 10)
@@ -356,14 +356,16 @@ async def test_close_drains_what_is_queued_and_then_refuses(
 ) -> None:
     gate = CommitGate()
     writer = await make_writer(gate)
-    first = asyncio.create_task(writer.submit(Intent((audit("first"),))))
+    first = asyncio.create_task(writer.commit_intent(Intent((audit("first"),))))
     await gate.held()
-    queued = [asyncio.create_task(writer.submit(Intent((audit(f"q{i}"),)))) for i in range(3)]
+    queued = [
+        asyncio.create_task(writer.commit_intent(Intent((audit(f"q{i}"),)))) for i in range(3)
+    ]
     await until_queued(writer, 3)
     closing = asyncio.create_task(writer.close())
     await asyncio.sleep(0)
     with pytest.raises(WriterClosed):
-        await writer.submit(Intent((audit("late"),)))
+        await writer.commit_intent(Intent((audit("late"),)))
     gate.release()
     await closing
     assert [(await task)[0][0]["actor"] for task in [first, *queued]] == ["first", "q0", "q1", "q2"]
@@ -447,7 +449,7 @@ async def test_a_turn_has_the_database_alone_until_it_is_given_back(
         before_commit=lambda _size: order.append("batch"), connections=connections
     )
     async with writer.turn(Lane.BACKGROUND):
-        waiting = asyncio.create_task(writer.submit(Intent((audit("after-turn"),))))
+        waiting = asyncio.create_task(writer.commit_intent(Intent((audit("after-turn"),))))
         await until_queued(writer, 1)
         async with store.engine.connect() as conn, conn.begin():
             await conn.execute(
@@ -482,7 +484,7 @@ async def test_a_turn_given_up_while_waiting_does_not_wedge_the_writer(
         with pytest.raises(asyncio.CancelledError):
             await gave_up
     # the cancelled turn was handed over and given straight back: the writer goes on
-    assert (await writer.submit(Intent((audit("still-writing"),))))[0][0]["actor"] == (
+    assert (await writer.commit_intent(Intent((audit("still-writing"),))))[0][0]["actor"] == (
         "still-writing"
     )
 
@@ -498,11 +500,11 @@ async def test_writing_through_the_writer_inside_a_turn_is_refused_not_deadlocke
     writer = await make_writer()
     async with writer.turn(Lane.PEOPLE):
         with pytest.raises(NestedTurn):
-            await writer.submit(Intent((audit("nested"),)))
+            await writer.commit_intent(Intent((audit("nested"),)))
         with pytest.raises(NestedTurn):
             async with writer.turn(Lane.PEOPLE):
                 pass
-    assert (await writer.submit(Intent((audit("after"),))))[0][0]["actor"] == "after"
+    assert (await writer.commit_intent(Intent((audit("after"),))))[0][0]["actor"] == "after"
 
 
 async def test_a_statement_runs_only_if_an_earlier_one_matched_as_it_says(
@@ -513,7 +515,7 @@ async def test_a_statement_runs_only_if_an_earlier_one_matched_as_it_says(
     writer = await make_writer()
     miss = Statement("SELECT id FROM operations WHERE id = 'no-such-operation'")
     hit = Statement("SELECT id FROM operations WHERE id = :id", {"id": op.id})
-    results = await writer.submit(
+    results = await writer.commit_intent(
         Intent(
             (
                 miss,
@@ -554,11 +556,11 @@ async def test_work_rides_a_batch_with_intents_and_a_failing_one_sinks_alone(
         return
     gate = CommitGate()
     writer = await make_writer(gate)
-    blocker = asyncio.create_task(writer.submit(Intent((audit("blocker"),))))
+    blocker = asyncio.create_task(writer.commit_intent(Intent((audit("blocker"),))))
     await gate.held()
     good_work = asyncio.create_task(writer.run(audit_work("good-work")))
     doomed = asyncio.create_task(writer.run(audit_work("doomed-work", fail=True)))
-    intent = asyncio.create_task(writer.submit(Intent((audit("intent"),))))
+    intent = asyncio.create_task(writer.commit_intent(Intent((audit("intent"),))))
     await until_queued(writer, 3)
     for _ in range(20):
         await asyncio.sleep(0)
@@ -638,14 +640,14 @@ async def test_a_person_waits_for_one_background_transaction_of_another_writer_n
     await worker.start()
     await bot.start()
     try:
-        first = asyncio.create_task(worker.submit(Intent((written("background-0"),))))
+        first = asyncio.create_task(worker.commit_intent(Intent((written("background-0"),))))
         await gate.held()  # the worker holds SQLite's write lock at its first COMMIT
         backlog = [
-            asyncio.create_task(worker.submit(Intent((written(f"background-{n}"),))))
+            asyncio.create_task(worker.commit_intent(Intent((written(f"background-{n}"),))))
             for n in range(1, 7)
         ]
         await until_queued(worker, 6)
-        person = asyncio.create_task(bot.submit(Intent((written("person"),), Lane.PEOPLE)))
+        person = asyncio.create_task(bot.commit_intent(Intent((written("person"),), Lane.PEOPLE)))
         deadline = asyncio.get_running_loop().time() + WAIT_S
         while not _turnstile_held(database):  # the bot's batch is in line, waiting on BEGIN
             assert asyncio.get_running_loop().time() < deadline, "the person never got in line"
@@ -700,7 +702,7 @@ async def test_batches_writing_the_same_operations_in_opposite_orders_do_not_dea
 
     writer = await make_writer(batch_limit=2, connections=2)
     if store.sqlite:
-        ran = [await writer.submit(write(op, False)) for op in (x, y, y, x)]
+        ran = [await writer.commit_intent(write(op, False)) for op in (x, y, y, x)]
         assert [rows[0][0]["id"] for rows in ran] == [x.id, y.id, y.id, x.id]
         return
     holder = await asyncpg.connect(PgGroupWriter.for_url(backend.url)._dsn)
@@ -708,7 +710,7 @@ async def test_batches_writing_the_same_operations_in_opposite_orders_do_not_dea
         await holder.execute("SELECT pg_advisory_lock($1)", gate_key)
         async with writer.turn(Lane.BACKGROUND):  # nothing is taken until all four are queued
             written = [
-                asyncio.create_task(writer.submit(intent))
+                asyncio.create_task(writer.commit_intent(intent))
                 for intent in (write(x, True), write(y, False), write(y, True), write(x, False))
             ]
             await until_queued(writer, 4)

@@ -40,7 +40,7 @@ async def main(in_flight: int) -> None:
                 now=now,
                 sqlite=is_sqlite(url),
             )
-            await writer.submit(intent)
+            await writer.commit_intent(intent)
             print(f"acked {operation_id} {claim_id}", flush=True)
 
     try:
