@@ -43,6 +43,11 @@ if TYPE_CHECKING:
     from store.canonical import sha256_hex as sha256_hex
     from store.canonical import too_deep as too_deep
     from store.cards import CardLedger as CardLedger
+
+    # what the entries and workers use of the write path: a click's card as shown, a
+    # time-boxed auto-send's rules, the writer's lanes and promises, a PostgreSQL URL's DSN
+    from store.claim_sql import AutoRules as AutoRules
+    from store.click_sql import ShownCard as ShownCard
     from store.clicks import ClickWrites as ClickWrites
     from store.clicks import FirstWrite as FirstWrite
     from store.clicks import PendingClick as PendingClick
@@ -74,6 +79,10 @@ if TYPE_CHECKING:
     from store.execution_records import FailedPass as FailedPass
     from store.execution_records import Observation as Observation
     from store.execution_records import Outcome as Outcome
+    from store.groupcommit import Withdrawn as Withdrawn
+    from store.groupcommit import answering_a_person as answering_a_person
+    from store.groupcommit.contract import Pending as Pending
+    from store.groupcommit.pg_writer import asyncpg_dsn as asyncpg_dsn
     from store.inbox import ANSWERED as ANSWERED
     from store.inbox import FAILED as FAILED
     from store.inbox import KEY_CHARS as KEY_CHARS
@@ -92,6 +101,9 @@ if TYPE_CHECKING:
     from store.migrate import upgrade as upgrade
     from store.opening import StoreNotMigrated as StoreNotMigrated
     from store.opening import open_store as open_store
+    from store.operation_counts import card_delivery_failures as card_delivery_failures
+    from store.operation_counts import change_mark as change_mark
+    from store.operation_counts import unknown_outstanding as unknown_outstanding
     from store.operation_reads import claim_id as claim_id
     from store.paging import MAX_PAGE_SIZE as MAX_PAGE_SIZE
     from store.paging import InvalidCursor as InvalidCursor
@@ -134,28 +146,22 @@ if TYPE_CHECKING:
     attention_counts = _counts
     attention_groups = _attention
 
-# internals still used outside (issue 33: to close)
+# internals still used outside: by bench/ and tests/ only
 if TYPE_CHECKING:
     from store.claim_sql import PG_CLAIM as PG_CLAIM
     from store.claim_sql import SQLITE_AUDIT as SQLITE_AUDIT
     from store.claim_sql import SQLITE_CLAIM as SQLITE_CLAIM
     from store.claim_sql import SQLITE_CONFIRMATION as SQLITE_CONFIRMATION
     from store.claim_sql import SQLITE_UPDATE as SQLITE_UPDATE
-    from store.claim_sql import AutoRules as AutoRules
     from store.claim_sql import claim_intent as claim_intent
     from store.claim_sql import claim_params as claim_params
     from store.claim_sql import claim_statements as claim_statements
     from store.click_sql import ENTRY_INSERT as ENTRY_INSERT
-    from store.click_sql import ShownCard as ShownCard
     from store.groupcommit import GroupWriter as GroupWriter
     from store.groupcommit import Intent as Intent
     from store.groupcommit import Statement as Statement
-    from store.groupcommit import Withdrawn as Withdrawn
     from store.groupcommit import WriterStats as WriterStats
-    from store.groupcommit import answering_a_person as answering_a_person
     from store.groupcommit import open_writer as open_writer
-    from store.groupcommit.contract import Pending as Pending
-    from store.groupcommit.pg_writer import asyncpg_dsn as asyncpg_dsn
     from store.groupcommit.pg_writer import positional as positional
     from store.groupcommit.sqlite_writer import run_intent as run_intent
     from store.models import AuditRow as AuditRow
@@ -311,7 +317,20 @@ _OWNER: dict[str, str] = {
     "MAX_PAGE_SIZE": "store.paging",
     "InvalidCursor": "store.paging",
     "encode_cursor": "store.paging",
-    # ---- internals still used outside (issue 33: to close) ----
+    # the counts health, metrics and the dashboard's long poll read
+    "card_delivery_failures": "store.operation_counts",
+    "change_mark": "store.operation_counts",
+    "unknown_outstanding": "store.operation_counts",
+    # the write path as entries and workers use it: a click's card as shown, an auto-send's
+    # rules, the writer's lanes and promises, a PostgreSQL URL's DSN
+    "ShownCard": "store.click_sql",
+    "AutoRules": "store.claim_sql",
+    "Withdrawn": "store.groupcommit",
+    "answering_a_person": "store.groupcommit",
+    "Pending": "store.groupcommit.contract",
+    "asyncpg_dsn": "store.groupcommit.pg_writer",
+    # ---- internals still used outside: by bench/ and tests/ only (tests/store/
+    # test_front_door.py holds that) ----
     # SQLAlchemy tables
     "AuditRow": "store.models",
     "CardDeliveryRow": "store.models",
@@ -329,25 +348,18 @@ _OWNER: dict[str, str] = {
     "SQLITE_CLAIM": "store.claim_sql",
     "SQLITE_CONFIRMATION": "store.claim_sql",
     "SQLITE_UPDATE": "store.claim_sql",
-    "AutoRules": "store.claim_sql",
     "claim_intent": "store.claim_sql",
     "claim_params": "store.claim_sql",
     "claim_statements": "store.claim_sql",
     # a click's other writes as hand-written SQL
     "ENTRY_INSERT": "store.click_sql",
-    "ShownCard": "store.click_sql",
     # group commit: writers and intents
     "GroupWriter": "store.groupcommit",
     "Intent": "store.groupcommit",
     "Statement": "store.groupcommit",
-    "Withdrawn": "store.groupcommit",
     "WriterStats": "store.groupcommit",
-    "answering_a_person": "store.groupcommit",
     "open_writer": "store.groupcommit",
-    # group commit: what a writer promises
-    "Pending": "store.groupcommit.contract",
     # group commit: the PostgreSQL writer
-    "asyncpg_dsn": "store.groupcommit.pg_writer",
     "positional": "store.groupcommit.pg_writer",
     # group commit: the SQLite writer
     "run_intent": "store.groupcommit.sqlite_writer",

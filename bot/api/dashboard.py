@@ -27,7 +27,6 @@ from collections.abc import Mapping
 from ipaddress import ip_address
 
 from aiohttp import web
-from sqlalchemy import func, select
 from yarl import URL
 
 from bot.api.dashboard_html import (
@@ -55,10 +54,10 @@ from store import (
     DeliveryLedger,
     ExecutionLedger,
     InvalidCursor,
-    OperationRow,
     State,
     Store,
     attention_groups,
+    change_mark,
     recent,
     search,
     views,
@@ -99,17 +98,6 @@ def allowed(request: web.Request, token: str | None, trust_loopback_proxy: bool 
         return loopback_client(request, trust_loopback_proxy)
     given = request.query.get("token") or request.cookies.get(COOKIE) or ""
     return hmac.compare_digest(given.encode(), token.encode())
-
-
-async def change_mark(store: Store) -> str:
-    """Moves whenever any operation changes (its updated_at), for the long poll."""
-    async with store.read() as conn:
-        newest, count = (
-            await conn.execute(
-                select(func.max(OperationRow.updated_at), func.count()).select_from(OperationRow)
-            )
-        ).one()
-    return f"{newest.isoformat() if newest else '-'}/{count}"
 
 
 def moved(request: web.Request, path: str) -> URL:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
-from sqlalchemy import func, select, text
+from sqlalchemy import text
 
 from bot.config import Config, redacted
 from bot.decide.counters import DecisionCounters
@@ -27,10 +27,10 @@ from store import (
     CardLedger,
     DeliveryLedger,
     DeliveryState,
-    Execution,
-    OperationRow,
     Store,
     attention_counts,
+    card_delivery_failures,
+    unknown_outstanding,
 )
 
 
@@ -171,14 +171,7 @@ class Health:
     async def _executor(self) -> dict[str, Any]:
         if self.executor is None:
             return {"state": "off"}
-        async with self.store.read() as conn:
-            unknown = (
-                await conn.execute(
-                    select(func.count())
-                    .select_from(OperationRow)
-                    .where(OperationRow.execution_state == Execution.SUBMISSION_UNKNOWN.value)
-                )
-            ).scalar_one()
+        unknown = await unknown_outstanding(self.store)
         return {
             "state": self.executor.state,
             **self.executor.where(),
@@ -206,14 +199,7 @@ class Health:
 
     async def _outbox(self) -> dict[str, Any]:
         count, oldest = await CardLedger(self.store).backlog()
-        async with self.store.read() as conn:
-            failed = (
-                await conn.execute(
-                    select(func.count())
-                    .select_from(OperationRow)
-                    .where(OperationRow.card_error.is_not(None))
-                )
-            ).scalar_one()
+        failed = await card_delivery_failures(self.store)
         return {
             "state": "ok",
             "card_backlog": count,

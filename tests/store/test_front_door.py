@@ -93,3 +93,34 @@ def test_importing_store_alone_loads_no_sqlalchemy() -> None:
         cwd=INIT.parents[1],
     )
     assert loaded.stdout.strip() == "[]"
+
+
+def internal_names() -> set[str]:
+    """The names of the last TYPE_CHECKING block: internals (tables, hand-written SQL, group
+    commit parts) that only bench/ and tests/ may still use."""
+    *_public, internals = filter(is_type_checking, module_tree().body)
+    assert isinstance(internals, ast.If)
+    return {
+        alias.asname or alias.name
+        for node in internals.body
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
+
+
+def test_the_product_uses_none_of_the_stores_internals() -> None:
+    """bot, cards, workers and kernel reach the store through its public names only; the
+    internals still exported serve the benches and the tests."""
+    internals = internal_names()
+    assert {"OperationRow", "claim_intent", "GroupWriter"} <= internals  # the block it reads
+    root = INIT.parents[1]
+    offenders = [
+        f"{path.relative_to(root)}:{node.lineno} {alias.name}"
+        for package in ("bot", "cards", "workers", "kernel")
+        for path in sorted((root / package).rglob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path)))
+        if isinstance(node, ast.ImportFrom) and node.module == "store"
+        for alias in node.names
+        if alias.name in internals
+    ]
+    assert offenders == []

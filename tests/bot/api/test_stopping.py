@@ -10,8 +10,7 @@ from typing import Any
 
 from aiohttp.test_utils import TestClient
 
-from bot.api.dashboard import change_mark
-from store import Store
+from store import Store, change_mark
 from tests.support.api import TOKENS, ClientFactory
 from tests.support.factories import offered
 from tests.support.waiting import eventually
