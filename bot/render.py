@@ -28,6 +28,7 @@ from cards.vocabulary import (
 )
 from cards.world import world_mark, world_of
 from kernel.timeutil import utc_now
+from store import State
 
 # The CLI's own labels; what they label comes from the catalogue.
 LABELS: Mapping[str, Mapping[Lang, str]] = {
@@ -93,7 +94,7 @@ def operation_text(
         lines.append(
             "  " + text("card.expires", lang, relative=relative(at, now, lang), at=when(at, tz))
         )
-    elif view["state"] == "expired":
+    elif view["state"] == State.EXPIRED:
         lines.append("  " + text("state.expired", lang, at=when(view["expires_at"], tz)))
     lines += decision_lines(view, now=now, lang=lang, tz=tz)
     lines += policy_lines(view)

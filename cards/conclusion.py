@@ -17,7 +17,7 @@ from cards.plain_text import NAME_MAX_CHARS, TITLE_MAX_CHARS, people_text
 from cards.strings import Lang, decision_key, text
 from cards.vocabulary import person, title_of, when
 from cards.world import world_of
-from store import EXPIRED
+from store import EXPIRED, Stage
 
 __all__ = ["ENGLISH_UTC", "REPLY_MAX_CHARS", "Voice", "outcome_parts", "reply_text", "webhook_body"]
 
@@ -68,7 +68,7 @@ def reply_text(view: dict[str, Any], outcome: dict[str, Any], voice: Voice = ENG
     decision = view.get("decision") or {}
     title = people_text(title_of(view, lang), TITLE_MAX_CHARS, lang)
     status = outcome_title({**outcome, "stage": "initial"}, world_of(view), lang)
-    if outcome["stage"] == "reconciled":
+    if outcome["stage"] == Stage.RECONCILED:
         settles = str(outcome["reconciles_digest"])[:12]
         head = text("reply.reconciled", lang, title=title, status=status, digest=settles)
     else:

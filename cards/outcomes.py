@@ -10,9 +10,9 @@ from typing import Any
 
 from cards.plain_text import WORDS_MAX_CHARS, people_text
 from cards.strings import LANGS, LARK_LOCALE, Lang, text
-from cards.vocabulary import outcome_words
+from cards.vocabulary import PROTECTIVE_ENDED, outcome_words
 from cards.world import in_world
-from store import World
+from store import Stage, World
 
 
 def plain_text(content: str, i18n_content: dict[str, str] | None = None) -> dict[str, Any]:
@@ -33,7 +33,7 @@ def newest_per_stage(outcomes: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def outcome_title(outcome: dict[str, Any], world: World | None, lang: Lang) -> str:
     """The outcome's own words (stored with it), its world and a reconciliation marked."""
     title = in_world(outcome_words(outcome, lang), world, lang)
-    if outcome["stage"] == "reconciled":
+    if outcome["stage"] == Stage.RECONCILED:
         title = text("outcome.reconciled", lang, status=title)
     return title
 
@@ -125,6 +125,6 @@ def protective_result(child: dict[str, Any], lang: Lang) -> str:
     role = str(child.get("role"))
     label = text(f"protective.{role}", lang, price=str(child.get("trigger_price")))
     status = text(f"protective.{child.get('status')}", lang)
-    if child.get("reason") and child.get("status") in ("rejected", "cancelled"):
+    if child.get("reason") and child.get("status") in PROTECTIVE_ENDED:
         status = f"{status} ({people_text(child['reason'], WORDS_MAX_CHARS, lang)})"
     return f"{label}: {status}"

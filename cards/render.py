@@ -35,6 +35,7 @@ from cards.strings import LANGS, LARK_LOCALE, Lang, reason_key, text
 from cards.terms import each_lang, term_elements
 from cards.vocabulary import EXECUTING, OPEN_STATES, headline, relative, title_of, when
 from cards.world import world_of, world_tag
+from store import State
 
 __all__ = [
     "CALLBACK_VALUE_VERSION",
@@ -107,10 +108,10 @@ def _decision(view: dict[str, Any], people: People, tz: tzinfo, lang: Lang) -> l
     decision = view.get("decision") or {}
     deciders = [decision.get("by")]
     confirmed = (view.get("approval") or {}).get("confirmed_by") or []
-    if state in ("claimed", "outcome_observed") and len(confirmed) > 1:
+    if state in (State.CLAIMED, State.OUTCOME_OBSERVED) and len(confirmed) > 1:
         deciders = list(confirmed)  # a quorum: every one of them
     at = when(decision["at"], tz) if decision.get("at") else when(view["updated_at"], tz)
-    if state == "expired":
+    if state == State.EXPIRED:
         at = when(view["expires_at"], tz)
     who = ", ".join(people.name(each) for each in deciders)
     # where the (last) decision was made: the card says so when it was not on a card

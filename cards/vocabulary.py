@@ -25,10 +25,18 @@ from typing import Any
 from cards.plain_text import WORDS_MAX_CHARS, people_text
 from cards.strings import LANGS, Lang, text
 from kernel.timeutil import parse_iso_utc
-from store import Tone
+from store import Execution, State, Tone
 
-OPEN_STATES = frozenset({"prepared", "awaiting_confirmation"})
-EXECUTING = frozenset({"queued", "preflight", "reserved", "dispatching", "submitted"})
+OPEN_STATES = frozenset({State.PREPARED, State.AWAITING_CONFIRMATION})
+EXECUTING = frozenset(
+    {
+        Execution.QUEUED,
+        Execution.PREFLIGHT,
+        Execution.RESERVED,
+        Execution.DISPATCHING,
+        Execution.SUBMITTED,
+    }
+)
 # a header stays one line on a phone; the full reason is in the card's body
 HEADLINE_REASON_CHARS = 60
 
@@ -42,20 +50,23 @@ TONE_COLOUR: Mapping[str, str] = {
     Tone.BAD.value: BAD,
     Tone.DONE.value: DONE,
 }
-STATE_TONE: Mapping[str, str] = {
-    "prepared": WAITING,
-    "awaiting_confirmation": WAITING,
-    "claimed": WORKING,
-    "outcome_observed": GOOD,
-    "rejected": BAD,
-    "cancelled": DONE,
-    "expired": DONE,
-    "superseded": DONE,
-    "changes_requested": DONE,
+STATE_TONE: Mapping[State, str] = {
+    State.PREPARED: WAITING,
+    State.AWAITING_CONFIRMATION: WAITING,
+    State.CLAIMED: WORKING,
+    State.OUTCOME_OBSERVED: GOOD,
+    State.REJECTED: BAD,
+    State.CANCELLED: DONE,
+    State.EXPIRED: DONE,
+    State.SUPERSEDED: DONE,
+    State.CHANGES_REQUESTED: DONE,
 }
 # outcomes a person must look at: the venue may or may not have it, or no one could tell
 # (the executor's own statuses, the same for every kind: workers.domains.execution)
 NEEDS_A_PERSON = frozenset({"unknown", "unresolved"})
+# a protective order's venue statuses that end it unfilled, its line then giving the venue's
+# reason (the venue model's words, workers.domains.finance.venues.model: cards sit below workers)
+PROTECTIVE_ENDED = frozenset({"rejected", "cancelled"})
 
 
 @dataclass(frozen=True)
@@ -117,11 +128,11 @@ def shortened(words: str, limit: int) -> str:
 
 
 def headline(view: Mapping[str, Any], people: Mapping[str, str]) -> Headline:
-    state = view["state"]
     outcome = view.get("outcome")
     if outcome is not None:
         said = {lang: outcome_words(outcome, lang) for lang in LANGS}
         return Headline(said, TONE_COLOUR.get(str(outcome.get("tone")), DONE))
+    state = State(view["state"])  # the projection's string, as the lifecycle's member
     if state in OPEN_STATES:
         approval = view.get("approval") or {}
         confirmed = approval.get("confirmed_by") or []
@@ -130,7 +141,7 @@ def headline(view: Mapping[str, Any], people: Mapping[str, str]) -> Headline:
             said = {lang: kind_words(view, "partly", lang, **values) for lang in LANGS}
             return Headline(said, WAITING)
         return Headline({lang: kind_words(view, "waiting", lang) for lang in LANGS}, WAITING)
-    if state == "rejected":
+    if state is State.REJECTED:
         decision = view.get("decision") or {}
         who = person(decision.get("by"), people)
         reason = decision.get("reason")
@@ -139,10 +150,10 @@ def headline(view: Mapping[str, Any], people: Mapping[str, str]) -> Headline:
             values = {"who": who, "reason": shown}
             return _catalogued("headline.rejected.reason", BAD, **values)
         return _catalogued("headline.rejected", BAD, who=who)
-    if state == "changes_requested":
+    if state is State.CHANGES_REQUESTED:
         who = person((view.get("decision") or {}).get("by"), people)
         return _catalogued("headline.changes_requested", DONE, who=who)
-    if state in ("claimed", "outcome_observed"):
+    if state in (State.CLAIMED, State.OUTCOME_OBSERVED):
         return _catalogued("headline.executing", WORKING)
     return _catalogued(f"headline.{state}", STATE_TONE.get(state, DONE))
 

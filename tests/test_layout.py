@@ -14,6 +14,8 @@ import ast
 from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
 
+from store import Execution, State
+
 ROOT = Path(__file__).resolve().parents[1]
 CORE = ("bot", "cards", "kernel", "store", "workers")
 SANDBOX = "larksandbox"
@@ -253,3 +255,88 @@ def test_no_import_cycles() -> None:
     assert not cycles, "break these import cycles:\n" + "\n\n".join(
         "\n".join(cycle) for cycle in cycles
     )
+
+
+# A lifecycle state (store.State, store.Execution) is spelled in the vocabulary and the en/zh
+# catalogue only, and migrations freeze the values they wrote; everywhere else it is the enum.
+LIFECYCLE_SPELLED_IN = ("store/vocabulary.py", "cards/strings.py")
+MIGRATIONS = "store/migrations/"
+# A word that only looks like a state is another vocabulary's: named once, where it is
+# defined, and allowed there alone, by (module, the module-level name that defines it).
+OWN_VOCABULARIES = {
+    # refusal reason codes: a click refused because the operation expired, was cancelled...
+    ("store/reasons.py", "Reason"),
+    # the outcome statuses of an operation that closed without running
+    ("store/conclusions.py", "EXPIRED"),
+    ("store/conclusions.py", "CHANGES_REQUESTED"),
+    # what one confirmation came to inside its write (the last one needed claims)
+    ("store/quorum_sql.py", "Confirmed"),
+    # the dashboard's en/zh labels: the words people read for the records' states
+    ("bot/api/dashboard_words.py", "LABELS"),
+    # a web post's answer: what the post did, stored with its inbox entry
+    ("bot/api/web_decide.py", "WebResult"),
+    # a protective order's venue statuses as cards read them (cards cannot import workers)
+    ("cards/vocabulary.py", "PROTECTIVE_ENDED"),
+    # a venue order's statuses
+    ("workers/domains/finance/venues/model.py", "OrderStatus"),
+    ("workers/domains/finance/venues/model.py", "TERMINAL"),
+    ("workers/domains/finance/venues/model.py", "ORDER_REJECTED"),
+    ("workers/domains/finance/venues/model.py", "ORDER_CANCELLED"),
+    # Hyperliquid's own word for an order it refused
+    ("workers/domains/finance/hyperliquid/answers.py", "HL_REJECTED"),
+    # each domain's outcome statuses, with their words
+    ("workers/domains/finance/words.py", "OUTCOMES"),
+    ("workers/domains/message/words.py", "REJECTED"),
+    ("workers/domains/service/words.py", "COMPLETED"),
+    # the service receiver's status answer (stdlib only: services copy the module)
+    ("workers/domains/service/receiver.py", "COMPLETED"),
+    # a contract's statuses in a message destination's baseline file
+    ("workers/domains/message/baseline.py", "CONTRACT_STATUSES"),
+    # the address classes the outbound-call guard refuses (IANA's "reserved" range)
+    ("workers/targets.py", "INSIDE"),
+}
+
+
+def strings_in(tree: ast.Module) -> Iterator[tuple[ast.Constant, str | None]]:
+    """Every string constant but docstrings, with the module-level name it defines, if any."""
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    for statement in tree.body:
+        defines = None
+        if isinstance(statement, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            defines = statement.name
+        elif isinstance(statement, ast.Assign | ast.AnnAssign):
+            targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+            if len(targets) == 1 and isinstance(targets[0], ast.Name):
+                defines = targets[0].id
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                if id(node) not in docstrings:
+                    yield node, defines
+
+
+def test_no_module_spells_a_lifecycle_state() -> None:
+    lifecycle = {member.value for member in (*State, *Execution)}
+    offenders, used = [], set()
+    for path in modules(*CORE):
+        name = path.relative_to(ROOT).as_posix()
+        if name in LIFECYCLE_SPELLED_IN or name.startswith(MIGRATIONS):
+            continue
+        for node, defines in strings_in(ast.parse(path.read_text(encoding="utf-8"), name)):
+            if node.value not in lifecycle:
+                continue
+            if (name, defines) in OWN_VOCABULARIES:
+                used.add((name, defines))
+            else:
+                offenders.append(f"{name}:{node.lineno}: {node.value!r}")
+    assert not offenders, (
+        "spell these as store.State / store.Execution, or name a word of another vocabulary"
+        " once where that vocabulary is defined (OWN_VOCABULARIES):\n" + "\n".join(offenders)
+    )
+    assert used == OWN_VOCABULARIES, f"these allow nothing now: {OWN_VOCABULARIES - used}"

@@ -30,7 +30,7 @@ from cards.vocabulary import (
 )
 from cards.world import world_of, world_words
 from kernel.timeutil import iso_utc, parse_iso_utc
-from store import Reason
+from store import Reason, State
 
 Cell = str | dict[str, Any] | None
 # terms that are digests: cut short like an id (whole on hover), never wrapped
@@ -164,9 +164,9 @@ def header_lines(
             reason = {**long_text(str(decision["reason"])), "id": "decision-reason"}
             said = reason_key(decision.get("action"))
             lines.append(pieces(said, lang, "reason", reason))
-    elif state == "expired":
+    elif state == State.EXPIRED:
         lines.append(_at("state.expired", view["expires_at"], now, lang))
-    elif state in ("cancelled", "superseded"):
+    elif state in (State.CANCELLED, State.SUPERSEDED):
         lines.append([text(f"state.{state}", lang)])
     return lines + approval_lines(view, people, lang)
 

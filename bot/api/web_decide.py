@@ -32,6 +32,7 @@ import logging
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 from aiohttp import web
@@ -55,6 +56,17 @@ log = logging.getLogger("countersign.api")
 
 INBOX_KIND = INBOX_KINDS[Entry.WEB]
 DECIDE_PATH = "/ops/{id}/decide"
+
+
+class WebResult(StrEnum):
+    """A post's answer's `result`, as its inbox entry keeps it: what the page it redirects to
+    says. The web's own words: "claimed" and "rejected" here name what the post did, not the
+    operation's state (store.State)."""
+
+    REFUSED = "refused"
+    COUNTED = "counted"
+    REJECTED = "rejected"
+    CLAIMED = "claimed"
 
 
 @dataclass(frozen=True)
@@ -84,7 +96,7 @@ class DecideForm:
 def counted_answer(op: Operation) -> dict[str, Any]:
     """A post's answer when its confirmation counted and the operation awaits more."""
     return {
-        "result": "counted",
+        "result": WebResult.COUNTED.value,
         "counted": len(op.confirmed_by),
         "required": op.envelope.approval.required,
     }
@@ -93,10 +105,11 @@ def counted_answer(op: Operation) -> dict[str, Any]:
 def web_answer(verdict: Verdict) -> dict[str, Any]:
     """What a post did, as its inbox entry keeps it for the page it redirects to."""
     if verdict.refusal is not None:
-        return {"result": "refused", "reason": verdict.refusal.value}
+        return {"result": WebResult.REFUSED.value, "reason": verdict.refusal.value}
     if isinstance(verdict.decided, Counted):
         return counted_answer(verdict.decided.operation)
-    return {"result": "rejected" if isinstance(verdict.decided, Decided) else "claimed"}
+    done = WebResult.REJECTED if isinstance(verdict.decided, Decided) else WebResult.CLAIMED
+    return {"result": done.value}
 
 
 def _lang(value: Any) -> Lang:
@@ -175,15 +188,15 @@ class WebDecisions:
         answer = entry.answer
         if answer is None:  # committed, its answer not yet stored (or lost in a crash)
             return Flash("ok", text("toast.processing", lang))
-        if answer.get("result") == "refused":
+        if answer.get("result") == WebResult.REFUSED:
             reason = Reason(str(answer.get("reason")))
             return Flash("refused", REFUSALS[reason][lang], reason.value)
-        if answer.get("result") == "counted":
+        if answer.get("result") == WebResult.COUNTED:
             counted = COUNTED_TOAST[lang].format(
                 counted=answer.get("counted"), required=answer.get("required")
             )
             return Flash("ok", counted)
-        key = "toast.rejected" if answer.get("result") == "rejected" else "toast.confirmed"
+        key = "toast.rejected" if answer.get("result") == WebResult.REJECTED else "toast.confirmed"
         return Flash("ok", text(key, lang))
 
     # -- the post -----------------------------------------------------------------------------

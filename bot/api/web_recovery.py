@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.api.web_decide import counted_answer
+from bot.api.web_decide import WebResult, counted_answer
 from bot.decide.counters import DecisionCounters
 from bot.decide.recovery import RECOVER_AFTER_S, Recovery
 from store import Click, Confirmation, Entry, InboxEntry, Reason, State, Store
@@ -38,21 +38,21 @@ class WebLeftovers:
 
     async def refusal(self, entry: InboxEntry) -> tuple[Reason, dict[str, Any]]:
         reason = Reason.RECOVERED_UNANSWERED  # decided by nobody: never applied now
-        return reason, {"result": "refused", "reason": reason.value}
+        return reason, {"result": WebResult.REFUSED.value, "reason": reason.value}
 
     async def recorded_answer(self, record: Confirmation) -> dict[str, Any]:
         """What the post's own answer would have said, from its record."""
         if not record.accepted:
             return {
-                "result": "refused",
+                "result": WebResult.REFUSED.value,
                 "reason": record.reason_code or Reason.MALFORMED_VALUE.value,
             }
         if record.action == "reject":
-            return {"result": "rejected"}
+            return {"result": WebResult.REJECTED.value}
         op = await self.store.get(record.operation_id)
         if op is not None and op.state is State.AWAITING_CONFIRMATION:  # one of N counted
             return counted_answer(op)
-        return {"result": "claimed"}
+        return {"result": WebResult.CLAIMED.value}
 
 
 class WebRecovery(Recovery):

@@ -23,7 +23,7 @@ from bot.render import operation_table, operation_text
 from cards.strings import Lang
 from cards.vocabulary import state_words
 from kernel.problems import ProblemsFound
-from store import Until, loads_strict, reached
+from store import State, Until, loads_strict, reached
 
 LANG_ENV = "COUNTERSIGN_LANG"
 EXIT_NOT_YET = 3  # show --wait: the time ran out before the operation was what was asked
@@ -194,13 +194,13 @@ def cmd_cancel(args: argparse.Namespace) -> int:
             if error.code != "not_cancellable":
                 raise
             shown = await client.get(args.id)
-            if shown.state != "cancelled":
+            if shown.state != State.CANCELLED:
                 raise error from None
             already.append(True)
             return reply_of(shown)
 
     def human(reply: Reply) -> str:
-        verb = "already cancelled (nothing changed)" if already else "cancelled"
+        verb = "already cancelled (nothing changed)" if already else State.CANCELLED.value
         return f"{verb}:\n{operation_text(reply.body, lang=lang)}"
 
     def code(_reply: Reply) -> int:

@@ -29,6 +29,7 @@ from workers.domains.message.schema import (
 )
 from workers.domains.message.settings import MessageSettings
 from workers.domains.message.text import lark_markup
+from workers.domains.message.words import REJECTED, SENT
 from workers.domains.types import hidden_character
 
 log = logging.getLogger("countersign.message")
@@ -162,14 +163,14 @@ class MessageRunner(Runner):
                 )
         except Exception as error:
             if _terminal(error):  # Lark refused it: nothing was posted
-                return Observed("rejected", {"reason": str(error)[:300]})
+                return Observed(REJECTED, {"reason": str(error)[:300]})
             raise SubmissionUnknown(f"{type(error).__name__}: {str(error)[:200]}") from error
         if self.on_dispatched is not None:
             self.on_dispatched(client_id)
         if destination.ops_chat_id is not None:
             await self._receipt(op, message, destination.ops_chat_id, message_id)
         return Observed(
-            "sent",
+            SENT,
             {
                 "message_id": message_id,
                 "chat_id": destination.chat_id,

@@ -28,10 +28,13 @@ WORDS = KindWords(
     },
 )
 
+SENT = "sent"
+REJECTED = "rejected"  # the outcome's word, not the operation's state (store.State)
+
 OUTCOMES: Mapping[str, Meaning] = {
-    "sent": Meaning(Said("Sent", "已发送"), Tone.GOOD, final=True),
+    SENT: Meaning(Said("Sent", "已发送"), Tone.GOOD, final=True),
     # Lark refused the send for good (a chat the bot left, a message too long)
-    "rejected": Meaning(
+    REJECTED: Meaning(
         Said("Refused by Lark — not sent", "飞书拒绝 — 未发送"), Tone.BAD, final=True
     ),
 }

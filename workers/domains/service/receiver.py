@@ -61,6 +61,10 @@ TOLERANCE_S = 300
 FENCE_PARAM = "fence"
 # what `begin` records for a fenced key: never a call's fingerprint (those are sha256 hex)
 FENCED = "fenced: declared never received"
+# the status endpoint's words for a call that ran (2xx) and one refused (4xx); countersign's
+# runner reads them as the service's outcomes (words.py: this module imports nothing of ours)
+COMPLETED = "completed"
+REFUSED = "refused"
 # what makes two requests the same call (the approvers' display names may change)
 CALL_FIELDS = ("operation_id", "client_id", "service", "action", "arguments", "confirm_digest")
 
@@ -257,8 +261,8 @@ def status(
     except ValueError:
         answer = body.decode("utf-8", errors="replace")
     if 200 <= code < 300:
-        return _json_answer(200, status="completed", answer=answer, http_status=code)
+        return _json_answer(200, status=COMPLETED, answer=answer, http_status=code)
     if not 400 <= code < 500:  # finish a call only with what it came to (2xx or 4xx)
         return _json_answer(200, status="unknown")
     message = answer.get("message") if isinstance(answer, dict) else answer
-    return _json_answer(200, status="refused", message=message, answer=answer, http_status=code)
+    return _json_answer(200, status=REFUSED, message=message, answer=answer, http_status=code)

@@ -21,6 +21,8 @@ from store import World
 from workers.domains.finance.sim.decimals import AVERAGE, plain
 from workers.domains.finance.venues.model import (
     CHILD_SUFFIX,
+    ORDER_CANCELLED,
+    ORDER_REJECTED,
     Fill,
     OrderStatus,
     OrderType,
@@ -33,6 +35,7 @@ from workers.domains.finance.venues.model import (
 )
 
 WAITING: Final = ("waitingForFill", "waitingForTrigger")
+HL_REJECTED: Final = "rejected"  # Hyperliquid's own word for an order it refused (status_of)
 IDENTITY_PREFIXES: Final = ("User or API Wallet", "L1 error: User or API Wallet")
 
 
@@ -281,11 +284,11 @@ def status_of(
             return "filled", None
         return ("partially_filled" if filled > 0 else "resting"), None
     if venue_status == "canceled":
-        return "cancelled", "cancelled at the venue (canceled)"
+        return ORDER_CANCELLED, "cancelled at the venue (canceled)"
     if venue_status.endswith("Canceled") or venue_status == "scheduledCancel":
-        return "cancelled", f"cancelled by the venue ({venue_status})"
-    if venue_status == "rejected" or venue_status.endswith("Rejected"):
-        return "rejected", f"rejected by the venue ({venue_status})"
+        return ORDER_CANCELLED, f"cancelled by the venue ({venue_status})"
+    if venue_status == HL_REJECTED or venue_status.endswith("Rejected"):
+        return ORDER_REJECTED, f"rejected by the venue ({venue_status})"
     raise Unreadable(f"unknown order status {venue_status!r}")
 
 

@@ -23,6 +23,8 @@ from workers.domains.finance.hyperliquid.wire import cloid_of, instrument_of
 from workers.domains.finance.venues.contract import VenueUnavailable
 from workers.domains.finance.venues.model import (
     CHILD_SUFFIX,
+    ORDER_CANCELLED,
+    ORDER_REJECTED,
     Fill,
     OrderStatus,
     ProtectiveSpec,
@@ -206,7 +208,7 @@ def _answered(
     filled = Decimal(0)
     reason = None
     if placed.kind in ("error", "refused"):
-        status: OrderStatus = "rejected"
+        status: OrderStatus = ORDER_REJECTED
         reason = f"rejected by the venue: {placed.text}" if placed.kind == "error" else placed.text
     elif placed.kind == "waiting":
         status = "accepted"
@@ -217,7 +219,7 @@ def _answered(
         if filled >= quantity:
             status = "filled"
         elif terms.order_type == "market" or terms.time_in_force == "IOC":
-            status, reason = "cancelled", IOC_REST
+            status, reason = ORDER_CANCELLED, IOC_REST
         else:
             status = "partially_filled"
     return answers.state(

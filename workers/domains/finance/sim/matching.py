@@ -69,6 +69,8 @@ from workers.domains.finance.sim.rules import (
 )
 from workers.domains.finance.venues.model import (
     CHILD_SUFFIX,
+    ORDER_CANCELLED,
+    ORDER_REJECTED,
     WORKING,
     Instrument,
     Liquidity,
@@ -149,7 +151,7 @@ def submit(book: Book, order: VenueOrder, faults: Faults, now: datetime) -> Outc
             faults=faults,
         )
         if reason is not None or inst is None:
-            work.place(replace(row, status="rejected", reason=reason or "unknown instrument"))
+            work.place(replace(row, status=ORDER_REJECTED, reason=reason or "unknown instrument"))
         else:
             work.place(row)
             _match_new(work, row, inst, faults)
@@ -166,7 +168,7 @@ def cancel(row: OrderRow, now: datetime) -> OrderRow:
     object). Cancelling a parent leaves its protective children working."""
     if row.status not in WORKING:
         return row
-    return _finish(row, "cancelled", "cancelled on request", now.isoformat())
+    return _finish(row, ORDER_CANCELLED, "cancelled on request", now.isoformat())
 
 
 def tick(book: Book, faults: Faults, now: datetime) -> Outcome:
@@ -199,7 +201,7 @@ def tick(book: Book, faults: Faults, now: datetime) -> Outcome:
                 left = "nothing" if qty == 0 else f"only {text(qty)}"
                 child = _finish(
                     child,
-                    "cancelled",
+                    ORDER_CANCELLED,
                     f"triggered at {text(inst.mark)}; reduce-only: {left} was left to reduce",
                     work.stamp,
                 )
@@ -208,7 +210,7 @@ def tick(book: Book, faults: Faults, now: datetime) -> Outcome:
             for sibling in work.children(child.parent_client_id or ""):
                 if sibling.client_id != child.client_id and sibling.status == "accepted":
                     reason = f"one-cancels-other: {child.client_id} triggered at {text(inst.mark)}"
-                    work.save(_finish(sibling, "cancelled", reason, work.stamp))
+                    work.save(_finish(sibling, ORDER_CANCELLED, reason, work.stamp))
                     changed[sibling.client_id] = None
         # 2. resting orders whose limit the mark has reached
         listed = [
@@ -237,7 +239,7 @@ def tick(book: Book, faults: Faults, now: datetime) -> Outcome:
                     f"reduce-only: remaining {text(row.remaining)} cancelled, "
                     "the position has nothing more to reduce"
                 )
-                work.save(_finish(row, "cancelled", reason, work.stamp))
+                work.save(_finish(row, ORDER_CANCELLED, reason, work.stamp))
             changed[row.client_id] = None
         # Children placed or grown by these fills changed too.
         for client_id in list(changed):
@@ -263,12 +265,12 @@ def _match_new(work: _Work, row: OrderRow, inst: Instrument, faults: Faults) -> 
                 f"{tif}: limit {text(row.limit_price)} does not reach the mark "
                 f"{text(inst.mark)}; nothing filled"
             )
-            work.save(_finish(row, "cancelled", reason, work.stamp))
+            work.save(_finish(row, ORDER_CANCELLED, reason, work.stamp))
         return
     available = row.quantity if inst.liquidity is None else min(row.quantity, inst.liquidity)
     if tif == "FOK" and available < row.quantity:
         reason = f"FOK: only {text(available)} of {text(row.quantity)} fillable now; nothing filled"
-        work.save(_finish(row, "cancelled", reason, work.stamp))
+        work.save(_finish(row, ORDER_CANCELLED, reason, work.stamp))
         return
     row = _fill(work, row, inst, available, price, "taker", faults)
     if row.remaining > 0 and (row.order_type == "market" or tif == "IOC"):
@@ -276,7 +278,7 @@ def _match_new(work: _Work, row: OrderRow, inst: Instrument, faults: Faults) -> 
             f"{'market' if row.order_type == 'market' else 'IOC'}: remaining "
             f"{text(row.remaining)} cancelled (only {text(available)} available at the mark)"
         )
-        work.save(_finish(row, "cancelled", reason, work.stamp))
+        work.save(_finish(row, ORDER_CANCELLED, reason, work.stamp))
 
 
 def _finish(row: OrderRow, status: str, reason: str | None, stamp: str) -> OrderRow:
@@ -362,7 +364,7 @@ def _sync_children(work: _Work, parent: OrderRow, inst: Instrument) -> None:
                 trigger_price=trigger,
                 stop_loss=None,
                 take_profit=None,
-                status="rejected" if reason else "accepted",
+                status=ORDER_REJECTED if reason else "accepted",
                 filled_qty=Decimal(0),
                 reason=reason,
                 submit_count=1,

@@ -39,6 +39,10 @@ TIME_IN_FORCE: Final = ("GTC", "IOC", "FOK", "POST_ONLY")
 ROLES: Final = ("order", "stop_loss", "take_profit")
 WORKING: Final = ("accepted", "resting", "partially_filled")
 TERMINAL: Final = ("filled", "rejected", "cancelled")
+# the two an order ends in unfilled, by name: an operation's lifecycle has states spelled the
+# same (store.State), and meaning something else
+ORDER_REJECTED: Final = "rejected"
+ORDER_CANCELLED: Final = "cancelled"
 # protective children's client ids on every venue: the parent's plus the suffix
 CHILD_SUFFIX: Final = {"stop_loss": ":sl", "take_profit": ":tp"}
 # the worlds whose effects never leave this machine ("simulated" in the old JSON shape)
