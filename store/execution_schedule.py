@@ -30,8 +30,10 @@ async def lease_due(store: Store, limit: int, lease_s: float = EXEC_LEASE_S) -> 
 
 
 async def next_due(store: Store) -> datetime | None:
-    """When the executor or reconciler is next due (a backoff, a lease running out)."""
-    return await leases.next_due(store, OperationRow.exec_due_at)
+    """When the executor or reconciler is next due (a backoff, a lease running out); a time
+    not after now: a row due already that a lease passed over (PostgreSQL's SKIP LOCKED:
+    another transaction was writing it, say the click's answer marking its card shown)."""
+    return await leases.next_due(store, OperationRow.exec_due_at, passed_over=True)
 
 
 async def schedule(store: Store, operation_id: str, in_s: float | None, *, tried: bool) -> None:

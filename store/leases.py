@@ -141,12 +141,17 @@ async def lease_due(
     return [Operation.from_row(row) for row in rows]
 
 
-async def next_due(store: Store, due: Any, where: Sequence[Any] = ()) -> datetime | None:
+async def next_due(
+    store: Store, due: Any, where: Sequence[Any] = (), *, passed_over: bool = False
+) -> datetime | None:
     """When the earliest row not yet due falls due (None: nothing is scheduled): how long an
-    idle worker may sleep before looking again."""
+    idle worker may sleep before looking again. `passed_over`: rows already due count too (a
+    time not after now): on PostgreSQL a lease passes over a row another transaction is
+    writing (SKIP LOCKED), and nothing else would wake its worker before the poll."""
+    scheduled = due.is_not(None) if passed_over else due > store.clock()
     async with store.read() as conn:
         found: datetime | None = (
-            await conn.execute(select(func.min(due)).where(due > store.clock(), *where))
+            await conn.execute(select(func.min(due)).where(scheduled, *where))
         ).scalar_one()
     return found
 

@@ -64,6 +64,9 @@ log = logging.getLogger("countersign.executor")
 INITIAL = Stage.INITIAL
 RECONCILED = Stage.RECONCILED
 FIRST_LOOK_S = 0.5
+# a row due already that the lease passed over (held by another transaction for a moment) is
+# looked at again this soon, not after the poll (an hour, with a worker process's kicks)
+PASSED_OVER_S = 0.1
 
 
 class ExecutionWorker:
@@ -134,7 +137,8 @@ class ExecutionWorker:
         return await self.ledger.lease_due(limit, self.lease_s)
 
     async def _next_due_in(self) -> float | None:
-        return seconds_until(self.store.clock, await self.ledger.next_due())
+        due_in = seconds_until(self.store.clock, await self.ledger.next_due())
+        return None if due_in is None else max(PASSED_OVER_S, due_in)
 
     async def advance(self, op: Operation) -> None:
         """One pass; one that raises is due again with backoff, `max_failed_passes` of them in
