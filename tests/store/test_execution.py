@@ -30,14 +30,7 @@ from store.reservations import Exposure, ReservationRefused, Reserved
 from store.transitions import OperationNotFound
 from store.vocabulary import ReservationState, Stage
 from tests.support.backends import Backend
-from tests.support.factories import dispatching, offered, refused_by_budget, writes
-
-
-async def claimed(store: Store) -> Operation:
-    op = await offered(store)
-    result = await store.confirm_and_claim(Click(op.id, "confirm", op.confirm_digest, "ou_alice"))
-    assert isinstance(result, Claimed)
-    return result.operation
+from tests.support.factories import claimed, dispatching, offered, refused_by_budget, writes
 
 
 async def preflighted(store: Store) -> Operation:

@@ -9,6 +9,8 @@ from typing import Any
 from store import (
     Attempt,
     Audience,
+    Claimed,
+    Click,
     Draft,
     Execution,
     ExecutionLedger,
@@ -121,6 +123,14 @@ async def offered(store: Store, **overrides: Any) -> Operation:
     """An operation whose card has been sent: awaiting_confirmation."""
     proposed = await store.propose(draft(**overrides))
     return await store.mark_card_sent(proposed.operation.id, f"om_{proposed.operation.id}")
+
+
+async def claimed(store: Store) -> Operation:
+    """An offered operation, confirmed and claimed by Alice on its card."""
+    op = await offered(store)
+    result = await store.confirm_and_claim(Click(op.id, "confirm", op.confirm_digest, "ou_alice"))
+    assert isinstance(result, Claimed)
+    return result.operation
 
 
 def refused_by_budget(refused: ReservationRefused) -> Observation:

@@ -8,21 +8,14 @@ from __future__ import annotations
 
 from sqlalchemy import text
 
-from store import Claimed, Click, ExecutionLedger, Store
-from tests.support.factories import offered
+from store import ExecutionLedger, Store
+from tests.support.factories import claimed
 
 HOLD = text("SELECT id FROM operations WHERE id = :id FOR UPDATE")
 
 
-async def _claimed(store: Store) -> str:
-    op = await offered(store)
-    claim = await store.confirm_and_claim(Click(op.id, "confirm", op.confirm_digest, "ou_alice"))
-    assert isinstance(claim, Claimed)
-    return op.id
-
-
 async def test_a_claim_not_yet_leased_counts_as_due_now(store: Store) -> None:
-    await _claimed(store)
+    await claimed(store)
     due = await ExecutionLedger(store).next_due()
     assert due is not None and due <= store.clock()  # 840eaf8: None (only `due > now` counts)
 
@@ -30,7 +23,7 @@ async def test_a_claim_not_yet_leased_counts_as_due_now(store: Store) -> None:
 async def test_a_due_row_a_lease_passed_over_is_still_due(store: Store) -> None:
     if store.sqlite:
         return  # one writer at a time: a lease never passes a row over
-    operation_id = await _claimed(store)
+    operation_id = (await claimed(store)).id
     ledger = ExecutionLedger(store)
     async with store.engine.connect() as other, other.begin():
         # another transaction writes the row (the click's answer marking its card shown)
