@@ -5,8 +5,8 @@ Per click, in the SDK's own synchronous handler (the SDK runs them one at a time
 
 * ONE durable SQLite commit (WAL, synchronous=FULL, the store's schema and migrations): the
   click's inbox entry and the claim's statements, conditional on the card it came from, with
-  the operation's row back -- raw sqlite3 and the store's own SQL (store/click_sql.py,
-  store/claim_sql.py);
+  the operation's row back -- raw sqlite3 and the store's own SQL (store/claims/click_sql.py,
+  store/claims/claim_sql.py);
 * the operation read from that row (`Operation.from_stored`), its card rendered by
   `render_card` from `operation_view`, and the success toast with that card as the answer.
 

@@ -24,7 +24,7 @@ PostgreSQL runs in a throwaway schema (`cs_bench_<pid>_<hex>`) that is dropped a
 SQLite runs on a fresh file in a temporary directory.
 
 * groupcommit (`--writer groupcommit`): instead of the store, the floor's own hand-written
-  claim (store.claim_sql) as intents through the group-commit writer (store.groupcommit), C
+  claim (store.claims.claim_sql) as intents through the group-commit writer (store.groupcommit), C
   asyncio claimers on one writer; same-op is skipped (it measures the store's refusals).
 
     .venv/bin/python bench/store_claims.py [--backend sqlite|postgresql|both] [--ops N]
@@ -51,6 +51,7 @@ from pathlib import Path
 from sqlalchemy import func, select, text
 from ulid import ULID
 
+from kernel.reasons import Reason
 from store import (
     Claimed,
     ClaimRow,
@@ -59,7 +60,6 @@ from store import (
     Draft,
     GroupWriter,
     Operation,
-    Reason,
     Refused,
     State,
     Store,
@@ -199,7 +199,7 @@ def store_claim(store: Store) -> ClaimOne:
 
 
 def group_commit_claim(writer: GroupWriter, sqlite: bool) -> ClaimOne:
-    """The floor's hand-written claim (store.claim_sql) as an intent on the people lane."""
+    """The floor's hand-written claim (store.claims.claim_sql) as an intent on the people lane."""
 
     async def claim(op: Operation) -> None:
         now = datetime.now(UTC)

@@ -6,7 +6,7 @@ the one with the highest `above` applies, wholly (its number, its narrower opera
 ties go to the first listed. An amount the domain could not compute counts as above every
 amount: a rule by amount then applies (fail closed). What applied is fixed into the
 operation's `Approval` when it is filed, with the digest of the audience's policy, so a
-policy changed since makes its card stale (store/claim_sql.py compares the digests).
+policy changed since makes its card stale (store/claims/claim_sql.py compares the digests).
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ from decimal import Decimal
 from typing import Any
 
 from bot.config.settings import ApprovalRule, AudienceSettings, Settings
-from store import Approval, canonical_json, sha256_hex
+from kernel.canonical import canonical_json, sha256_hex
+from store import Approval
 from workers.domains.base import Amount
 
 POLICY_SCHEME = "countersign.policy.v1"

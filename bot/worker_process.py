@@ -15,8 +15,8 @@ The link between the two, all inherited at spawn (no path, no port):
   for `/readyz` and `/metrics`. On PostgreSQL the child also
   LISTENs like any replica; the datagrams are just faster.
 * leases: the child announces each lease on the socketpair before it takes it
-  (`store.leases.announce_leases`); when the child dies, the parent releases the rows still
-  held under them (`store.leases.release`), so its operations are taken up by the restarted
+  (`store.backend.leases.announce_leases`); when the child dies, the parent releases the rows still
+  held under them (`store.backend.leases.release`), so its operations are taken up by the restarted
   child at once instead of waiting out the lease (23 s for the executor by default).
 * dying together: on Linux the child asks the kernel for SIGKILL when its parent dies, so a
   crashed parent never leaves workers running beside its successor. A child that dies is

@@ -1,7 +1,7 @@
 """The background workers of a bot process, wired from the config: the card worker, the
 executor/reconciler, expiry, every domain's runner (built by its domain from its settings,
 with what each runs beside the executor, e.g. the simulated venue's matching clock) and, on
-PostgreSQL, the listener that lets other replicas wake them (`store.events`).
+PostgreSQL, the listener that lets other replicas wake them (`store.backend.due_listener`).
 
 `serve` runs them next to the ingress; `countersign worker` runs them alone.
 """

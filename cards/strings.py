@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from store import Reason
+from kernel.reasons import Reason
 
 Lang = Literal["en", "zh"]
 LANGS: tuple[Lang, ...] = ("en", "zh")
@@ -259,7 +259,7 @@ TEXT: Mapping[str, Mapping[Lang, str]] = {
     "text.chars.one": {"en": "1 character", "zh": "1 个字符"},
     "text.chars": {"en": "{n} characters", "zh": "{n} 个字符"},
     "outcome.reconciled": {"en": "Reconciled: {status}", "zh": "核对结果：{status}"},
-    # how an operation that never ran concludes (store/conclusions.py)
+    # how an operation that never ran concludes (store/deliveries/conclusions.py)
     "outcome.declined": {"en": "Rejected — nothing executed", "zh": "已拒绝 — 未执行"},
     "outcome.expired": {"en": "Expired — nothing executed", "zh": "已过期 — 未执行"},
     "outcome.changes_requested": {

@@ -20,111 +20,104 @@ from importlib import import_module
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from store.attention import AWAITING as AWAITING
-    from store.attention import SEARCH_MAX_CHARS as SEARCH_MAX_CHARS
-    from store.attention import UNKNOWN as UNKNOWN
-    from store.attention import UNRESOLVED as UNRESOLVED
-    from store.attention import attention as _attention
-    from store.attention import counts as _counts
-    from store.attention import recent as recent
-    from store.attention import search as search
-    from store.authority import Store as Store
-    from store.auto_send import AUTO_OPERATOR as AUTO_OPERATOR
-    from store.auto_send import auto_send_due as auto_send_due
-    from store.auto_send import claim_by_clock as claim_by_clock
-    from store.auto_send import disarm_disallowed as disarm_disallowed
-    from store.canonical import MAX_ENVELOPE_DEPTH as MAX_ENVELOPE_DEPTH
-    from store.canonical import MAX_JSON_DEPTH as MAX_JSON_DEPTH
-    from store.canonical import EncodedObject as EncodedObject
-    from store.canonical import canonical_json as canonical_json
-    from store.canonical import float_paths as float_paths
-    from store.canonical import loads_strict as loads_strict
-    from store.canonical import record_json as record_json
-    from store.canonical import sha256_hex as sha256_hex
-    from store.canonical import too_deep as too_deep
-    from store.cards import CardLedger as CardLedger
+    from store.authority.envelope import Approval as Approval
+    from store.authority.envelope import Audience as Audience
+    from store.authority.envelope import CallbackRoute as CallbackRoute
+    from store.authority.envelope import Conversation as Conversation
+    from store.authority.envelope import Source as Source
+    from store.authority.proposals import LOCAL_WORLDS as LOCAL_WORLDS
+    from store.authority.proposals import ActiveClaim as ActiveClaim
+    from store.authority.proposals import Draft as Draft
+    from store.authority.proposals import RequestConflict as RequestConflict
+    from store.authority.records import Confirmation as Confirmation
+    from store.authority.records import Operation as Operation
+    from store.authority.store import Store as Store
+    from store.backend.due_listener import DueListener as DueListener
+    from store.backend.engine import create_engine as create_engine
+    from store.backend.engine import is_sqlite as is_sqlite
+    from store.backend.leases import Lease as Lease
+    from store.backend.leases import announce_leases as announce_leases
+    from store.backend.leases import release as release
+    from store.backend.opening import StoreNotMigrated as StoreNotMigrated
+    from store.backend.opening import open_store as open_store
+    from store.cards.card_ledger import CardLedger as CardLedger
+    from store.claims.auto_send import AUTO_OPERATOR as AUTO_OPERATOR
+    from store.claims.auto_send import auto_send_due as auto_send_due
+    from store.claims.auto_send import claim_by_clock as claim_by_clock
+    from store.claims.auto_send import disarm_disallowed as disarm_disallowed
 
     # what the entries and workers use of the write path: a click's card as shown, a
     # time-boxed auto-send's rules, the writer's lanes and promises, a PostgreSQL URL's DSN
-    from store.claim_sql import AutoRules as AutoRules
-    from store.click_sql import ShownCard as ShownCard
-    from store.clicks import ClickWrites as ClickWrites
-    from store.clicks import FirstWrite as FirstWrite
-    from store.clicks import PendingClick as PendingClick
-    from store.conclusions import CHANGES_REQUESTED as CHANGES_REQUESTED
-    from store.conclusions import DECLINED as DECLINED
-    from store.conclusions import EXPIRED as EXPIRED
-    from store.conclusions import closing_outcome as closing_outcome
-    from store.decisions import CLOSED_STATE_REASONS as CLOSED_STATE_REASONS
-    from store.decisions import Claimed as Claimed
-    from store.decisions import Click as Click
-    from store.decisions import Counted as Counted
-    from store.decisions import Decided as Decided
-    from store.decisions import Refused as Refused
-    from store.decisions import refusal_reason as refusal_reason
-    from store.deliveries import Delivery as Delivery
-    from store.deliveries import DeliveryLedger as DeliveryLedger
-    from store.engine import create_engine as create_engine
-    from store.engine import is_sqlite as is_sqlite
-    from store.envelope import Approval as Approval
-    from store.envelope import Audience as Audience
-    from store.envelope import CallbackRoute as CallbackRoute
-    from store.envelope import Conversation as Conversation
-    from store.envelope import Source as Source
-    from store.events import DueListener as DueListener
-    from store.execution import ExecutionLedger as ExecutionLedger
-    from store.execution_reads import view as view
-    from store.execution_reads import views as views
-    from store.execution_records import Attempt as Attempt
-    from store.execution_records import FailedPass as FailedPass
-    from store.execution_records import Observation as Observation
-    from store.execution_records import Outcome as Outcome
+    from store.claims.claim_sql import AutoRules as AutoRules
+    from store.claims.click_sql import ShownCard as ShownCard
+    from store.claims.click_writes import ClickWrites as ClickWrites
+    from store.claims.click_writes import FirstWrite as FirstWrite
+    from store.claims.click_writes import PendingClick as PendingClick
+    from store.claims.decisions import CLOSED_STATE_REASONS as CLOSED_STATE_REASONS
+    from store.claims.decisions import Claimed as Claimed
+    from store.claims.decisions import Click as Click
+    from store.claims.decisions import Counted as Counted
+    from store.claims.decisions import Decided as Decided
+    from store.claims.decisions import Refused as Refused
+    from store.claims.decisions import refusal_reason as refusal_reason
+    from store.claims.reservations import Exposure as Exposure
+    from store.claims.reservations import ReservationRefused as ReservationRefused
+    from store.deliveries.conclusions import CHANGES_REQUESTED as CHANGES_REQUESTED
+    from store.deliveries.conclusions import DECLINED as DECLINED
+    from store.deliveries.conclusions import EXPIRED as EXPIRED
+    from store.deliveries.conclusions import closing_outcome as closing_outcome
+    from store.deliveries.delivery_ledger import Delivery as Delivery
+    from store.deliveries.delivery_ledger import DeliveryLedger as DeliveryLedger
+    from store.deliveries.reminder_ledger import ReminderLedger as ReminderLedger
+    from store.execution.execution_ledger import ExecutionLedger as ExecutionLedger
+    from store.execution.reads import view as view
+    from store.execution.reads import views as views
+    from store.execution.records import Attempt as Attempt
+    from store.execution.records import FailedPass as FailedPass
+    from store.execution.records import Observation as Observation
+    from store.execution.records import Outcome as Outcome
     from store.groupcommit import Withdrawn as Withdrawn
     from store.groupcommit import answering_a_person as answering_a_person
     from store.groupcommit.contract import Pending as Pending
     from store.groupcommit.pg_writer import asyncpg_dsn as asyncpg_dsn
-    from store.inbox import ANSWERED as ANSWERED
-    from store.inbox import FAILED as FAILED
-    from store.inbox import KEY_CHARS as KEY_CHARS
-    from store.inbox import RECEIVED as RECEIVED
-    from store.inbox import Inbox as Inbox
-    from store.inbox import InboxEntry as InboxEntry
-    from store.inbox import stored_key as stored_key
-    from store.inbox import without_secrets as without_secrets
-    from store.inbox_failures import record_failure as record_failure
-    from store.leases import Lease as Lease
-    from store.leases import announce_leases as announce_leases
-    from store.leases import release as release
+    from store.inbox.failures import record_failure as record_failure
+    from store.inbox.inbox import ANSWERED as ANSWERED
+    from store.inbox.inbox import FAILED as FAILED
+    from store.inbox.inbox import KEY_CHARS as KEY_CHARS
+    from store.inbox.inbox import RECEIVED as RECEIVED
+    from store.inbox.inbox import Inbox as Inbox
+    from store.inbox.inbox import InboxEntry as InboxEntry
+    from store.inbox.inbox import stored_key as stored_key
+    from store.inbox.inbox import without_secrets as without_secrets
+    from store.inbox.signals import Signal as Signal
+    from store.inbox.signals import record_signal as record_signal
+    from store.inbox.signals import signal_of as signal_of
     from store.lifecycle import IllegalTransition as IllegalTransition
-    from store.migrate import current_revision as current_revision
-    from store.migrate import head_revision as head_revision
-    from store.migrate import upgrade as upgrade
-    from store.opening import StoreNotMigrated as StoreNotMigrated
-    from store.opening import open_store as open_store
-    from store.operation_counts import card_delivery_failures as card_delivery_failures
-    from store.operation_counts import change_mark as change_mark
-    from store.operation_counts import unknown_outstanding as unknown_outstanding
-    from store.operation_reads import claim_id as claim_id
-    from store.paging import MAX_PAGE_SIZE as MAX_PAGE_SIZE
-    from store.paging import InvalidCursor as InvalidCursor
-    from store.paging import encode_cursor as encode_cursor
-    from store.projection import UNTIL as UNTIL
-    from store.projection import Until as Until
-    from store.projection import operation_view as operation_view
-    from store.projection import reached as reached
-    from store.proposals import LOCAL_WORLDS as LOCAL_WORLDS
-    from store.proposals import ActiveClaim as ActiveClaim
-    from store.proposals import Draft as Draft
-    from store.proposals import RequestConflict as RequestConflict
-    from store.reasons import Reason as Reason
-    from store.records import Confirmation as Confirmation
-    from store.records import Operation as Operation
-    from store.reminders import ReminderLedger as ReminderLedger
-    from store.reservations import Exposure as Exposure
-    from store.reservations import ReservationRefused as ReservationRefused
-    from store.signals import Signal as Signal
-    from store.signals import record_signal as record_signal
-    from store.signals import signal_of as signal_of
+    from store.reads.attention import AWAITING as AWAITING
+    from store.reads.attention import SEARCH_MAX_CHARS as SEARCH_MAX_CHARS
+    from store.reads.attention import UNKNOWN as UNKNOWN
+    from store.reads.attention import UNRESOLVED as UNRESOLVED
+    from store.reads.attention import attention as _attention
+    from store.reads.attention import counts as _counts
+    from store.reads.attention import recent as recent
+    from store.reads.attention import search as search
+    from store.reads.counts import card_delivery_failures as card_delivery_failures
+    from store.reads.counts import change_mark as change_mark
+    from store.reads.counts import unknown_outstanding as unknown_outstanding
+    from store.reads.operations import claim_id as claim_id
+    from store.reads.paging import MAX_PAGE_SIZE as MAX_PAGE_SIZE
+    from store.reads.paging import InvalidCursor as InvalidCursor
+    from store.reads.paging import encode_cursor as encode_cursor
+    from store.reads.projection import UNTIL as UNTIL
+    from store.reads.projection import Until as Until
+    from store.reads.projection import operation_view as operation_view
+    from store.reads.projection import reached as reached
+    from store.schema.migrate import current_revision as current_revision
+    from store.schema.migrate import head_revision as head_revision
+    from store.schema.migrate import upgrade as upgrade
+    from store.sessions.web_sessions import SIGN_IN_TTL_S as SIGN_IN_TTL_S
+    from store.sessions.web_sessions import WebSession as WebSession
+    from store.sessions.web_sessions import WebSessions as WebSessions
     from store.vocabulary import CardAction as CardAction
     from store.vocabulary import Channel as Channel
     from store.vocabulary import ClickAction as ClickAction
@@ -138,9 +131,6 @@ if TYPE_CHECKING:
     from store.vocabulary import State as State
     from store.vocabulary import Tone as Tone
     from store.vocabulary import World as World
-    from store.web_sessions import SIGN_IN_TTL_S as SIGN_IN_TTL_S
-    from store.web_sessions import WebSession as WebSession
-    from store.web_sessions import WebSessions as WebSessions
 
     # exported under other names (`_RENAMED` below says why)
     attention_counts = _counts
@@ -148,15 +138,15 @@ if TYPE_CHECKING:
 
 # internals still used outside: by bench/ and tests/ only
 if TYPE_CHECKING:
-    from store.claim_sql import PG_CLAIM as PG_CLAIM
-    from store.claim_sql import SQLITE_AUDIT as SQLITE_AUDIT
-    from store.claim_sql import SQLITE_CLAIM as SQLITE_CLAIM
-    from store.claim_sql import SQLITE_CONFIRMATION as SQLITE_CONFIRMATION
-    from store.claim_sql import SQLITE_UPDATE as SQLITE_UPDATE
-    from store.claim_sql import claim_intent as claim_intent
-    from store.claim_sql import claim_params as claim_params
-    from store.claim_sql import claim_statements as claim_statements
-    from store.click_sql import ENTRY_INSERT as ENTRY_INSERT
+    from store.claims.claim_sql import PG_CLAIM as PG_CLAIM
+    from store.claims.claim_sql import SQLITE_AUDIT as SQLITE_AUDIT
+    from store.claims.claim_sql import SQLITE_CLAIM as SQLITE_CLAIM
+    from store.claims.claim_sql import SQLITE_CONFIRMATION as SQLITE_CONFIRMATION
+    from store.claims.claim_sql import SQLITE_UPDATE as SQLITE_UPDATE
+    from store.claims.claim_sql import claim_intent as claim_intent
+    from store.claims.claim_sql import claim_params as claim_params
+    from store.claims.claim_sql import claim_statements as claim_statements
+    from store.claims.click_sql import ENTRY_INSERT as ENTRY_INSERT
     from store.groupcommit import GroupWriter as GroupWriter
     from store.groupcommit import Intent as Intent
     from store.groupcommit import Statement as Statement
@@ -164,30 +154,30 @@ if TYPE_CHECKING:
     from store.groupcommit import open_writer as open_writer
     from store.groupcommit.pg_writer import positional as positional
     from store.groupcommit.sqlite_writer import run_intent as run_intent
-    from store.models import AuditRow as AuditRow
-    from store.models import CardDeliveryRow as CardDeliveryRow
-    from store.models import ClaimRow as ClaimRow
-    from store.models import ConfirmationRow as ConfirmationRow
-    from store.models import DeliveryRow as DeliveryRow
-    from store.models import InboxRow as InboxRow
-    from store.models import OperationRow as OperationRow
-    from store.session_rows import WebSessionRow as WebSessionRow
-    from store.session_rows import WebSignInRow as WebSignInRow
+    from store.schema.tables import AuditRow as AuditRow
+    from store.schema.tables import CardDeliveryRow as CardDeliveryRow
+    from store.schema.tables import ClaimRow as ClaimRow
+    from store.schema.tables import ConfirmationRow as ConfirmationRow
+    from store.schema.tables import DeliveryRow as DeliveryRow
+    from store.schema.tables import InboxRow as InboxRow
+    from store.schema.tables import OperationRow as OperationRow
+    from store.sessions.session_rows import WebSessionRow as WebSessionRow
+    from store.sessions.session_rows import WebSignInRow as WebSignInRow
 
 # name -> the module that owns it, loaded on first use (PEP 562)
 _OWNER: dict[str, str] = {
     # the operation authority: opens, claims, decides, reads
-    "Store": "store.authority",
+    "Store": "store.authority.store",
     # opening a store (SQLite upgrades itself, PostgreSQL must be at head)
-    "StoreNotMigrated": "store.opening",
-    "open_store": "store.opening",
+    "StoreNotMigrated": "store.backend.opening",
+    "open_store": "store.backend.opening",
     # the engines of the two backends
-    "create_engine": "store.engine",
-    "is_sqlite": "store.engine",
+    "create_engine": "store.backend.engine",
+    "is_sqlite": "store.backend.engine",
     # the schema's migrations
-    "current_revision": "store.migrate",
-    "head_revision": "store.migrate",
-    "upgrade": "store.migrate",
+    "current_revision": "store.schema.migrate",
+    "head_revision": "store.schema.migrate",
+    "upgrade": "store.schema.migrate",
     # the vocabulary: every state and status the store keeps
     "CardAction": "store.vocabulary",
     "Channel": "store.vocabulary",
@@ -204,127 +194,115 @@ _OWNER: dict[str, str] = {
     "World": "store.vocabulary",
     # the lifecycle's transition table
     "IllegalTransition": "store.lifecycle",
-    # refusal reason codes (persisted, CHECK-constrained)
-    "Reason": "store.reasons",
-    # canonical JSON, the bytes every digest is computed over
-    "MAX_ENVELOPE_DEPTH": "store.canonical",
-    "MAX_JSON_DEPTH": "store.canonical",
-    "EncodedObject": "store.canonical",
-    "canonical_json": "store.canonical",
-    "float_paths": "store.canonical",
-    "loads_strict": "store.canonical",
-    "record_json": "store.canonical",
-    "sha256_hex": "store.canonical",
-    "too_deep": "store.canonical",
     # the operation envelope and its confirm digest
-    "Approval": "store.envelope",
-    "Audience": "store.envelope",
-    "CallbackRoute": "store.envelope",
-    "Conversation": "store.envelope",
-    "Source": "store.envelope",
+    "Approval": "store.authority.envelope",
+    "Audience": "store.authority.envelope",
+    "CallbackRoute": "store.authority.envelope",
+    "Conversation": "store.authority.envelope",
+    "Source": "store.authority.envelope",
     # the read models the store hands out
-    "Confirmation": "store.records",
-    "Operation": "store.records",
+    "Confirmation": "store.authority.records",
+    "Operation": "store.authority.records",
     # a proposal as values, and filing it
-    "LOCAL_WORLDS": "store.proposals",
-    "ActiveClaim": "store.proposals",
-    "Draft": "store.proposals",
-    "RequestConflict": "store.proposals",
+    "LOCAL_WORLDS": "store.authority.proposals",
+    "ActiveClaim": "store.authority.proposals",
+    "Draft": "store.authority.proposals",
+    "RequestConflict": "store.authority.proposals",
     # a click's decision as values: the click and the decision results
-    "CLOSED_STATE_REASONS": "store.decisions",
-    "Claimed": "store.decisions",
-    "Click": "store.decisions",
-    "Counted": "store.decisions",
-    "Decided": "store.decisions",
-    "Refused": "store.decisions",
-    "refusal_reason": "store.decisions",
+    "CLOSED_STATE_REASONS": "store.claims.decisions",
+    "Claimed": "store.claims.decisions",
+    "Click": "store.claims.decisions",
+    "Counted": "store.claims.decisions",
+    "Decided": "store.claims.decisions",
+    "Refused": "store.claims.decisions",
+    "refusal_reason": "store.claims.decisions",
     # a click's first write (its inbox entry and its decision)
-    "ClickWrites": "store.clicks",
-    "FirstWrite": "store.clicks",
-    "PendingClick": "store.clicks",
+    "ClickWrites": "store.claims.click_writes",
+    "FirstWrite": "store.claims.click_writes",
+    "PendingClick": "store.claims.click_writes",
     # time-boxed auto-send
-    "AUTO_OPERATOR": "store.auto_send",
-    "auto_send_due": "store.auto_send",
-    "claim_by_clock": "store.auto_send",
-    "disarm_disallowed": "store.auto_send",
+    "AUTO_OPERATOR": "store.claims.auto_send",
+    "auto_send_due": "store.claims.auto_send",
+    "claim_by_clock": "store.claims.auto_send",
+    "disarm_disallowed": "store.claims.auto_send",
     # what concludes an operation for its proposer
-    "CHANGES_REQUESTED": "store.conclusions",
-    "DECLINED": "store.conclusions",
-    "EXPIRED": "store.conclusions",
-    "closing_outcome": "store.conclusions",
+    "CHANGES_REQUESTED": "store.deliveries.conclusions",
+    "DECLINED": "store.deliveries.conclusions",
+    "EXPIRED": "store.deliveries.conclusions",
+    "closing_outcome": "store.deliveries.conclusions",
     # the execution ledger: attempts, reservations, outcomes
-    "ExecutionLedger": "store.execution",
+    "ExecutionLedger": "store.execution.execution_ledger",
     # what an executor pass records, as values
-    "Attempt": "store.execution_records",
-    "FailedPass": "store.execution_records",
-    "Observation": "store.execution_records",
-    "Outcome": "store.execution_records",
+    "Attempt": "store.execution.records",
+    "FailedPass": "store.execution.records",
+    "Observation": "store.execution.records",
+    "Outcome": "store.execution.records",
     # exposure reservations against an account's budget
-    "Exposure": "store.reservations",
-    "ReservationRefused": "store.reservations",
+    "Exposure": "store.claims.reservations",
+    "ReservationRefused": "store.claims.reservations",
     # the card ledger: card delivery state
-    "CardLedger": "store.cards",
+    "CardLedger": "store.cards.card_ledger",
     # the delivery ledger: conclusions going back to proposers
-    "Delivery": "store.deliveries",
-    "DeliveryLedger": "store.deliveries",
+    "Delivery": "store.deliveries.delivery_ledger",
+    "DeliveryLedger": "store.deliveries.delivery_ledger",
     # the reminder ledger
-    "ReminderLedger": "store.reminders",
+    "ReminderLedger": "store.deliveries.reminder_ledger",
     # the ingress inbox
-    "ANSWERED": "store.inbox",
-    "FAILED": "store.inbox",
-    "KEY_CHARS": "store.inbox",
-    "RECEIVED": "store.inbox",
-    "Inbox": "store.inbox",
-    "InboxEntry": "store.inbox",
-    "stored_key": "store.inbox",
-    "without_secrets": "store.inbox",
+    "ANSWERED": "store.inbox.inbox",
+    "FAILED": "store.inbox.inbox",
+    "KEY_CHARS": "store.inbox.inbox",
+    "RECEIVED": "store.inbox.inbox",
+    "Inbox": "store.inbox.inbox",
+    "InboxEntry": "store.inbox.inbox",
+    "stored_key": "store.inbox.inbox",
+    "without_secrets": "store.inbox.inbox",
     # an ingress entry recorded as failed
-    "record_failure": "store.inbox_failures",
+    "record_failure": "store.inbox.failures",
     # inbound signals (texts in a message destination's chat)
-    "Signal": "store.signals",
-    "record_signal": "store.signals",
-    "signal_of": "store.signals",
+    "Signal": "store.inbox.signals",
+    "record_signal": "store.inbox.signals",
+    "signal_of": "store.inbox.signals",
     # leasing due rows
-    "Lease": "store.leases",
-    "announce_leases": "store.leases",
-    "release": "store.leases",
+    "Lease": "store.backend.leases",
+    "announce_leases": "store.backend.leases",
+    "release": "store.backend.leases",
     # wake-ups across replicas
-    "DueListener": "store.events",
+    "DueListener": "store.backend.due_listener",
     # dashboard sessions and sign-ins
-    "SIGN_IN_TTL_S": "store.web_sessions",
-    "WebSession": "store.web_sessions",
-    "WebSessions": "store.web_sessions",
+    "SIGN_IN_TTL_S": "store.sessions.web_sessions",
+    "WebSession": "store.sessions.web_sessions",
+    "WebSessions": "store.sessions.web_sessions",
     # projection readers: the one versioned view of an operation
-    "UNTIL": "store.projection",
-    "Until": "store.projection",
-    "operation_view": "store.projection",
-    "reached": "store.projection",
+    "UNTIL": "store.reads.projection",
+    "Until": "store.reads.projection",
+    "operation_view": "store.reads.projection",
+    "reached": "store.reads.projection",
     # projection readers: an operation's view with what execution recorded
-    "view": "store.execution_reads",
-    "views": "store.execution_reads",
+    "view": "store.execution.reads",
+    "views": "store.execution.reads",
     # reads of operations
-    "claim_id": "store.operation_reads",
+    "claim_id": "store.reads.operations",
     # the dashboard's reads: what needs a person, recent, search
-    "AWAITING": "store.attention",
-    "SEARCH_MAX_CHARS": "store.attention",
-    "UNKNOWN": "store.attention",
-    "UNRESOLVED": "store.attention",
-    "attention_counts": "store.attention",
-    "attention_groups": "store.attention",
-    "recent": "store.attention",
-    "search": "store.attention",
+    "AWAITING": "store.reads.attention",
+    "SEARCH_MAX_CHARS": "store.reads.attention",
+    "UNKNOWN": "store.reads.attention",
+    "UNRESOLVED": "store.reads.attention",
+    "attention_counts": "store.reads.attention",
+    "attention_groups": "store.reads.attention",
+    "recent": "store.reads.attention",
+    "search": "store.reads.attention",
     # paging through operations
-    "MAX_PAGE_SIZE": "store.paging",
-    "InvalidCursor": "store.paging",
-    "encode_cursor": "store.paging",
+    "MAX_PAGE_SIZE": "store.reads.paging",
+    "InvalidCursor": "store.reads.paging",
+    "encode_cursor": "store.reads.paging",
     # the counts health, metrics and the dashboard's long poll read
-    "card_delivery_failures": "store.operation_counts",
-    "change_mark": "store.operation_counts",
-    "unknown_outstanding": "store.operation_counts",
+    "card_delivery_failures": "store.reads.counts",
+    "change_mark": "store.reads.counts",
+    "unknown_outstanding": "store.reads.counts",
     # the write path as entries and workers use it: a click's card as shown, an auto-send's
     # rules, the writer's lanes and promises, a PostgreSQL URL's DSN
-    "ShownCard": "store.click_sql",
-    "AutoRules": "store.claim_sql",
+    "ShownCard": "store.claims.click_sql",
+    "AutoRules": "store.claims.claim_sql",
     "Withdrawn": "store.groupcommit",
     "answering_a_person": "store.groupcommit",
     "Pending": "store.groupcommit.contract",
@@ -332,27 +310,27 @@ _OWNER: dict[str, str] = {
     # ---- internals still used outside: by bench/ and tests/ only (tests/store/
     # test_front_door.py holds that) ----
     # SQLAlchemy tables
-    "AuditRow": "store.models",
-    "CardDeliveryRow": "store.models",
-    "ClaimRow": "store.models",
-    "ConfirmationRow": "store.models",
-    "DeliveryRow": "store.models",
-    "InboxRow": "store.models",
-    "OperationRow": "store.models",
+    "AuditRow": "store.schema.tables",
+    "CardDeliveryRow": "store.schema.tables",
+    "ClaimRow": "store.schema.tables",
+    "ConfirmationRow": "store.schema.tables",
+    "DeliveryRow": "store.schema.tables",
+    "InboxRow": "store.schema.tables",
+    "OperationRow": "store.schema.tables",
     # SQLAlchemy tables of the dashboard's sign-in
-    "WebSessionRow": "store.session_rows",
-    "WebSignInRow": "store.session_rows",
+    "WebSessionRow": "store.sessions.session_rows",
+    "WebSignInRow": "store.sessions.session_rows",
     # the claim's hand-written SQL
-    "PG_CLAIM": "store.claim_sql",
-    "SQLITE_AUDIT": "store.claim_sql",
-    "SQLITE_CLAIM": "store.claim_sql",
-    "SQLITE_CONFIRMATION": "store.claim_sql",
-    "SQLITE_UPDATE": "store.claim_sql",
-    "claim_intent": "store.claim_sql",
-    "claim_params": "store.claim_sql",
-    "claim_statements": "store.claim_sql",
+    "PG_CLAIM": "store.claims.claim_sql",
+    "SQLITE_AUDIT": "store.claims.claim_sql",
+    "SQLITE_CLAIM": "store.claims.claim_sql",
+    "SQLITE_CONFIRMATION": "store.claims.claim_sql",
+    "SQLITE_UPDATE": "store.claims.claim_sql",
+    "claim_intent": "store.claims.claim_sql",
+    "claim_params": "store.claims.claim_sql",
+    "claim_statements": "store.claims.claim_sql",
     # a click's other writes as hand-written SQL
-    "ENTRY_INSERT": "store.click_sql",
+    "ENTRY_INSERT": "store.claims.click_sql",
     # group commit: writers and intents
     "GroupWriter": "store.groupcommit",
     "Intent": "store.groupcommit",
@@ -365,8 +343,8 @@ _OWNER: dict[str, str] = {
     "run_intent": "store.groupcommit.sqlite_writer",
 }
 
-# Exported under another name: `store.attention` is also a module, and importing it sets the
-# package attribute `attention`, which would shadow a function exported under that name.
+# Exported under names that say what they count and group: bare `counts` and `attention` say
+# too little beside the store's other names.
 _RENAMED: dict[str, str] = {"attention_counts": "counts", "attention_groups": "attention"}
 
 __all__ = sorted(_OWNER)

@@ -126,7 +126,7 @@ class Entry(StrEnum):
 
     LARK = "lark"  # a button on the operation's card (or its escalation copy) in Lark
     WEB = "web"  # the dashboard's detail page, signed in with Lark
-    AUTO = "auto"  # a time-boxed draft's clock: nobody decided in time (store/auto_send.py)
+    AUTO = "auto"  # a time-boxed draft's clock: nobody decided in time (store/claims/auto_send.py)
 
 
 class ClickAction(StrEnum):

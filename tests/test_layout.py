@@ -260,17 +260,17 @@ def test_no_import_cycles() -> None:
 # A lifecycle state (store.State, store.Execution) is spelled in the vocabulary and the en/zh
 # catalogue only, and migrations freeze the values they wrote; everywhere else it is the enum.
 LIFECYCLE_SPELLED_IN = ("store/vocabulary.py", "cards/strings.py")
-MIGRATIONS = "store/migrations/"
+MIGRATIONS = "store/schema/migrations/"
 # A word that only looks like a state is another vocabulary's: named once, where it is
 # defined, and allowed there alone, by (module, the module-level name that defines it).
 OWN_VOCABULARIES = {
     # refusal reason codes: a click refused because the operation expired, was cancelled...
-    ("store/reasons.py", "Reason"),
+    ("kernel/reasons.py", "Reason"),
     # the outcome statuses of an operation that closed without running
-    ("store/conclusions.py", "EXPIRED"),
-    ("store/conclusions.py", "CHANGES_REQUESTED"),
+    ("store/deliveries/conclusions.py", "EXPIRED"),
+    ("store/deliveries/conclusions.py", "CHANGES_REQUESTED"),
     # what one confirmation came to inside its write (the last one needed claims)
-    ("store/quorum_sql.py", "Confirmed"),
+    ("store/claims/quorum_sql.py", "Confirmed"),
     # the dashboard's en/zh labels: the words people read for the records' states
     ("bot/api/dashboard_words.py", "LABELS"),
     # a web post's answer: what the post did, stored with its inbox entry

@@ -1,5 +1,5 @@
 """Auto-send worker: time-boxed drafts nobody decided in time are confirmed by the clock
-(`store/auto_send.py` decides, in one conditional write each, under `AutoRules`: the config's
+(`store/claims/auto_send.py` decides, in one conditional write each, under `AutoRules`: the config's
 policies and time boxes now)."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Card delivery worker: posts each new operation's card and patches the original card.
 
-What is due is derived from versions in the store (`store.cards`): only the newest
+What is due is derived from versions in the store (`store.cards.card_ledger`): only the newest
 projection is ever rendered, so a burst of changes becomes one patch. A send carries the
 operation's uuid, so a retried send can never post a second card. Delivery never executes
 anything.

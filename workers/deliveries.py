@@ -1,6 +1,6 @@
 """Result return worker: each conclusion goes back to its proposer, retried, never re-executed.
 
-A conclusion is a row in the deliveries outbox (`store.deliveries`), written with the outcome
+A conclusion is a row in the deliveries outbox (`store.deliveries.delivery_ledger`), written with the outcome
 that made it due. This worker leases due rows and sends them: a reply in the source
 conversation (Lark, `uuid` = the delivery id, so a retried reply never posts twice) or a
 signed webhook (the same delivery id on every attempt, for the receiver to dedupe). Failed
@@ -28,6 +28,7 @@ from tenacity import RetryCallState
 from tenacity.wait import wait_exponential
 
 from cards.conclusion import ENGLISH_UTC, Voice, reply_text, webhook_body
+from kernel.canonical import canonical_json
 from kernel.logcontext import about
 from kernel.timeutil import iso_utc
 from store import (
@@ -37,7 +38,6 @@ from store import (
     ExecutionLedger,
     Operation,
     Store,
-    canonical_json,
     closing_outcome,
     operation_view,
 )

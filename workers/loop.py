@@ -2,7 +2,7 @@
 time or the poll.
 
 Wake-ups are events: an in-process kick (a claim wakes the executor, an outcome the card and
-delivery workers) or, across replicas on PostgreSQL, a notification (`store.events`) that
+delivery workers) or, across replicas on PostgreSQL, a notification (`store.backend.due_listener`) that
 calls the same kick. The poll is only a safety net; a worker that knows when its next row
 falls due (`next_due`) sleeps no longer than that.
 """

@@ -1,6 +1,6 @@
 """Reminder worker: one reply in an undecided operation's card thread before it expires.
 
-Leases due reminders (store/reminders.py), replies to the card naming the operators who may
+Leases due reminders (store/deliveries/reminder_ledger.py), replies to the card naming the operators who may
 still act (cards/reminder.py), then marks each sent. A failed reply is retried when its
 lease runs out, with the same uuid, so Lark posts it once.
 """

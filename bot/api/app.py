@@ -95,7 +95,7 @@ WAIT_POLL_S = 0.2  # a change made by another process (a worker replica) shows w
 async def get_operation(request: web.Request) -> web.Response:
     """The projection. With `wait_s=N` (N <= 60) it first waits up to N seconds for what
     `until` names: `changed` (the default: its version moves), `decided` or `final`
-    (`store.projection`; final as the newest outcome's domain declared it); those two answer
+    (`store.reads.projection`; final as the newest outcome's domain declared it); those two answer
     at once when the operation already is so, so a proposer that asks again never misses the
     moment between two asks."""
     problems: list[FieldProblem] = []

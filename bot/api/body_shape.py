@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from kernel.canonical import float_paths
 from kernel.problems import FieldProblem
-from store import float_paths
 from workers.domains.types import is_control
 
 

@@ -3,7 +3,7 @@
 Server-rendered HTML (no build step, no client framework; `bot/api/dashboard_html.py`):
 every page is the projection the card and the API show, in the card's words, plus the
 operation's records. `/ops` is "Needs attention" (counts per group, the groups, recent
-activity; `store/attention.py` reads them), `/ops/all` the list with state and outcome filters
+activity; `store/reads/attention.py` reads them), `/ops/all` the list with state and outcome filters
 and a search, `/ops/{id}` one operation; `/` redirects to `/ops`, and any other path under
 `/ops` is an HTML 404 page. Live refresh is one long poll per open page (`/ops/changes`,
 answered when anything changes or after 25 s), not a polling storm.

@@ -29,8 +29,9 @@ from cards.vocabulary import (
     when,
 )
 from cards.world import world_of, world_words
+from kernel.reasons import Reason
 from kernel.timeutil import iso_utc, parse_iso_utc
-from store import Reason, State
+from store import State
 
 Cell = str | dict[str, Any] | None
 # terms that are digests: cut short like an id (whole on hover), never wrapped

@@ -13,8 +13,9 @@ from bot.api.body_shape import shape_problems
 from bot.config import OpenId, ProposerSettings, Settings
 from bot.policy import approval_for, operators_of
 from bot.validation import problems_from
+from kernel.canonical import canonical_json
 from kernel.problems import FieldProblem, ProblemsFound
-from store import LOCAL_WORLDS, Audience, CallbackRoute, Conversation, Draft, Source, canonical_json
+from store import LOCAL_WORLDS, Audience, CallbackRoute, Conversation, Draft, Source
 from workers.domains import DOMAINS
 from workers.domains.types import StrictModel
 from workers.targets import BadUrl, parse_callback_target

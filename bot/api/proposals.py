@@ -30,17 +30,9 @@ from bot.api.keys import (
     STORE_KEY,
 )
 from bot.api.people import with_people
+from kernel.canonical import loads_strict
 from kernel.problems import FieldProblem, ProblemsFound
-from store import (
-    ActiveClaim,
-    Draft,
-    Operation,
-    RequestConflict,
-    Signal,
-    Store,
-    loads_strict,
-    signal_of,
-)
+from store import ActiveClaim, Draft, Operation, RequestConflict, Signal, Store, signal_of
 from store import view as op_view
 from workers.domains import DOMAINS
 from workers.domains.base import ReadingUnavailable

@@ -8,7 +8,7 @@ code at Lark's v2 token endpoint (Authlib builds the authorize URL and the PKCE 
 token request is JSON as Lark documents it, over the bot's own Lark HTTP client, see `_exchange`), reads
 who signed in with the SDK's `authen.v1.user_info.get` request (sent by
 bot/lark/transport.py with the user's token), and opens a server-side session
-(store/web_sessions.py) in an HttpOnly, SameSite=Lax cookie on /ops. The user token is used
+(store/sessions/web_sessions.py) in an HttpOnly, SameSite=Lax cookie on /ops. The user token is used
 once and dropped: the session is ours, Lark's token is not kept.
 
 Sign-in starts are rate-limited per client address and per signed-in person (each writes a

@@ -22,7 +22,7 @@ written and the page offers "sign in again", which comes back to it.
 Posts are rate-limited per client address (first, before anything is read) and per signed-in
 person (bot/api/web_limits.py): past either, a 429 page with Retry-After and nothing
 written. A body that is no readable form is a 400. A person's refusals on one operation are one
-row with a count (store/click_sql.py), so even posts within the limit cannot grow its page.
+row with a count (store/claims/click_sql.py), so even posts within the limit cannot grow its page.
 """
 
 from __future__ import annotations
@@ -50,7 +50,8 @@ from bot.policy import policy_digests
 from cards.render import SHORT_DIGEST
 from cards.strings import COUNTED_TOAST, REFUSALS, Lang, text
 from kernel.logcontext import about
-from store import Counted, Decided, Entry, Operation, Reason, State, Store, answering_a_person
+from kernel.reasons import Reason
+from store import Counted, Decided, Entry, Operation, State, Store, answering_a_person
 
 log = logging.getLogger("countersign.api")
 
@@ -75,7 +76,7 @@ class Flash:
 
     tone: str
     text: str
-    reason: str = ""  # the refusal's code (store/reasons.py), for people and tests alike
+    reason: str = ""  # the refusal's code (kernel/reasons.py), for people and tests alike
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,8 @@ from typing import Any
 from bot.api.web_decide import WebResult, counted_answer
 from bot.decide.counters import DecisionCounters
 from bot.decide.recovery import RECOVER_AFTER_S, Recovery
-from store import Click, Confirmation, Entry, InboxEntry, Reason, State, Store
+from kernel.reasons import Reason
+from store import Click, Confirmation, Entry, InboxEntry, State, Store
 
 
 class WebLeftovers:

@@ -2,7 +2,7 @@
 API's own tests, the Python client (bot/client.py) and the MCP server's tool schemas
 (bot/mcp/).
 
-The API builds its answers from the projection (store/projection.py); these models read them.
+The API builds its answers from the projection (store/reads/projection.py); these models read them.
 They keep fields they do not know (a newer server's), and the API's tests check that every
 answer leaves none unknown, so the models cannot drift from what the API sends. Pure: no I/O.
 """

@@ -22,8 +22,9 @@ from bot.profiles import DEV_TOKEN_ENV
 from bot.render import operation_table, operation_text
 from cards.strings import Lang
 from cards.vocabulary import state_words
+from kernel.canonical import loads_strict
 from kernel.problems import ProblemsFound
-from store import State, Until, loads_strict, reached
+from store import State, Until, reached
 
 LANG_ENV = "COUNTERSIGN_LANG"
 EXIT_NOT_YET = 3  # show --wait: the time ran out before the operation was what was asked

@@ -6,7 +6,7 @@ values that made it refused: too long, a NUL, a lone surrogate.
 
 from __future__ import annotations
 
-STORED_ID_CHARS = 128  # store/models.py ConfirmationRow's id columns
+STORED_ID_CHARS = 128  # store/schema/tables.py ConfirmationRow's id columns
 
 
 def storable(text: str, limit: int) -> str:

@@ -5,7 +5,7 @@ An entry (the Lark card, bot/ingress/decision.py; the web page, bot/api/web_deci
 turns what a person did into a `CardClick`, checks its own values (nothing read, nothing
 written yet) and hands it here:
 
-1. `enqueue`: ONE group-commit intent (store/clicks.py) holding the click's inbox entry and,
+1. `enqueue`: ONE group-commit intent (store/claims/click_writes.py) holding the click's inbox entry and,
    when its own values passed, its decision (the claim or the reject), conditional in the
    database on state, digest, expiry and where the click came from; it returns the operation
    as decided. A click already on record (a replay) is decided never again: its first
@@ -36,6 +36,8 @@ from bot.decide.provenance import (
     stored_click,
     why_refused,
 )
+from kernel.canonical import canonical_json
+from kernel.reasons import Reason
 from store import (
     CardLedger,
     Claimed,
@@ -48,10 +50,8 @@ from store import (
     Inbox,
     Operation,
     PendingClick,
-    Reason,
     ShownCard,
     Store,
-    canonical_json,
 )
 from workers.crash import crash_point
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from store import Claimed, Counted, Decided, Entry, Reason
+from kernel.reasons import Reason
+from store import Claimed, Counted, Decided, Entry
 
 
 @dataclass

@@ -20,16 +20,8 @@ from typing import Any
 from bot.decide.bounds import STORED_ID_CHARS, storable
 from bot.decide.reject_reason import cleaned_reason, reason_problem
 from cards.render import REASON_MAX_CHARS, WITHOUT_REASON
-from store import (
-    CLOSED_STATE_REASONS,
-    Click,
-    Entry,
-    Operation,
-    Reason,
-    State,
-    refusal_reason,
-    stored_key,
-)
+from kernel.reasons import Reason
+from store import CLOSED_STATE_REASONS, Click, Entry, Operation, State, refusal_reason, stored_key
 
 VALUE_KEYS = frozenset({"op", "action", "digest", "v"})
 OPERATION_ID = re.compile(r"^[0-9A-HJKMNP-TV-Z]{26}$")

@@ -21,7 +21,8 @@ from typing import Any, Protocol
 from bot.decide.core import INBOX_KINDS
 from bot.decide.counters import DecisionCounters
 from kernel.logcontext import about
-from store import Click, Confirmation, Entry, Inbox, InboxEntry, Reason, Store
+from kernel.reasons import Reason
+from store import Click, Confirmation, Entry, Inbox, InboxEntry, Store
 
 log = logging.getLogger("countersign.decide")
 

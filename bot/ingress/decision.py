@@ -32,14 +32,14 @@ from bot.ingress.stats import ConsumerStats
 from cards.decide import Threshold
 from cards.render import render_card
 from cards.strings import COUNTED_TOAST, LANGS, LARK_LOCALE, REFUSALS, Lang, toast_key
+from kernel.canonical import EncodedObject
 from kernel.logcontext import about
+from kernel.reasons import Reason
 from store import (
     Counted,
-    EncodedObject,
     Entry,
     FirstWrite,
     Operation,
-    Reason,
     ShownCard,
     State,
     Withdrawn,

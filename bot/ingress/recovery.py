@@ -21,7 +21,8 @@ from bot.decide.provenance import (
 from bot.ingress.ack import toast
 from bot.ingress.decision import Decisions, parse_click, refusal_toast
 from cards.strings import toast_key
-from store import Click, Confirmation, InboxEntry, Operation, Reason
+from kernel.reasons import Reason
+from store import Click, Confirmation, InboxEntry, Operation
 
 
 class CardLeftovers:

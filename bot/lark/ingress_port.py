@@ -18,7 +18,7 @@ import logging
 from collections.abc import Callable
 from typing import Any, Literal, Protocol
 
-from store import record_json
+from kernel.canonical import record_json
 
 log = logging.getLogger("countersign.lark.ingress")
 

@@ -56,7 +56,7 @@ from bot.lark.ingress_port import (
     event_id,
     is_callback,
 )
-from store import MAX_ENVELOPE_DEPTH, MAX_JSON_DEPTH, too_deep
+from kernel.canonical import MAX_ENVELOPE_DEPTH, MAX_JSON_DEPTH, too_deep
 
 log = logging.getLogger("countersign.lark.webhook")
 

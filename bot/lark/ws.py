@@ -59,7 +59,7 @@ from bot.lark.ingress_port import (
 )
 from bot.lark.sdk_check import check_sdk
 from bot.lark.ws_client import FrameClient, close_sdk_loop
-from store import MAX_ENVELOPE_DEPTH, too_deep
+from kernel.canonical import MAX_ENVELOPE_DEPTH, too_deep
 
 log = logging.getLogger("countersign.lark.ws")
 

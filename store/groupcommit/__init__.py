@@ -54,8 +54,8 @@ Turns and withdrawal
 How the store uses it
 ---------------------
 `open_store` starts one writer beside the SQLAlchemy engine (`Store.writer`). A click's
-first write (inbox entry + claim or reject, `store.clicks`), its second (answer + card
-shown, `store.click_sql`), the claim and the reject (`store.claim_sql`, `store.reject_sql`)
+first write (inbox entry + claim or reject, `store.claims.click_writes`), its second (answer + card
+shown, `store.claims.click_sql`), the claim and the reject (`store.claims.claim_sql`, `store.claims.reject_sql`)
 are intents. Every other write is `Store.transact(fn)`, a plain function of a sync
 SQLAlchemy `Connection`: on SQLite a `Work` item (`GroupWriter.run`) that the writer runs
 on its thread inside its next batch, in its own savepoint, so background writes (executor
@@ -66,7 +66,7 @@ turn on SQLite) remains for tests and any write that must await between statemen
 
 from __future__ import annotations
 
-from store.engine import is_sqlite
+from store.backend.engine import is_sqlite
 from store.groupcommit.contract import (
     BatchNotCommitted,
     GroupWriter,

@@ -15,7 +15,7 @@ from typing import Any
 from sqlalchemy import Connection, StaticPool, create_engine
 from sqlalchemy.engine import make_url
 
-from store.engine import SQLITE_BUSY_TIMEOUT_MS
+from store.backend.engine import SQLITE_BUSY_TIMEOUT_MS
 from store.groupcommit.contract import (
     DEFAULT_BATCH_LIMIT,
     GroupWriter,

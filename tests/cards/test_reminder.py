@@ -18,7 +18,7 @@ TRIO = ["ou_alice", "ou_bob", "ou_carol"]
 def view(
     confirmed_by: list[str], requester: str | None = None, approvers: list[str] = TRIO
 ) -> dict[str, Any]:
-    """The parts of an operation's view (store/projection.py) a reminder reads."""
+    """The parts of an operation's view (store/reads/projection.py) a reminder reads."""
     return {
         "kind": "finance.order",
         "terms": {"title": "BUY 0.010 BTC-PERP"},

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from cards.strings import LANGS, REFUSALS, refusal_text
-from store import Reason
+from kernel.reasons import Reason
 
 
 @pytest.mark.parametrize("reason", list(Reason))

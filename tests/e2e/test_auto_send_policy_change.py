@@ -12,7 +12,8 @@ from datetime import timedelta
 from typing import Any
 
 from cards.strings import refusal_text
-from store import AUTO_OPERATOR, Reason, State
+from kernel.reasons import Reason
+from store import AUTO_OPERATOR, State
 from tests.support.factories import message_request
 from tests.support.stack import ACME_DESTINATION, OPS_AUDIENCE, Stack, StackFactory, settled
 from tests.support.waiting import eventually

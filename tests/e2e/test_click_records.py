@@ -22,7 +22,8 @@ from bot.ingress.callbacks import INBOX_KIND
 from bot.ingress.envelope_shape import MAX_ID_CHARS
 from bot.ingress.text import INBOX_KIND as TEXT_KIND
 from cards.strings import REFUSALS
-from store import ANSWERED, AuditRow, ConfirmationRow, Inbox, InboxRow, Reason, State, stored_key
+from kernel.reasons import Reason
+from store import ANSWERED, AuditRow, ConfirmationRow, Inbox, InboxRow, State, stored_key
 from tests.support.factories import order_request
 from tests.support.stack import Stack, StackFactory, button_value, envelope_for, push
 from tests.support.waiting import eventually

@@ -12,8 +12,8 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+from kernel.reasons import Reason
 from larksandbox import answers
-from store import Reason
 from tests.support.backends import Backend
 from tests.support.bot_processes import bot_env, bot_processes, write_config
 from tests.support.factories import order_request

@@ -6,8 +6,9 @@ import json
 import re
 from typing import Any
 
+from kernel.reasons import Reason
 from larksandbox import answers
-from store import Reason, State
+from store import State
 from tests.support.cards import fields
 from tests.support.factories import draft, message_draft_fields, message_request
 from tests.support.stack import CLAIMED_OR_AFTER, Stack, StackFactory, settled

@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from store import Reason, State
+from kernel.reasons import Reason
+from store import State
 from tests.support.factories import message_request, order_request
 from tests.support.proposer_routes import Receiver, conversation, replies_to, with_routes
 from tests.support.stack import (

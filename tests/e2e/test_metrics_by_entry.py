@@ -6,7 +6,7 @@ sign-in on, the sandbox as Lark, both backends."""
 
 from __future__ import annotations
 
-from store import Reason
+from kernel.reasons import Reason
 from tests.support.factories import LARGE_ORDERS_RULE, TRIO_AUDIENCE, big_order, order_request
 from tests.support.metrics import samples
 from tests.support.stack import Stack, StackFactory

@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from cards.strings import refusal_text
-from store import Reason, State, Store
+from kernel.reasons import Reason
+from store import State, Store
 from tests.support.backends import Backend
 from tests.support.bot_processes import (
     BotProcess,

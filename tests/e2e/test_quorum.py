@@ -8,7 +8,8 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from store import Reason, State
+from kernel.reasons import Reason
+from store import State
 from tests.support.backends import Backend
 from tests.support.bot_processes import BotProcess, bot_env, bot_processes, write_config
 from tests.support.factories import LARGE_ORDERS_RULE, TRIO_AUDIENCE, big_order, order_request

@@ -12,8 +12,8 @@ from typing import Any
 import aiohttp
 import pytest
 
+from kernel.reasons import Reason
 from larksandbox import DEFAULT_APP_ID, sealed_body, signed_headers
-from store import Reason
 from tests.support.factories import order_request
 from tests.support.stack import Stack, button_value, envelope_for, push
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from playwright.async_api import expect
 
 from cards.strings import REFUSALS
-from store import Reason
+from kernel.reasons import Reason
 from tests.support.browser import ARTIFACTS, UI_TIMEOUT_MS
 from tests.support.dashboard import chromium
 from tests.support.factories import order_request

@@ -13,7 +13,8 @@ from datetime import timedelta
 
 from playwright.async_api import Page, expect
 
-from store import Reason, State
+from kernel.reasons import Reason
+from store import State
 from tests.support.browser import UI_TIMEOUT_MS
 from tests.support.dashboard import chromium
 from tests.support.factories import order_request

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from cards.strings import REFUSALS
-from store import ExecutionLedger, Reason
+from kernel.reasons import Reason
+from store import ExecutionLedger
 from tests.support.factories import order_request
 from tests.support.signin import Answer, Browser
 from tests.support.stack import Stack, StackFactory, settled

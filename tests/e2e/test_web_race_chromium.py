@@ -15,7 +15,7 @@ import pytest
 from playwright.async_api import expect
 
 from cards.strings import REFUSALS
-from store import Reason
+from kernel.reasons import Reason
 from tests.support.browser import UI_TIMEOUT_MS
 from tests.support.dashboard import chromium
 from tests.support.factories import order_request

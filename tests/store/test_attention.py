@@ -5,7 +5,14 @@ from __future__ import annotations
 
 from sqlalchemy import insert
 
-from store.attention import (
+from store.authority.records import Operation
+from store.authority.store import Store
+from store.cards.card_ledger import CardLedger
+from store.claims.decisions import Claimed, Click
+from store.execution.execution_ledger import ExecutionLedger
+from store.execution.records import Observation
+from store.lifecycle import Execution, State
+from store.reads.attention import (
     AWAITING,
     CARD_FAILED,
     DELIVERY_FAILED,
@@ -16,14 +23,7 @@ from store.attention import (
     recent,
     search,
 )
-from store.authority import Store
-from store.cards import CardLedger
-from store.decisions import Claimed, Click
-from store.execution import ExecutionLedger
-from store.execution_records import Observation
-from store.lifecycle import Execution, State
-from store.models import DeliveryRow
-from store.records import Operation
+from store.schema.tables import DeliveryRow
 from store.vocabulary import DeliveryState, Stage
 from tests.support.factories import dispatching, draft, message_draft_fields, offered
 

@@ -8,12 +8,12 @@ from __future__ import annotations
 from datetime import timedelta
 
 from kernel.timeutil import utc_now
-from store.authority import Store
-from store.auto_send import auto_send_due, claim_by_clock, disarm_disallowed
-from store.claim_sql import AutoRules
-from store.envelope import Approval
+from store.authority.envelope import Approval
+from store.authority.records import Operation
+from store.authority.store import Store
+from store.claims.auto_send import auto_send_due, claim_by_clock, disarm_disallowed
+from store.claims.claim_sql import AutoRules
 from store.lifecycle import State
-from store.records import Operation
 from tests.support.factories import message_draft_fields, offered
 
 TIME_BOX_S = 60

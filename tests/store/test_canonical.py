@@ -4,8 +4,7 @@ from decimal import Decimal
 
 import pytest
 
-from kernel.problems import ProblemsFound
-from store.canonical import (
+from kernel.canonical import (
     EncodedObject,
     FloatRefused,
     canonical_digest,
@@ -15,6 +14,7 @@ from store.canonical import (
     nesting_depth,
     record_json,
 )
+from kernel.problems import ProblemsFound
 
 
 def test_canonical_json_sorts_keys_drops_whitespace_and_keeps_utf8() -> None:

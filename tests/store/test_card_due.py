@@ -6,10 +6,10 @@ from __future__ import annotations
 from datetime import timedelta
 
 from kernel.timeutil import utc_now
-from store.authority import Store
-from store.cards import CardLedger
-from store.decisions import Claimed, Click, Decided
-from store.records import Operation
+from store.authority.records import Operation
+from store.authority.store import Store
+from store.cards.card_ledger import CardLedger
+from store.claims.decisions import Claimed, Click, Decided
 from tests.support.factories import offered
 
 

@@ -11,11 +11,11 @@ from datetime import timedelta
 
 import pytest
 
+from kernel.reasons import Reason
 from kernel.timeutil import utc_now
-from store.authority import Store
-from store.decisions import Claimed, Click, Decided, Refused
+from store.authority.store import Store
+from store.claims.decisions import Claimed, Click, Decided, Refused
 from store.lifecycle import IllegalTransition, State
-from store.reasons import Reason
 from tests.support.backends import Backend
 from tests.support.factories import draft, offered
 from tests.support.processes import ROOT

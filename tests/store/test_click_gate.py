@@ -1,6 +1,6 @@
 """The database decides where a card click came from, as the consumer's checks do.
 
-A click's decision is one write with no read before it (store/clicks.py), so the claim and
+A click's decision is one write with no read before it (store/claims/click_writes.py), so the claim and
 the reject are conditional in the database on the click's provenance too: the card's own
 message, the audience's chat, one of its operators, and not the requester (unless the
 audience allows it). A click from elsewhere changes nothing, whatever its caller checked.
@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
-from store.authority import Store
-from store.clicks import ClickWrites, FirstWrite
-from store.decisions import Claimed, Click, Counted, Decided
-from store.envelope import Approval, Audience, Source
+from store.authority.envelope import Approval, Audience, Source
+from store.authority.records import Operation
+from store.authority.store import Store
+from store.claims.click_writes import ClickWrites, FirstWrite
+from store.claims.decisions import Claimed, Click, Counted, Decided
 from store.lifecycle import State
-from store.records import Operation
 from tests.support.factories import offered
 
 ENVELOPE: dict[str, Any] = {"header": {"event_type": "card.action.trigger"}}

@@ -12,7 +12,7 @@ from typing import Any
 from sqlalchemy import Connection, MetaData, Table, select
 
 from kernel.timeutil import utc_now
-from store.migrate import current_revision, downgrade, upgrade
+from store.schema.migrate import current_revision, downgrade, upgrade
 from tests.support.backends import Backend
 from tests.support.migrations import columns_of, fresh_database
 

@@ -9,10 +9,9 @@ from datetime import timedelta
 
 import pytest
 
-from store.authority import Store
-from store.canonical import canonical_json
-from store.decisions import Click, Refused
-from store.envelope import (
+from kernel.canonical import canonical_json
+from kernel.reasons import Reason
+from store.authority.envelope import (
     Approval,
     Audience,
     CallbackRoute,
@@ -20,8 +19,9 @@ from store.envelope import (
     Envelope,
     confirm_digest,
 )
+from store.authority.store import Store
+from store.claims.decisions import Click, Refused
 from store.lifecycle import State
-from store.reasons import Reason
 from tests.support.factories import ORDER_PAYLOAD, offered
 
 

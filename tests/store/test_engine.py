@@ -12,7 +12,7 @@ import asyncio
 import asyncpg
 from sqlalchemy import text
 
-from store.authority import Store
+from store.authority.store import Store
 from tests.support.backends import PG_URL
 from tests.support.waiting import eventually
 

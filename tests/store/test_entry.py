@@ -14,13 +14,13 @@ from typing import Any
 
 import pytest
 
-from store.authority import Store
-from store.clicks import ClickWrites, FirstWrite
-from store.decisions import Claimed, Click, Counted, Decided
-from store.envelope import Approval, Audience, Source
-from store.execution_reads import view
+from store.authority.envelope import Approval, Audience, Source
+from store.authority.records import Operation
+from store.authority.store import Store
+from store.claims.click_writes import ClickWrites, FirstWrite
+from store.claims.decisions import Claimed, Click, Counted, Decided
+from store.execution.reads import view
 from store.lifecycle import State
-from store.records import Operation
 from tests.support.factories import offered
 
 ENVELOPE: dict[str, Any] = {"header": {"event_type": "card.action.trigger"}}

@@ -13,16 +13,16 @@ import asyncpg  # type: ignore[import-untyped]
 import pytest
 from sqlalchemy import text
 
-from store.authority import Store
-from store.cards import CardLedger
-from store.decisions import Claimed, Click
-from store.envelope import CallbackRoute, Source
-from store.events import CHANNEL, DueListener, worker_of
-from store.execution import ExecutionLedger
-from store.execution_records import Observation
+from store.authority.envelope import CallbackRoute, Source
+from store.authority.records import Operation
+from store.authority.store import Store
+from store.backend.due_listener import CHANNEL, DueListener, worker_of
+from store.cards.card_ledger import CardLedger
+from store.claims.decisions import Claimed, Click
+from store.execution.execution_ledger import ExecutionLedger
+from store.execution.records import Observation
 from store.groupcommit.pg_writer import asyncpg_dsn
 from store.lifecycle import Execution
-from store.records import Operation
 from store.vocabulary import Stage
 from tests.support.backends import Backend
 from tests.support.factories import dispatching, offered

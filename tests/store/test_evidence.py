@@ -10,16 +10,16 @@ from typing import Any
 
 import pytest
 
-from store.authority import Store
-from store.canonical import FloatRefused
-from store.decisions import Claimed, Click
-from store.evidence import (
+from kernel.canonical import FloatRefused
+from store.authority.store import Store
+from store.claims.decisions import Claimed, Click
+from store.execution.evidence import (
     MAX_EVIDENCE_CHARS,
     EvidenceConflict,
     EvidenceRefused,
     NoSuchAttempt,
 )
-from store.execution import ExecutionLedger
+from store.execution.execution_ledger import ExecutionLedger
 from tests.support.factories import dispatching, offered, writes
 
 SIGNED: dict[str, Any] = {

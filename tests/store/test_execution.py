@@ -16,18 +16,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import insert, select
 
-from store.authority import Store
-from store.decisions import Claimed, Click
-from store.deliveries import DeliveryLedger
-from store.envelope import Conversation, Source
-from store.execution import ExecutionLedger
-from store.execution_records import Attempt, Observation
+from store.authority.envelope import Conversation, Source
+from store.authority.records import Operation
+from store.authority.store import Store
+from store.authority.transitions import OperationNotFound
+from store.backend.opening import open_store
+from store.claims.decisions import Claimed, Click
+from store.claims.reservations import Exposure, ReservationRefused, Reserved
+from store.deliveries.delivery_ledger import DeliveryLedger
+from store.execution.execution_ledger import ExecutionLedger
+from store.execution.records import Attempt, Observation
 from store.lifecycle import Execution, IllegalExecutionStep, IllegalTransition, State
-from store.models import AttemptRow, OperationRow
-from store.opening import open_store
-from store.records import Operation
-from store.reservations import Exposure, ReservationRefused, Reserved
-from store.transitions import OperationNotFound
+from store.schema.tables import AttemptRow, OperationRow
 from store.vocabulary import ReservationState, Stage
 from tests.support.backends import Backend
 from tests.support.factories import claimed, dispatching, offered, refused_by_budget, writes

@@ -9,13 +9,13 @@ from decimal import Decimal
 import pytest
 from sqlalchemy import update
 
-from store.authority import Store
-from store.execution import ExecutionLedger
-from store.execution_records import FailedPass
+from store.authority.records import Operation
+from store.authority.store import Store
+from store.claims.reservations import Exposure
+from store.execution.execution_ledger import ExecutionLedger
+from store.execution.records import FailedPass
 from store.lifecycle import Execution, IllegalExecutionStep
-from store.models import OperationRow
-from store.records import Operation
-from store.reservations import Exposure
+from store.schema.tables import OperationRow
 from tests.support.factories import dispatching, refused_by_budget
 from tests.support.stuck import confirmed
 from workers.execution_failures import concluding

@@ -4,11 +4,11 @@ import asyncio
 from datetime import timedelta
 
 from kernel.timeutil import utc_now
-from store.authority import Store
-from store.conclusions import closing_outcome
-from store.decisions import Click, Decided
-from store.deliveries import DeliveryLedger
-from store.envelope import CallbackRoute, Conversation, Source
+from store.authority.envelope import CallbackRoute, Conversation, Source
+from store.authority.store import Store
+from store.claims.decisions import Click, Decided
+from store.deliveries.conclusions import closing_outcome
+from store.deliveries.delivery_ledger import DeliveryLedger
 from store.lifecycle import State
 from tests.support.factories import draft, offered
 from workers.expiry import run_expiry

@@ -25,8 +25,9 @@ from sqlalchemy import Connection, text
 from ulid import ULID
 
 from kernel.timeutil import utc_now
-from store.authority import Store
-from store.claim_sql import claim_intent
+from store.authority.records import Operation
+from store.authority.store import Store
+from store.claims.claim_sql import claim_intent
 from store.groupcommit import (
     BatchNotCommitted,
     ConditionNotMet,
@@ -41,7 +42,6 @@ from store.groupcommit import (
     take_batch,
 )
 from store.groupcommit.contract import Pending
-from store.records import Operation
 from tests.support.backends import Backend
 from tests.support.factories import offered
 from tests.support.processes import ROOT

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
-from store.authority import Store
-from store.inbox import RECEIVED, Inbox, stored_key
+from store.authority.store import Store
+from store.inbox.inbox import RECEIVED, Inbox, stored_key
 
 
 def envelope(event_id: str) -> dict[str, object]:

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from store.authority import Store
-from store.cards import CardLedger
-from store.leases import Lease, announce_leases, release
+from store.authority.store import Store
+from store.backend.leases import Lease, announce_leases, release
+from store.cards.card_ledger import CardLedger
 from tests.support.factories import draft
 
 

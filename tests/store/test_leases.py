@@ -11,12 +11,12 @@ import pytest
 from sqlalchemy import update
 
 from kernel.timeutil import utc_now
-from store.authority import Store
-from store.cards import CardLedger
-from store.decisions import Claimed, Click
-from store.execution import ExecutionLedger
-from store.models import OperationRow
-from store.opening import open_store
+from store.authority.store import Store
+from store.backend.opening import open_store
+from store.cards.card_ledger import CardLedger
+from store.claims.decisions import Claimed, Click
+from store.execution.execution_ledger import ExecutionLedger
+from store.schema.tables import OperationRow
 from tests.support.backends import Backend
 from tests.support.factories import draft, offered, writes
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from store.authority import Store
-from store.envelope import Audience
+from store.authority.envelope import Audience
+from store.authority.store import Store
 from store.lifecycle import State
 from tests.support.factories import offered
 

@@ -16,17 +16,17 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from kernel.timeutil import utc_now
-from store.authority import Store
-from store.cards import CardLedger
-from store.decisions import Claimed, Click
-from store.envelope import Conversation, Source
-from store.execution import ExecutionLedger
-from store.execution_records import Observation
+from store.authority.envelope import Conversation, Source
+from store.authority.store import Store
+from store.cards.card_ledger import CardLedger
+from store.claims.decisions import Claimed, Click
+from store.claims.reservations import Exposure
+from store.execution.execution_ledger import ExecutionLedger
+from store.execution.records import Observation
 from store.groupcommit import open_writer
-from store.inbox import Inbox
-from store.migrate import current_revision, downgrade, head_revision, upgrade
-from store.models import Base
-from store.reservations import Exposure
+from store.inbox.inbox import Inbox
+from store.schema.migrate import current_revision, downgrade, head_revision, upgrade
+from store.schema.tables import Base
 from store.vocabulary import CHECKED, Execution, ReservationState, Stage
 from tests.support.backends import Backend
 from tests.support.factories import offered, refused_by_budget

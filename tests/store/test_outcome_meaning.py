@@ -14,13 +14,13 @@ from sqlalchemy import Connection, MetaData, Table, select, text
 from sqlalchemy.exc import IntegrityError
 
 from kernel.timeutil import utc_now
-from store.authority import Store
-from store.decisions import Claimed, Click
-from store.execution import ExecutionLedger
-from store.execution_records import Observation
+from store.authority.store import Store
+from store.claims.decisions import Claimed, Click
+from store.execution.execution_ledger import ExecutionLedger
+from store.execution.records import Observation
 from store.lifecycle import Execution
-from store.migrate import current_revision, downgrade, upgrade
-from store.projection import operation_view
+from store.reads.projection import operation_view
+from store.schema.migrate import current_revision, downgrade, upgrade
 from store.vocabulary import Stage, Tone
 from tests.support.backends import Backend
 from tests.support.factories import dispatching, offered

@@ -9,13 +9,13 @@ from typing import Any
 import pytest
 from sqlalchemy.exc import IntegrityError
 
-from store.authority import Store
-from store.decisions import Claimed, Click, Counted, Decided, Refused
-from store.envelope import Approval, Audience
+from kernel.reasons import Reason
+from store.authority.envelope import Approval, Audience
+from store.authority.records import Operation
+from store.authority.store import Store
+from store.backend.opening import open_store
+from store.claims.decisions import Claimed, Click, Counted, Decided, Refused
 from store.lifecycle import State
-from store.opening import open_store
-from store.reasons import Reason
-from store.records import Operation
 from tests.support.backends import Backend
 from tests.support.factories import offered
 

@@ -7,8 +7,8 @@ import asyncio
 
 from sqlalchemy import Connection, select, update
 
-from store.authority import Store
-from store.models import OperationRow
+from store.authority.store import Store
+from store.schema.tables import OperationRow
 from tests.support.backends import Backend
 from tests.support.factories import offered
 

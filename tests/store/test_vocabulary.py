@@ -16,13 +16,20 @@ from sqlalchemy import Table, insert, select, text
 from sqlalchemy.exc import IntegrityError
 from ulid import ULID
 
-from store.authority import Store
-from store.decisions import Claimed, Click
-from store.envelope import Conversation, Source
-from store.execution import ExecutionLedger
-from store.execution_records import Observation
-from store.models import AccountRow, Base, ClaimRow, ConfirmationRow, DeliveryRow, OperationRow
-from store.records import Operation
+from store.authority.envelope import Conversation, Source
+from store.authority.records import Operation
+from store.authority.store import Store
+from store.claims.decisions import Claimed, Click
+from store.execution.execution_ledger import ExecutionLedger
+from store.execution.records import Observation
+from store.schema.tables import (
+    AccountRow,
+    Base,
+    ClaimRow,
+    ConfirmationRow,
+    DeliveryRow,
+    OperationRow,
+)
 from store.vocabulary import CHECKED, Execution, Stage
 from tests.support.factories import dispatching, offered
 

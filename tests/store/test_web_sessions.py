@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from sqlalchemy import select
 
-from store.authority import Store
-from store.session_rows import WebSessionRow, WebSignInRow
-from store.web_sessions import SIGN_IN_TTL_S, TOUCH_S, WebSessions, digest
+from store.authority.store import Store
+from store.sessions.session_rows import WebSessionRow, WebSignInRow
+from store.sessions.web_sessions import SIGN_IN_TTL_S, TOUCH_S, WebSessions, digest
 from tests.support.signin import Clock
 
 IDLE_S, MAX_S = 1800, 43200

@@ -13,14 +13,14 @@ import pytest
 from sqlalchemy import Connection, MetaData, Table, select
 from sqlalchemy.exc import IntegrityError
 
+from kernel.reasons import Reason
 from kernel.timeutil import utc_now
-from store.authority import Store
-from store.decisions import Click, Refused
-from store.envelope import Envelope, confirm_digest
-from store.migrate import current_revision, downgrade, upgrade
-from store.projection import operation_view
-from store.proposals import LOCAL_WORLDS, Draft
-from store.reasons import Reason
+from store.authority.envelope import Envelope, confirm_digest
+from store.authority.proposals import LOCAL_WORLDS, Draft
+from store.authority.store import Store
+from store.claims.decisions import Click, Refused
+from store.reads.projection import operation_view
+from store.schema.migrate import current_revision, downgrade, upgrade
 from store.vocabulary import World
 from tests.support.backends import Backend
 from tests.support.factories import draft, offered

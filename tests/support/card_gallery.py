@@ -2,7 +2,7 @@
 message waiting, part way through a quorum, executing, each kind of outcome, reconciled,
 rejected with a reason, expired, cancelled, replaced.
 
-The projections have the shape `store/projection.py` makes, with terms the domains
+The projections have the shape `store/reads/projection.py` makes, with terms the domains
 themselves project; the card, the sandbox UI and the dashboard tests all read them.
 """
 

@@ -23,7 +23,8 @@ from yarl import URL
 
 from bot.api.signin import SESSION_COOKIE
 from bot.api.web_limits import DECISION_POSTS, SIGN_IN_STARTS
-from store import AuditRow, Operation, Reason, State, Store, WebSignInRow
+from kernel.reasons import Reason
+from store import AuditRow, Operation, State, Store, WebSignInRow
 from tests.support.factories import offered
 from tests.support.sandbox import Sandbox
 from tests.support.signin import Browser, SignInBot, browsing, sign_in_bot

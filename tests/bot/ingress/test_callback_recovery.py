@@ -13,7 +13,8 @@ from typing import Any
 
 from bot.ingress.callbacks import INBOX_KIND
 from bot.ingress.decision import parse_click
-from store import ANSWERED, RECEIVED, Claimed, Inbox, Reason, State, Store
+from kernel.reasons import Reason
+from store import ANSWERED, RECEIVED, Claimed, Inbox, State, Store
 from tests.support.clicks import click_on, consumer
 from tests.support.factories import offered
 from tests.support.waiting import eventually

@@ -39,6 +39,7 @@ from bot.decide.provenance import (
 )
 from bot.ingress.decision import parse_click
 from cards.render import callback_value
+from kernel.reasons import Reason
 from store import (
     Approval,
     Audience,
@@ -47,7 +48,6 @@ from store import (
     Counted,
     Decided,
     Operation,
-    Reason,
     Source,
     State,
     Store,

@@ -11,7 +11,7 @@ from bot.decide.provenance import reason_well_formed
 from bot.decide.reject_reason import cleaned_reason, reason_problem
 from bot.ingress.decision import parse_click
 from cards.render import REASON_MAX_CHARS
-from store import Reason
+from kernel.reasons import Reason
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,7 @@ edge): its destination's baseline (baseline.py) and the inbound signal it answer
 
 A draft may name the message it answers (`payload.signal_id`): a text the counterparty wrote
 in the destination's chat, which the text listener recorded as an inbound signal
-(store/signals.py). An id no signal of that destination has is refused (422
+(store/inbox/signals.py). An id no signal of that destination has is refused (422
 `unknown_signal`); a known one is shown on the card ("Answers ...") and kept in the
 projection (`signal`: its id, sender and time), so the digest binds the link and the
 dashboard can show inbound -> draft -> sent.

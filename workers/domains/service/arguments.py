@@ -19,8 +19,8 @@ from typing import Any
 
 import jsonschema
 
+from kernel.canonical import canonical_json
 from kernel.problems import FieldProblem
-from store import canonical_json
 from workers.domains.base import Amount
 from workers.domains.types import DECIMAL_TEXT, MAX_DECIMAL_CHARS
 from workers.domains.words import Said

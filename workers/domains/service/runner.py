@@ -19,7 +19,8 @@ from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
-from store import Operation, canonical_json
+from kernel.canonical import canonical_json
+from store import Operation
 from workers.domains.base import RunnerContext
 from workers.domains.execution import (
     NOT_SUBMITTED,

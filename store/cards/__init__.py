@@ -1,0 +1,1 @@
+"""The card ledger: which version of an operation its card shows and which is due."""

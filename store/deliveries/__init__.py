@@ -1,0 +1,1 @@
+"""What goes back to proposers: conclusions, the result outbox and reminders before expiry."""

@@ -1,0 +1,1 @@
+"""The dashboard's sign-in sessions and sign-ins under way."""
