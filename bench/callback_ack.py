@@ -9,7 +9,7 @@ record but its claim missed the 2 s budget) and "busy" (not even on record in ti
 
 * sandbox: in its own process (bench/sandbox_process.py), as the real Lark is remote: it
   does not share the bot's interpreter.
-* bot: `bot.server.serve` in this process (its lark-oapi ws client in its own thread, as in
+* bot: `bot.app.server.serve` in this process (its lark-oapi ws client in its own thread, as in
   production), lark mode ws, a SQLite store in a temporary directory. The clickers are
   HTTP calls to the sandbox from this process's loop. Operations are proposed through the
   HTTP API and their cards posted by the bot before the clock starts. Every click must come
@@ -60,8 +60,8 @@ from typing import Any
 
 import aiohttp
 
+from bot.app.server import serve
 from bot.config import parse, resolve
-from bot.server import serve
 from cards.strings import text
 from workers.domains.finance.demo import order_payload
 
@@ -393,7 +393,7 @@ def pin_worker_process() -> None:
         return
     for child in Path(f"/proc/{os.getpid()}/task/{os.getpid()}/children").read_text().split():
         cmdline = Path(f"/proc/{child}/cmdline").read_bytes().split(b"\0")
-        if b"bot.worker_main" in cmdline:
+        if b"bot.app.worker_main" in cmdline:
             os.sched_setaffinity(int(child), {int(cpu) for cpu in cpus.split(",")})
 
 

@@ -3,7 +3,7 @@
 For 1, 10 and 100 operations confirmed at once (each its own order and card), this prints
 click -> executor start and click -> final card patched, p50/p99, through the real path: the
 sandbox (in its own process, bench/sandbox_process.py) pushes each click over the long
-connection to `bot.server.serve` (in this process, lark mode ws, SQLite in a temporary
+connection to `bot.app.server.serve` (in this process, lark mode ws, SQLite in a temporary
 directory, the simulated venue in its own file); the
 executor preflights, reserves, submits (a limit buy at the mark fills at once) and records
 the outcome; the card worker patches the original card.
@@ -54,15 +54,15 @@ from pathlib import Path
 import aiohttp
 from sqlalchemy import select
 
-import bot.demo
+import bot.app.demo
+from bot.app.server import serve
 from bot.config import parse, resolve
-from bot.server import serve
 from store import AuditRow, CardDeliveryRow, OperationRow, Store, open_store
 
-if not hasattr(bot.demo, "order_payload"):  # moved; callback_ack.py still imports it there
+if not hasattr(bot.app.demo, "order_payload"):  # moved; callback_ack.py still imports it there
     from workers.domains.finance.demo import order_payload
 
-    bot.demo.order_payload = order_payload  # type: ignore[attr-defined]
+    bot.app.demo.order_payload = order_payload  # type: ignore[attr-defined]
 
 sys.path.insert(0, str(Path(__file__).parent))  # run as a script: its sibling bench
 # the repo's own packages, last: an editable install made before hlsandbox/ existed lacks it

@@ -25,7 +25,7 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 
-from bot.heap import startup_heap_frozen
+from bot.app.heap import startup_heap_frozen
 from larksandbox import state as sandbox_state
 from larksandbox.app import SandboxOptions, build_sandbox
 from larksandbox.entities import App

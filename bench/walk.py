@@ -2,7 +2,7 @@
 pass through, in the order the real stack calls them (issue 33's acceptance figures).
 
 The real stack, as bench/callback_ack.py builds it: the sandbox in its own process,
-`bot.server.serve` in this one (lark ws, SQLite in a temporary directory, workers inline so
+`bot.app.server.serve` in this one (lark ws, SQLite in a temporary directory, workers inline so
 the executor and card worker are seen). Each repetition proposes one order through the HTTP
 API and clicks Confirm on its card through the sandbox's control API; three walks:
 
@@ -76,8 +76,8 @@ from sandbox_process import SandboxProcess  # noqa: E402
 
 import bot.api.proposals  # noqa: E402
 import bot.ingress.callbacks  # noqa: E402
+from bot.app.server import serve  # noqa: E402
 from bot.config import parse, resolve  # noqa: E402
-from bot.server import serve  # noqa: E402
 
 PACKAGES = ("bot", "cards", "store", "workers", "kernel")
 WRITER_THREAD = "group-commit"
@@ -366,7 +366,7 @@ def table(runs: Sequence[Walks]) -> str:
 
 
 def where_from() -> str:
-    """Where our packages were imported from (imported by now, through bot.server)."""
+    """Where our packages were imported from (imported by now, through bot.app.server)."""
     files = {name: sys.modules[name].__file__ for name in ("bot", "cards", "store", "workers")}
     wrong = [f"{n}: {f}" for n, f in files.items() if not str(f).startswith(str(ROOT))]
     if wrong:

@@ -1,6 +1,6 @@
 """A worker process killed by SIGKILL: how long until every order it had in hand is executed.
 
-`bot.server.serve` runs in this process (lark mode ws against the sandbox in its own
+`bot.app.server.serve` runs in this process (lark mode ws against the sandbox in its own
 process, bench/sandbox_process.py; SQLite in a temporary directory) with its workers in a
 child process (`[execution] workers = "process"`); the simulated venue answers after
 `--latency-ms`, so the executor's passes are in flight. N orders (20) are proposed and
@@ -31,9 +31,9 @@ from typing import Any
 import aiohttp
 from sqlalchemy import select
 
+from bot.app.server import serve
+from bot.app.worker_process import FIRST_RESTART_S
 from bot.config import parse, resolve
-from bot.server import serve
-from bot.worker_process import FIRST_RESTART_S
 from store import OperationRow, open_store
 from workers.domains.execution import client_id_for
 from workers.domains.finance.sim.venue import SimVenue

@@ -11,7 +11,7 @@ OPERATION: ContextVar[str | None] = ContextVar("countersign_operation", default=
 
 @contextlib.contextmanager
 def about(operation_id: str) -> Iterator[None]:
-    """Log records made inside carry `operation_id` (bot.logs attaches it)."""
+    """Log records made inside carry `operation_id` (bot.app.logs attaches it)."""
     token = OPERATION.set(operation_id)
     try:
         yield

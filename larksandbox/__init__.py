@@ -7,7 +7,7 @@ Lark knows nothing of countersign either (tests/test_layout.py holds that).
 The surface tests and tools use:
 
 * start: `build_sandbox(state, SandboxOptions(...))` is an aiohttp application; serve it
-  like any other (`countersign sandbox` does, in `bot/devstack.py`).
+  like any other (`countersign sandbox` does, in `bot/app/devstack.py`).
 * state: `default_state()` (one app, four users, three chats), `SandboxState.load(path)`,
   and the `App`, `User`, `Chat`, `Message`, `Click` and `Faults` it holds.
 * click, push, faults: the control API under `/sandbox/api/` (its routes are in

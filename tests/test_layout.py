@@ -2,7 +2,7 @@
 they never import the core.
 
 `larksandbox` stands in for Lark and `hlsandbox` for Hyperliquid, which know nothing of
-countersign; the bot meets each in its dev wiring only (`bot/devstack.py` for the demo and
+countersign; the bot meets each in its dev wiring only (`bot/app/devstack.py` for the demo and
 `run --dev`, `bot/cli/hl_sandbox_command.py` for `countersign hl-sandbox`), so no production
 path can reach a sandbox by accident. Imports are read from the source (`ast`), including those inside
 functions, so a lazy import counts too.
@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CORE = ("bot", "cards", "kernel", "store", "workers")
 SANDBOX = "larksandbox"
 VENUE_EMULATOR = "hlsandbox"
-DEV_WIRING = ROOT / "bot" / "devstack.py"
+DEV_WIRING = ROOT / "bot" / "app" / "devstack.py"
 EMULATOR_WIRING = (DEV_WIRING, ROOT / "bot" / "cli" / "hl_sandbox_command.py")
 
 
@@ -48,7 +48,7 @@ def test_only_the_dev_wiring_imports_the_sandbox() -> None:
         for line, package in imported(path)
         if package == SANDBOX
     ]
-    assert offenders == [], "import larksandbox only in bot/devstack.py"
+    assert offenders == [], "import larksandbox only in bot/app/devstack.py"
     assert any(package == SANDBOX for _line, package in imported(DEV_WIRING))
 
 

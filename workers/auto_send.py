@@ -22,7 +22,7 @@ def auto_send_rules(
     policies: Mapping[str, str], settings_of: Callable[[str], BaseModel]
 ) -> AutoRules:
     """The rules the clock's claims re-check: every audience's policy digest now
-    (bot.policy.policy_digests), and the time boxes each enabled domain allows now (target
+    (bot.config.policy.policy_digests), and the time boxes each enabled domain allows now (target
     ref -> the longest time box its drafts may ask for; most kinds allow none)."""
     limits: dict[str, int] = {}
     for kind, domain in DOMAINS.items():

@@ -11,8 +11,8 @@ from pydantic import Field, StringConstraints, ValidationError
 
 from bot.api.body_shape import shape_problems
 from bot.config import OpenId, ProposerSettings, Settings
-from bot.policy import approval_for, operators_of
-from bot.validation import problems_from
+from bot.config.policy import approval_for, operators_of
+from bot.config.validation import problems_from
 from kernel.canonical import canonical_json
 from kernel.problems import FieldProblem, ProblemsFound
 from store import LOCAL_WORLDS, Audience, CallbackRoute, Conversation, Draft, Source

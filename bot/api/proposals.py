@@ -4,7 +4,7 @@ POST /api/v1/operations files it (201; 200 with the same operation for a replaye
 request_id). POST /api/v1/operations/check takes the same body and runs every intake and
 capability check and the request_id replay check, and files nothing: 200 with what the card
 would show and what the policy would ask, or the very refusal (status, code, fields) the
-filing would get. An agent that plans before it acts (bot/mcp/) checks first.
+filing would get. An agent that plans before it acts (bot/agents/mcp/) checks first.
 
 Both run the domain's pre-check against a fresh reading of the venue (`_vetted`): an order
 the venue could never take as it stands (off the lot or tick, leverage above the maximum, a

@@ -1,6 +1,6 @@
 """What the proposers' HTTP API answers, as pydantic models: the one typed shape shared by the
-API's own tests, the Python client (bot/client.py) and the MCP server's tool schemas
-(bot/mcp/).
+API's own tests, the Python client (bot/agents/client.py) and the MCP server's tool schemas
+(bot/agents/mcp/).
 
 The API builds its answers from the projection (store/reads/projection.py); these models read them.
 They keep fields they do not know (a newer server's), and the API's tests check that every

@@ -16,10 +16,10 @@ from typing import Any
 from pydantic import BaseModel
 
 from bot import config as config_mod
+from bot.agents.client import DEFAULT_URL, ApiError, Client, Filed
 from bot.cli.common import EXIT_API, EXIT_USAGE, CommandError, config_path
-from bot.client import DEFAULT_URL, ApiError, Client, Filed
-from bot.profiles import DEV_TOKEN_ENV
-from bot.render import operation_table, operation_text
+from bot.cli.render import operation_table, operation_text
+from bot.config.profiles import DEV_TOKEN_ENV
 from cards.strings import Lang
 from cards.vocabulary import state_words
 from kernel.canonical import loads_strict

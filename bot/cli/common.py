@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from bot import config as config_mod
-from bot.profiles import DEFAULT_DEV_DIR, DEV_ENVIRON, dev_settings
+from bot.config.profiles import DEFAULT_DEV_DIR, DEV_ENVIRON, dev_settings
 
 DEFAULT_CONFIG = Path("countersign.toml")
 DEFAULT_PORT = 8080

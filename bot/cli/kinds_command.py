@@ -7,7 +7,7 @@ import argparse
 import json
 from typing import Any
 
-from bot import kinds
+from bot.agents import kinds
 from bot.cli.common import EXIT_USAGE, CommandError, settings_if_any
 from cards.strings import text
 from cards.world import world_words

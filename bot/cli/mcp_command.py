@@ -7,9 +7,9 @@ import asyncio
 import os
 import sys
 
+from bot.app.logs import configure
 from bot.cli.api_commands import client_of
 from bot.cli.common import settings_if_any
-from bot.logs import configure
 
 DEFAULT_MCP_PORT = 8765
 EXIT_REFUSED = 2
@@ -17,14 +17,14 @@ EXIT_REFUSED = 2
 
 def cmd_mcp(args: argparse.Namespace) -> int:
     # the SDK and its web server are imported only by this command
-    from bot.mcp.http_guard import GuardError, guard_for
-    from bot.mcp.serving import LISTENING, serve_http, serve_stdio
+    from bot.agents.mcp.http_guard import GuardError, guard_for
+    from bot.agents.mcp.serving import LISTENING, serve_http, serve_stdio
 
     configure()  # logs go to stderr: on stdio, stdout is the protocol's
     if not args.http:
         asyncio.run(serve_stdio(client_of(args), settings_if_any(args)))
         return 0
-    try:  # before anything starts: who may talk to it (bot/mcp/http_guard.py)
+    try:  # before anything starts: who may talk to it (bot/agents/mcp/http_guard.py)
         guard = guard_for(args.host, os.environ)
     except GuardError as refused:
         print(f"countersign mcp: {refused}", file=sys.stderr)

@@ -19,7 +19,7 @@ from bot.cli.common import (
     uses_dev_data,
     with_store,
 )
-from bot.profiles import DEV_ENVIRON
+from bot.config.profiles import DEV_ENVIRON
 
 
 def cmd_config_check(args: argparse.Namespace) -> int:

@@ -7,6 +7,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from bot.agents.kinds import names as kind_names
 from bot.cli.api_commands import (
     LANG_ENV,
     cmd_cancel,
@@ -28,8 +29,7 @@ from bot.cli.operator_tools import (
 )
 from bot.cli.serving import cmd_demo, cmd_run, cmd_sandbox, cmd_worker
 from bot.cli.venue_qualify import cmd_venue_profile, cmd_venue_qualify
-from bot.kinds import names as kind_names
-from bot.profiles import DEFAULT_DEV_DIR, DEV_TOKEN_ENV
+from bot.config.profiles import DEFAULT_DEV_DIR, DEV_TOKEN_ENV
 
 
 def config_options(sub: argparse.ArgumentParser) -> None:

@@ -12,6 +12,7 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 from bot import config as config_mod
+from bot.app.logs import configure, redact
 from bot.cli.common import (
     DEFAULT_PORT,
     EXIT_USAGE,
@@ -19,12 +20,11 @@ from bot.cli.common import (
     environ_for,
     settings_and_source,
 )
-from bot.logs import configure, redact
-from bot.profiles import DEV_TOKEN, DEV_TOKEN_ENV, dev_config
+from bot.config.profiles import DEV_TOKEN, DEV_TOKEN_ENV, dev_config
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from bot.server import serve
+    from bot.app.server import serve
 
     configure()
     if args.venue == "hyperliquid" and not (args.dev or args.sandbox or args.sandbox_url):
@@ -75,8 +75,8 @@ async def serve_on_emulator(
 ) -> int:
     """`run --dev --venue hyperliquid`: the dev profile trading on a local Hyperliquid
     served in this process until the bot stops."""
-    from bot.devstack import emulated_hyperliquid, with_emulated_finance
-    from bot.server import serve
+    from bot.app.devstack import emulated_hyperliquid, with_emulated_finance
+    from bot.app.server import serve
 
     async with emulated_hyperliquid(args.host or "127.0.0.1", args.hl_port) as emulated:
         print(emulated.banner(), flush=True)
@@ -98,7 +98,7 @@ def hyperliquid_sdk_present() -> None:
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
-    from bot.server import serve_workers
+    from bot.app.server import serve_workers
 
     configure()
     settings, dev = settings_and_source(args)
@@ -115,7 +115,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from bot.demo import run_demo
+    from bot.app.demo import run_demo
 
     configure()
     if args.venue == "hyperliquid":
@@ -136,7 +136,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 def on_hl_port(main: Coroutine[Any, Any, int]) -> int:
     """`main` run; a local Hyperliquid that cannot listen is one line naming --hl-port."""
-    from bot.devstack import HlPortUnavailable
+    from bot.app.devstack import HlPortUnavailable
 
     try:
         return asyncio.run(main)
@@ -145,14 +145,14 @@ def on_hl_port(main: Coroutine[Any, Any, int]) -> int:
 
 
 async def run_with_sandbox(args: argparse.Namespace) -> int:
-    from bot.devstack import (
+    from bot.app.devstack import (
         embedded_sandbox,
         point_webhooks,
         register_sign_in,
         running_sandbox,
         sandbox_config,
     )
-    from bot.server import serve
+    from bot.app.server import serve
 
     args.data_dir.mkdir(parents=True, exist_ok=True)
     port = DEFAULT_PORT if args.port is None else args.port
@@ -167,7 +167,7 @@ async def run_with_sandbox(args: argparse.Namespace) -> int:
         config = sandbox_config(args.data_dir, port, sandbox, args.lark_mode, host)
         secrets = config.secret_values()
         if args.venue == "hyperliquid":
-            from bot.devstack import emulated_hyperliquid, with_emulated_finance
+            from bot.app.devstack import emulated_hyperliquid, with_emulated_finance
 
             emulated = await stack.enter_async_context(emulated_hyperliquid(host, args.hl_port))
             print(emulated.banner(), flush=True)
@@ -196,7 +196,7 @@ async def run_with_sandbox(args: argparse.Namespace) -> int:
 
 
 def cmd_sandbox(args: argparse.Namespace) -> int:
-    from bot.devstack import SandboxStateUnreadable, serve_sandbox
+    from bot.app.devstack import SandboxStateUnreadable, serve_sandbox
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     try:

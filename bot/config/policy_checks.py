@@ -19,7 +19,7 @@ def duplicates(names: list[str]) -> set[str]:
 def approval_policy(settings: Settings, environ: Mapping[str, str]) -> Iterator[FieldProblem]:
     """Every audience's policy can be met, and no rule leaves anyone out by accident: an
     empty operator set, an unknown audience or kind, or more confirmations than operators
-    fail closed here, with the field named (bot/policy.py applies the rules)."""
+    fail closed here, with the field named (bot/config/policy.py applies the rules)."""
     for index, audience in enumerate(settings.audiences):
         required = getattr(audience, "required_confirmations", 1)
         operators = getattr(audience, "operators", None) or []

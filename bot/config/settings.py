@@ -24,7 +24,7 @@ from pydantic import (
 )
 
 from bot.config.domain_settings import DomainSettings as DomainSettings  # re-exported
-from bot.validation import DISPLAY_NAME_PATTERN, problems_from
+from bot.config.validation import DISPLAY_NAME_PATTERN, problems_from
 from kernel.problems import ProblemsFound
 from workers.domains import DOMAINS
 
@@ -146,7 +146,7 @@ class CardSettings(Section):
 class ApprovalRule(Section):
     """Raises what an operation needs, by audience, kind and notional. Of the rules that
     match an operation, the one with the highest `above` applies, wholly (ties: the first
-    listed); bot/policy.py reads them."""
+    listed); bot/config/policy.py reads them."""
 
     name: Name
     # the audiences it applies to (default: every audience)

@@ -65,7 +65,7 @@ class DecideSettings:
 
     app_id: str  # the Lark app a card click must name ("" for the web: none is sent)
     tenant_keys: frozenset[str]
-    # audience name -> its approval policy's digest as configured now (bot/policy.py): a
+    # audience name -> its approval policy's digest as configured now (bot/config/policy.py): a
     # card filed under another policy is stale. None: not compared (no config at hand)
     policies: Mapping[str, str] | None = None
 

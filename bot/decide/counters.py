@@ -1,6 +1,6 @@
 """Decisions, claims and refusals since start, by entry (the Lark card, the web page).
 
-One instance is shared by every entry (built where the process is composed, bot/server.py)
+One instance is shared by every entry (built where the process is composed, bot/app/server.py)
 and read by `/metrics` (bot/api/metrics.py). A decision is a click that took effect (a
 claim, a counted confirmation of N, a reject or a request for changes); a claim is only the
 confirmation that completed the quorum; a refusal is a click put on record as refused,

@@ -52,7 +52,7 @@ class CallbackSettings:
     tz: tzinfo = UTC
     answer_budget_s: float = ANSWER_BUDGET_S  # the one ack budget (bot/ingress/ack.py)
     recover_after_s: float = RECOVER_AFTER_S  # bot/decide/recovery.py
-    # audience name -> its approval policy's digest as configured now (bot/policy.py): a
+    # audience name -> its approval policy's digest as configured now (bot/config/policy.py): a
     # card filed under another policy is stale. None: not compared (no config at hand)
     policies: Mapping[str, str] | None = None
     # open id -> display name: how a card patched in an answer names people ([people])

@@ -43,7 +43,7 @@ class Approval:
     rule: str | None = None  # the rule that applied
     threshold: str | None = None  # its amount, "50,000 USDC" (None: a rule by kind alone)
     notional: str | None = None  # "62000.00 USDC" (or "unknown USDC"), as the domain computed
-    policy: str = ""  # bot.policy.policy_digest of the audience at filing
+    policy: str = ""  # bot.config.policy.policy_digest of the audience at filing
     # the chat a copy of the card goes to at the reminder; clicks there count the same
     escalation_chat_id: str | None = None
 

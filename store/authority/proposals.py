@@ -56,7 +56,7 @@ class Draft:
     request_content: Mapping[str, Any]
     # Re-filing replaces the open draft for the same kind and target (message drafts).
     supersede_open: bool = False
-    # what the approval policy asks of it (bot/policy.py), bound into the confirm digest
+    # what the approval policy asks of it (bot/config/policy.py), bound into the confirm digest
     approval: Approval = field(default_factory=Approval)
     # a reminder this long before expiry, if it is still undecided then (not a term: it
     # changes nothing an operator confirms)

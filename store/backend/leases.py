@@ -66,7 +66,7 @@ class Lease:
         return cls(str(data["table"]), str(data["due"]), until)
 
 
-# who is told of each lease this process takes, before it is taken (bot/worker_main.py)
+# who is told of each lease this process takes, before it is taken (bot/app/worker_main.py)
 _ANNOUNCERS: list[Callable[[Lease], None]] = []
 
 

@@ -182,7 +182,7 @@ PG_AUTO_CLAIM = PG_CLAIM_FOR.format(from_card=PG_AUTO_DUE)
 @dataclass(frozen=True)
 class AutoRules:
     """What the config says now that the clock's claim re-checks, as a click's would:
-    `policies`: audience name -> policy digest (bot.policy.policy_digests); `limits`:
+    `policies`: audience name -> policy digest (bot.config.policy.policy_digests); `limits`:
     target_ref -> the longest time box, in seconds, its drafts may still ask for."""
 
     policies: Mapping[str, str]

@@ -25,7 +25,7 @@ from bot.config import (
     parse,
     read_file,
 )
-from bot.profiles import DEV_CHATS, dev_settings
+from bot.config.profiles import DEV_CHATS, dev_settings
 from tests.support.backends import Backend
 from tests.support.processes import ROOT
 from workers.domains import DOMAINS

@@ -10,9 +10,9 @@ from collections.abc import Iterator, Mapping, Sequence
 
 import pytest
 
+from bot.app.workforce import build_workforce
 from bot.config import check, parse, resolve, secrets_environ
 from bot.config.loading import redacted
-from bot.workforce import build_workforce
 from store import Store
 from tests.support.toy_domain import ToyDomain, ToySettings
 from workers.domains import registered

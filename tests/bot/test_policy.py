@@ -1,4 +1,4 @@
-"""The approval policy read off the config (bot/policy.py): which rule applies to an
+"""The approval policy read off the config (bot/config/policy.py): which rule applies to an
 operation, what it then needs and from whom, and the digest that makes a changed policy's
 cards stale. Pure: settings in, an `Approval` out, no store."""
 
@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from bot.config import Settings, parse
-from bot.policy import amount_words, approval_for, policy_digest, policy_digests
+from bot.config.policy import amount_words, approval_for, policy_digest, policy_digests
 from store import Approval
 from workers.domains.base import Amount
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from bot.profiles import dev_config
+from bot.config.profiles import dev_config
 from cards.conclusion import REPLY_MAX_CHARS, Voice, outcome_parts, reply_text, webhook_body
 from cards.outcomes import outcome_lines
 from store import World

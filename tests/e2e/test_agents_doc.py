@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
+from bot.agents.client import Client
+from bot.agents.mcp.server import build_server
+from bot.agents.mcp.serving import MCP_PATH
 from bot.cli.mcp_command import cmd_mcp
 from bot.cli.parser import build_parser
-from bot.client import Client
-from bot.mcp.server import build_server
-from bot.mcp.serving import MCP_PATH
 from tests.support.processes import ROOT
 from tests.support.stack import DEV_TOKEN, Stack, StackFactory
 from tests.support.waiting import eventually

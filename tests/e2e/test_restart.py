@@ -11,7 +11,7 @@ from __future__ import annotations
 import signal
 from pathlib import Path
 
-from bot.devstack import point_webhooks
+from bot.app.devstack import point_webhooks
 from bot.ingress.text import INBOX_KIND
 from store import ANSWERED, RECEIVED, Inbox, Store
 from tests.support.backends import Backend

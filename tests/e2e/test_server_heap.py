@@ -1,4 +1,4 @@
-"""A serving bot keeps what startup made out of the collector's full scans (bot/heap.py)."""
+"""A serving bot keeps what startup made out of the collector's full scans (bot/app/heap.py)."""
 
 from __future__ import annotations
 

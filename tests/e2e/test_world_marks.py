@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
+from bot.agents.mcp.results import proposed
 from bot.api.wire import OperationView
-from bot.mcp.results import proposed
 from cards.world import WORLD_COLOUR
 from store import World
 from tests.support.dashboard import text_of

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from bot.devstack import SandboxApp, point_webhooks
+from bot.app.devstack import SandboxApp, point_webhooks
 from larksandbox.hub import Hub
 from larksandbox.state import DEFAULT_APP_ID
 from tests.support.receivers import Receiver, webhook_receiver

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.devstack import SandboxStateUnreadable, sandbox_state
+from bot.app.devstack import SandboxStateUnreadable, sandbox_state
 from larksandbox.entities import Message, Revision
 from larksandbox.state import (
     DEFAULT_APP_ID,

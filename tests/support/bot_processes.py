@@ -20,7 +20,7 @@ from typing import Any
 import aiohttp
 from aiohttp.test_utils import TestServer
 
-from bot.devstack import (
+from bot.app.devstack import (
     APP_SECRET_ENV,
     ENCRYPT_KEY_ENV,
     VERIFICATION_TOKEN_ENV,

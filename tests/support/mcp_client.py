@@ -15,7 +15,7 @@ from typing import Any
 
 from mcp import Client, StdioServerParameters
 
-from bot.mcp.serving import LISTENING
+from bot.agents.mcp.serving import LISTENING
 from tests.support.processes import ENV, ROOT
 from tests.support.waiting import scaled
 

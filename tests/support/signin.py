@@ -22,8 +22,8 @@ from aiohttp.test_utils import TestServer
 from pydantic import SecretStr
 
 from bot.api.app import create_app
+from bot.app.devstack import SandboxApp, register_sign_in, sandbox_config
 from bot.config import Config
-from bot.devstack import SandboxApp, register_sign_in, sandbox_config
 from kernel.timeutil import utc_now
 from store import Store
 from tests.support.lark_oauth import decide, open_page

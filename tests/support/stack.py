@@ -1,6 +1,6 @@
 """The real bot against the real sandbox, in-process: fixtures that read like the product.
 
-The bot runs in-process through `bot.server.serve` (its lark-oapi ws client in its own
+The bot runs in-process through `bot.app.server.serve` (its lark-oapi ws client in its own
 thread, as in production); the sandbox runs on the same loop; the store is the test
 backend. Tests propose through the HTTP API and click through the sandbox control API.
 The `make_stack` and `stack` fixtures are exposed by tests/e2e/conftest.py.
@@ -20,10 +20,10 @@ import aiohttp
 import pytest
 from aiohttp.test_utils import TestServer
 
+from bot.app.devstack import SandboxApp, point_webhooks, register_sign_in
+from bot.app.server import serve
 from bot.config import Config, parse, resolve
-from bot.devstack import SandboxApp, point_webhooks, register_sign_in
-from bot.policy import policy_digests
-from bot.server import serve
+from bot.config.policy import policy_digests
 from kernel.timeutil import utc_now
 from larksandbox import (
     DEFAULT_APP_ID,

@@ -9,8 +9,8 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from bot.app.workforce import RetryingLark
 from bot.lark.api import LarkApi
-from bot.workforce import RetryingLark
 from store import CardLedger, Claimed, Click, Store
 from tests.support.factories import draft
 from tests.support.sandbox import Sandbox

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from sqlalchemy import update
 
+from bot.app.workforce import RetryingLark
 from bot.lark.api import LarkApi
-from bot.workforce import RetryingLark
 from store import Claimed, Click, OperationRow, Store
 from tests.support.factories import draft
 from tests.support.sandbox import Sandbox

@@ -7,8 +7,8 @@ import asyncio
 import socket
 from pathlib import Path
 
+from bot.app.worker_process import WorkerProcess
 from bot.config import read_file, resolve
-from bot.worker_process import WorkerProcess
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "config.example.toml"
 

@@ -1,4 +1,4 @@
-"""The Python client (bot/client.py) against the real API on a loopback port (issue 16): typed
+"""The Python client (bot/agents/client.py) against the real API on a loopback port (issue 16): typed
 answers that match what the API sends, an idempotent propose, the API's refusals as ApiError,
 Retry-After honoured on 429, and the blocking SyncClient. Both backends."""
 
@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from aiohttp.test_utils import TestClient
 
+from bot.agents.client import ApiError, Client, SyncClient, request_id_for
 from bot.api.intake import ProposalIn
-from bot.client import ApiError, Client, SyncClient, request_id_for
 from store import Store
 from tests.support.api import TOKENS, ClientFactory, make_config
 from tests.support.factories import order_request

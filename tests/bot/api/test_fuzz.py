@@ -24,14 +24,14 @@ from hypothesis import strategies as st
 
 from bot.api.app import create_app
 from bot.api.health import Health
+from bot.app.devstack import SandboxApp, embedded_sandbox
+from bot.app.server import Ingress
+from bot.app.workforce import RetryingLark
 from bot.config import parse, resolve
-from bot.devstack import SandboxApp, embedded_sandbox
 from bot.ingress.callbacks import CallbackConsumer, CallbackSettings
 from bot.ingress.text import TextListener, TextSettings
 from bot.lark.api import LarkApi
 from bot.lark.webhook import add_webhook_routes
-from bot.server import Ingress
-from bot.workforce import RetryingLark
 from larksandbox import encrypt, signature
 from store import Store
 from tests.support.api import TOKENS, settings_data

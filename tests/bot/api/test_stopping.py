@@ -38,7 +38,7 @@ async def test_the_long_poll_and_wait_s_answer_when_the_server_begins_to_stop(
     await eventually(lambda: requests_seen(client) == 2)
     assert not poll.done() and not wait.done()  # nothing changed: both are waiting
 
-    await client.server.runner.shutdown()  # what a SIGTERM starts (bot/server.py)
+    await client.server.runner.shutdown()  # what a SIGTERM starts (bot/app/server.py)
     polled, waited = await asyncio.wait_for(asyncio.gather(poll, wait), BOUND_S)
     assert polled.status == 200 and (await polled.json()) == {"changed": False}
     assert waited.status == 200

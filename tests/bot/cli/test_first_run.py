@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bot.demo import story
+from bot.app.demo import story
 from tests.support.processes import ENV, ROOT, Running, cli, free_port, start_command, stop
 
 ORDER_EXAMPLE = str(ROOT / "examples" / "order.json")

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
+from bot.agents.kinds import settings_of
 from bot.cli import main
-from bot.kinds import settings_of
 from cards.strings import text
 from cards.world import world_words
 from tests.support.processes import cli

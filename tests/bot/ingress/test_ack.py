@@ -52,7 +52,7 @@ def test_a_budget_that_leaves_no_time_to_ack_is_refused() -> None:
 async def test_the_consumer_and_its_transports_wait_by_the_one_setting(
     store: Store, budget_s: float
 ) -> None:
-    # as bot/server.py builds it: lark.answer_budget_s and cards.lang, nothing else
+    # as bot/app/server.py builds it: lark.answer_budget_s and cards.lang, nothing else
     consumer = CallbackConsumer(
         store,
         CallbackSettings(APP_ID, frozenset({OUR_TENANT}), "zh", answer_budget_s=budget_s),

@@ -1,7 +1,7 @@
 """A stuck callback consumer is answered for by its transport: in time, in its own words.
 
 Everything is real: the callback consumer (bot/ingress/callbacks.py, cards in zh) behind the
-port bot/server.py builds (`Ingress`), its store, the transports, and Lark as the sandbox
+port bot/app/server.py builds (`Ingress`), its store, the transports, and Lark as the sandbox
 (the unmodified lark-oapi ws client, or the sandbox's webhook pusher). As in production, the
 consumer runs on a main loop of its own (here a thread; Lark keeps the test's loop). That
 loop is then stalled, and the transport must ack within Lark's 3 s with the consumer's own
@@ -22,6 +22,8 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
+from bot.app.server import Ingress
+from bot.app.workforce import RetryingLark
 from bot.ingress.ack import AckTerms
 from bot.ingress.callbacks import CallbackConsumer, CallbackSettings
 from bot.ingress.text import TextListener, TextSettings
@@ -29,8 +31,6 @@ from bot.lark.api import LarkApi
 from bot.lark.webhook import add_webhook_routes
 from bot.lark.ws import WsTransport
 from bot.lark.ws_client import close_sdk_loop
-from bot.server import Ingress
-from bot.workforce import RetryingLark
 from cards.render import render_card
 from larksandbox import App, WebhookPusher
 from store import Operation, State, Store, open_store, operation_view
@@ -88,7 +88,7 @@ class MainLoop:
 
 @dataclass
 class Bot:
-    """What bot/server.py wires for callbacks, on the main loop: store, consumer, port."""
+    """What bot/app/server.py wires for callbacks, on the main loop: store, consumer, port."""
 
     main: MainLoop
     store: Store
@@ -117,7 +117,7 @@ async def main_loop() -> AsyncIterator[MainLoop]:
 
 
 async def wired(main: MainLoop, backend: Backend, app: App, lark_url: str, budget_s: float) -> Bot:
-    """The consumer as bot/server.py builds it, with cards.lang = zh and the budget given."""
+    """The consumer as bot/app/server.py builds it, with cards.lang = zh and the budget given."""
 
     async def build() -> Bot:
         store = await open_store(backend.url, schema=backend.schema)
@@ -196,7 +196,7 @@ async def test_ws_acks_a_stuck_consumer_with_its_processing_toast_at_its_deadlin
         on_fatal=lambda _reason: None,
     )
 
-    async def start() -> None:  # on its main loop, as bot/server.py does
+    async def start() -> None:  # on its main loop, as bot/app/server.py does
         transport.start()
 
     await main_loop.run(start())
@@ -235,7 +235,7 @@ async def connected_as(world: World, transport: WsTransport) -> None:
 
 @dataclass
 class OnMainLoop:
-    """The port bot/server.py builds, reached from the webhook's loop the way the ws
+    """The port bot/app/server.py builds, reached from the webhook's loop the way the ws
     transport reaches it from the SDK's: so the webhook can answer while the consumer's
     loop is stuck (in production both share one loop, and a stuck loop stops both)."""
 

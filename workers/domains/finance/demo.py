@@ -3,7 +3,7 @@ orders (one fills, one rests and then fills in parts as the mark moves, one the 
 refuses once confirmed), and the hand that moves the mark once an order rests.
 
 `demo --venue hyperliquid` tells the same story on the local Hyperliquid (hlsandbox): the
-same orders on an account there (`hyperliquid_setup`); the dev wiring (bot/devstack.py)
+same orders on an account there (`hyperliquid_setup`); the dev wiring (bot/app/devstack.py)
 starts the emulator and brings the hand that moves its mark, as only it may reach it."""
 
 from __future__ import annotations

@@ -90,7 +90,7 @@ class HyperliquidSettings(BaseModel):
 
 
 def _refused(reason: str, fix: str) -> PydanticCustomError:
-    """A config error that carries its own fix (bot.validation reads ctx["fix"])."""
+    """A config error that carries its own fix (bot.config.validation reads ctx["fix"])."""
     return PydanticCustomError("hyperliquid_network", "{reason}", {"reason": reason, "fix": fix})
 
 

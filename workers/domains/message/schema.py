@@ -31,7 +31,7 @@ MAX_MENTIONS = 20
 
 
 def _refused(code: str, problem: TextProblem) -> PydanticCustomError:
-    # the fix rides in the context, so the 422 carries it (bot/validation.py)
+    # the fix rides in the context, so the 422 carries it (bot/config/validation.py)
     return PydanticCustomError(code, "{reason}", {"reason": problem.reason, "fix": problem.fix})
 
 

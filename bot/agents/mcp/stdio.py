@@ -17,7 +17,7 @@ from mcp.server.stdio import stdio_server
 from mcp.shared._stream_protocols import ReadStream, WriteStream
 from mcp.shared.message import SessionMessage
 
-from bot.mcp.stdio_errors import error_reply
+from bot.agents.mcp.stdio_errors import error_reply
 
 
 class AnsweringReader:

@@ -1,5 +1,5 @@
 """One HTTP client for the proposers' API (issue 16): the CLI, the demo and the MCP server all
-call it through bot/client.py; no other product module builds an /api/v1 request."""
+call it through bot/agents/client.py; no other product module builds an /api/v1 request."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from tests.support.processes import ROOT
 
 PACKAGES = ("bot", "cards", "store", "workers", "larksandbox")
 SERVER = ROOT / "bot" / "api"  # the routes themselves
-CLIENT = ROOT / "bot" / "client.py"
+CLIENT = ROOT / "bot" / "agents" / "client.py"
 
 
 def test_only_the_client_speaks_to_the_proposers_api() -> None:
@@ -30,7 +30,7 @@ HTTP_LIBRARIES = ("aiohttp", "httpx", "requests", "urllib.request", "http.client
 
 
 def test_the_cli_builds_no_http_client_of_its_own() -> None:
-    """The CLI reaches the API only through bot/client.py: none of its modules imports an
+    """The CLI reaches the API only through bot/agents/client.py: none of its modules imports an
     HTTP library (read from the import statements, not from text that mentions one)."""
     imports = sorted(
         (str(path.relative_to(ROOT)), name)
@@ -39,7 +39,7 @@ def test_the_cli_builds_no_http_client_of_its_own() -> None:
         if any(name == lib or name.startswith(lib + ".") for lib in HTTP_LIBRARIES)
     )
     assert imports == []
-    assert "bot.client" in {
+    assert "bot.agents.client" in {
         name for path in (ROOT / "bot" / "cli").rglob("*.py") for name in imported_modules(path)
     }
 

@@ -26,8 +26,8 @@ from typing import Any
 
 import aiohttp
 
-from bot.client import ApiError, Client
-from bot.devstack import (
+from bot.agents.client import ApiError, Client
+from bot.app.devstack import (
     DEFAULT_HL_PORT,
     SandboxApp,
     embedded_sandbox,
@@ -37,10 +37,10 @@ from bot.devstack import (
     sandbox_config,
     with_domains,
 )
-from bot.logs import redact
-from bot.profiles import DEFAULT_DEV_DIR, DEV_TOKEN, DEV_TOKEN_ENV
-from bot.server import serve
-from bot.workforce import running
+from bot.app.logs import redact
+from bot.app.server import serve
+from bot.app.workforce import running
+from bot.config.profiles import DEFAULT_DEV_DIR, DEV_TOKEN, DEV_TOKEN_ENV
 from workers.domains import DOMAINS
 from workers.domains.base import DemoSetup
 from workers.domains.execution import Background

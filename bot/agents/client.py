@@ -1,6 +1,6 @@
 """The Python client of countersign's HTTP API: `Client` (async) and `SyncClient` (blocking).
 
-Used by the CLI, the MCP server (bot/mcp/) and any service that proposes operations.
+Used by the CLI, the MCP server (bot/agents/mcp/) and any service that proposes operations.
 Results are the API's own typed shapes (bot/api/wire.py); a refusal is `ApiError` with the
 API's `{code, message, fields}`. Safe to retry, so it retries: a 429 or 503 after the
 `Retry-After` the API sent (capped), a dropped connection after a short backoff. A proposal

@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from bot.demo import story
-from bot.profiles import DEV_TOKEN
+from bot.app.demo import story
+from bot.config.profiles import DEV_TOKEN
 from hlsandbox.serve import throwaway
 from hlsandbox.testing import HlSandboxClient
 from tests.support.processes import cli, free_port, start, stop

@@ -13,7 +13,7 @@ from typing import Any
 from mcp_types import jsonrpc_message_adapter
 from pydantic import ValidationError
 
-from bot.mcp.stdio_errors import error_reply
+from bot.agents.mcp.stdio_errors import error_reply
 from tests.support.processes import ENV, ROOT
 from tests.support.waiting import scaled
 

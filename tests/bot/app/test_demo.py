@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.demo import story
+from bot.app.demo import story
 from tests.support.processes import cli, free_port
 
 

@@ -20,9 +20,9 @@ from typing import Any, Literal
 import aiohttp
 from aiohttp import web
 
+from bot.app.heap import startup_heap_frozen
 from bot.config import Config, DomainSettings, resolve, secrets_environ
-from bot.heap import startup_heap_frozen
-from bot.profiles import DEV_ENVIRON, dev_settings
+from bot.config.profiles import DEV_ENVIRON, dev_settings
 from workers.domains.base import DemoSetup
 from workers.domains.execution import Background
 from workers.domains.finance.demo import (

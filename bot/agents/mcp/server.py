@@ -1,4 +1,4 @@
-"""The MCP server's tools and resources, each one call of the Python client (bot/client.py).
+"""The MCP server's tools and resources, each one call of the Python client (bot/agents/client.py).
 
 One server acts for one proposer: the token is the server's (from the environment or the
 config, given when it starts), never a tool argument, so an agent can neither act as
@@ -7,7 +7,7 @@ is a verified person's click on the Lark card (or a signed-in operator on the we
 is the point; the instructions say so. A refusal is a tool error whose structured content
 is the API's `{code, message, fields}`, so an agent can fix its call.
 
-The kinds come from the registry (`workers.domains`, through bot/kinds.py): the tools' kind
+The kinds come from the registry (`workers.domains`, through bot/agents/kinds.py): the tools' kind
 enum when the server is built, the kind resources (schema, examples) when they are read; no
 kind is spelled here, so a domain registered before the server starts is served like a
 built-in one.
@@ -24,13 +24,13 @@ from mcp.server.mcpserver.exceptions import ResourceError
 from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel, Field
 
-from bot import kinds
+from bot.agents import kinds
+from bot.agents.client import ApiError, Client
+from bot.agents.mcp.results import Proposed, proposed
+from bot.agents.mcp.watch import Follower, operation_uri
 from bot.api.intake import MAX_REASON_CHARS, RequestId
 from bot.api.wire import MAX_WAIT_S, CheckView, OperationPage, OperationView
-from bot.client import ApiError, Client
 from bot.config import Settings
-from bot.mcp.results import Proposed, proposed
-from bot.mcp.watch import Follower, operation_uri
 from workers.domains import DOMAINS
 
 NAME = "countersign"

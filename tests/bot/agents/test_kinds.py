@@ -1,4 +1,4 @@
-"""bot/kinds.py: a kind's schema is shaped by its own config table when there is one, by its
+"""bot/agents/kinds.py: a kind's schema is shaped by its own config table when there is one, by its
 defaults when it has none, and by its payload model alone when its settings cannot be made
 without a table (the MCP server and `countersign kinds` then still describe it)."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from pydantic import Field
 
-from bot import kinds
+from bot.agents import kinds
 from bot.config import parse
 from tests.support.registry_toy import ConfiguredToy
 from tests.support.toy_domain import LampV1, ToySettings

@@ -18,8 +18,8 @@ from datetime import tzinfo
 from typing import Any
 
 from bot.config import Config, zone
+from bot.config.policy import policy_digests, second_look_above
 from bot.lark.api import LarkApi, retrying
-from bot.policy import policy_digests, second_look_above
 from cards.conclusion import Voice
 from kernel.problems import FieldProblem
 from kernel.timeutil import Clock

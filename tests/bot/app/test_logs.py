@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from bot.logs import REDACTED, JsonFormatter, OperationFilter, SecretFilter
+from bot.app.logs import REDACTED, JsonFormatter, OperationFilter, SecretFilter
 from kernel.logcontext import about
 
 SECRET = "app-secret-0123456789"

@@ -14,12 +14,12 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.subscriptions import InMemorySubscriptionBus
 from starlette.types import ASGIApp
 
-from bot.client import Client
+from bot.agents.client import Client
+from bot.agents.mcp.http_guard import BearerGate, HttpGuard
+from bot.agents.mcp.server import build_server
+from bot.agents.mcp.stdio import run_stdio
+from bot.agents.mcp.watch import Follower
 from bot.config import Settings
-from bot.mcp.http_guard import BearerGate, HttpGuard
-from bot.mcp.server import build_server
-from bot.mcp.stdio import run_stdio
-from bot.mcp.watch import Follower
 
 MCP_PATH = "/mcp"
 LISTENING = "countersign MCP listening on "
@@ -50,7 +50,7 @@ async def serve_http(
     on_ready: Callable[[str], None] = lambda _url: None,
     settings: Settings | None = None,
 ) -> None:
-    """Streamable HTTP on host:port, behind `guard` (bot/mcp/http_guard.py): requests whose
+    """Streamable HTTP on host:port, behind `guard` (bot/agents/mcp/http_guard.py): requests whose
     Host or Origin names another host are refused (DNS rebinding), and with a token, those
     that do not carry it."""
     async with serving(client, settings) as mcp_server:

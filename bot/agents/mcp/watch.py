@@ -16,8 +16,8 @@ import logging
 
 from mcp.server.subscriptions import ResourceUpdated, SubscriptionBus
 
+from bot.agents.client import ApiError, Client
 from bot.api.wire import MAX_WAIT_S
-from bot.client import ApiError, Client
 from store import reached
 
 log = logging.getLogger("countersign.mcp")

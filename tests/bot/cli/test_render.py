@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, timedelta
 
 from bot.api.people import with_people
-from bot.render import operation_table, operation_text, width
+from bot.cli.render import operation_table, operation_text, width
 from kernel.timeutil import parse_iso_utc
 from store import Approval, Audience, Claimed, Click, Counted, Decided, Store, operation_view
 from tests.support.factories import offered

@@ -14,8 +14,8 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from bot.mcp.http_guard import HOSTS_ENV, TOKEN_ENV, GuardError, guard_for
-from bot.mcp.serving import LISTENING
+from bot.agents.mcp.http_guard import HOSTS_ENV, TOKEN_ENV, GuardError, guard_for
+from bot.agents.mcp.serving import LISTENING
 from tests.support.processes import ENV, ROOT
 from tests.support.waiting import scaled
 

@@ -1,5 +1,5 @@
-"""The worker process's own side (`python -m bot.worker_main`, started by `run` through
-`bot.worker_process.WorkerProcess`, where the link between the two is described): its main,
+"""The worker process's own side (`python -m bot.app.worker_main`, started by `run` through
+`bot.app.worker_process.WorkerProcess`, where the link between the two is described): its main,
 which reads the config the parent handed over and serves the workers, and `ParentLink`, its
 end of the socketpair (kicks in; counters and lease announcements out)."""
 
@@ -15,11 +15,11 @@ import signal
 import socket
 import sys
 
+from bot.app.logs import configure, redact
+from bot.app.server import serve_workers
+from bot.app.worker_process import DATAGRAM_MAX
+from bot.app.workforce import Workforce
 from bot.config import Config, parse, resolve
-from bot.logs import configure, redact
-from bot.server import serve_workers
-from bot.worker_process import DATAGRAM_MAX
-from bot.workforce import Workforce
 from store import Lease, announce_leases
 
 log = logging.getLogger("countersign.workers")

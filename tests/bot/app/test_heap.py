@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gc
 
-from bot.heap import startup_heap_frozen
+from bot.app.heap import startup_heap_frozen
 
 
 def _scanned(thing: object) -> bool:

@@ -1,5 +1,5 @@
 """`[execution] workers = "process"`: `run` starts the workers in a supervised second process.
-This module is the parent's side (`WorkerProcess`); the child's is `bot/worker_main.py`.
+This module is the parent's side (`WorkerProcess`); the child's is `bot/app/worker_main.py`.
 
 Why: the answer path (clicks, claims) and the workers (executor, venue, card patches) are
 both CPU-bound Python. In one interpreter a burst of executions delays every click's answer;
@@ -140,7 +140,7 @@ class WorkerProcess:
         process = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
-            "bot.worker_main",
+            "bot.app.worker_main",
             str(os.getpid()),
             str(fd),
             stdin=asyncio.subprocess.PIPE,

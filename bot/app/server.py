@@ -18,18 +18,18 @@ from aiohttp import web
 
 from bot.api.app import RUNNER_OPTIONS, create_app
 from bot.api.health import Health
+from bot.app.heap import startup_heap_frozen
+from bot.app.worker_process import WorkerProcess
+from bot.app.workforce import RetryingLark, Workforce, build_workforce, start_workforce
 from bot.config import Config, Settings, zone
+from bot.config.policy import policy_digests, second_look_above
 from bot.decide.counters import DecisionCounters
-from bot.heap import startup_heap_frozen
 from bot.ingress.callbacks import CallbackConsumer, CallbackSettings
 from bot.ingress.text import TextListener, TextSettings
 from bot.ingress.text_scope import AudienceScope, Scope
 from bot.lark.api import LarkApi
 from bot.lark.webhook import add_webhook_routes
 from bot.lark.ws import WsTransport
-from bot.policy import policy_digests, second_look_above
-from bot.worker_process import WorkerProcess
-from bot.workforce import RetryingLark, Workforce, build_workforce, start_workforce
 from kernel.timeutil import Clock, utc_now
 from store import Store, open_store
 
@@ -255,7 +255,7 @@ async def serve_workers(
     """`countersign worker`: the card worker, executor, reconciler, expiry and venue clock
     alone, without HTTP or Lark ingress. Safe next to `run` processes: every worker leases
     its operations in the store. `link`: the worker process's tie to the `run` that started
-    it (`bot.worker_main`)."""
+    it (`bot.app.worker_main`)."""
     store = await _open_store(config, clock)
     stop = _stop_on_signals(stop)
     api = _lark_api(config)
