@@ -44,8 +44,8 @@ from bot.api.web_limits import DECISION_POSTS, WebLimits
 from bot.api.web_rules import FORM_KEY, reauth_due, same_origin
 from bot.config import Config
 from bot.config.policy import policy_digests
-from bot.decide.core import INBOX_KINDS, Decider, DecideSettings, Verdict
 from bot.decide.counters import DecisionCounters
+from bot.decide.decider import INBOX_KINDS, Decider, DecideSettings, Verdict
 from bot.decide.provenance import CardClick, Context, may_decide, web_click
 from cards.render import SHORT_DIGEST
 from cards.strings import COUNTED_TOAST, REFUSALS, Lang, text

@@ -1,7 +1,7 @@
 """On start, web decisions a previous run wrote but never answered get their answer.
 
 A web post's first write holds its inbox entry and its decision in one commit; its answer,
-and a refusal's record, come in a second (bot/decide/core.py). A crash between the two
+and a refusal's record, come in a second (bot/decide/decider.py). A crash between the two
 leaves the entry `received`: the page that post redirected to would say "processing" for
 ever. bot/decide/recovery.py settles each, as for card clicks; here is what the web says of
 them: a decision on record is answered as it was made; an entry with none is recorded

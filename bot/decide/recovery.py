@@ -1,7 +1,7 @@
 """On start, clicks a previous run wrote but never answered get their answer; none is applied.
 
 A click's first write holds its inbox entry and its decision in one commit; its answer, and
-a refusal's record, come in a second (bot/decide/core.py). A crash between the two leaves the
+a refusal's record, come in a second (bot/decide/decider.py). A crash between the two leaves the
 entry `received`: a replay (or the page the post redirected to) would wait for an answer
 for ever, and a refusal would be on record nowhere. So each such entry is settled: a click
 on record (claimed, counted, rejected or refused before the crash) gets the answer it would
@@ -18,8 +18,8 @@ from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
-from bot.decide.core import INBOX_KINDS
 from bot.decide.counters import DecisionCounters
+from bot.decide.decider import INBOX_KINDS
 from kernel.logcontext import about
 from kernel.reasons import Reason
 from store import Click, Confirmation, Entry, Inbox, InboxEntry, Store

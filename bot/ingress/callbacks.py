@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, tzinfo
 from typing import Any
 
-from bot.decide.core import Decider, DecideSettings
 from bot.decide.counters import DecisionCounters
+from bot.decide.decider import Decider, DecideSettings
 from bot.decide.recovery import RECOVER_AFTER_S, Recovery
 from bot.ingress.ack import ANSWER_BUDGET_S, AckTerms, Flight, answer_in_time
 from bot.ingress.decision import INBOX_KIND, CardLook, Decisions

@@ -1,7 +1,7 @@
 """The card's decision: a Lark click read from its envelope, decided by bot/decide, answered
 within the ack budget with a toast and the card rendered from what the decision returned.
 
-A click costs two writes and no read (bot/decide/core.py): before its answer, the ONE
+A click costs two writes and no read (bot/decide/decider.py): before its answer, the ONE
 group-commit intent holding its inbox entry and, when its own values pass the checks, its
 decision, which returns the operation as decided, so the answer's card is rendered from it;
 after the answer, the answer kept for replays and the card it carried recorded as shown.
@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, tzinfo
 from typing import Any
 
-from bot.decide.core import INBOX_KINDS, Decider, Verdict
+from bot.decide.decider import INBOX_KINDS, Decider, Verdict
 from bot.decide.provenance import ENVELOPE_CHECKS, CardClick, Context, first_refusal
 from bot.ingress.ack import Flight, toast
 from bot.ingress.envelope_shape import envelope_problem, text_at

@@ -1,7 +1,7 @@
 """Answers for a click already on record or in flight: a replay gets the first answer.
 
 Lark redelivers a click it saw no answer to, under the same event id, maybe to another
-replica. The one write (bot/decide/core.py) finds the entry the first delivery left,
+replica. The one write (bot/decide/decider.py) finds the entry the first delivery left,
 and the replay is answered with that delivery's answer, never decided again: the stored
 answer; else the one kept in memory between its leaving and its being stored (`deciding`);
 else, the click being another replica's, the stored answer polled to the budget's deadline.
