@@ -165,7 +165,7 @@ class ExecutionWorker:
         return min(self.track_max_s, FIRST_LOOK_S * 2.0 ** min(op.exec_tries, 16))
 
     # -- the steps ----------------------------------------------------------------------------
-    # Each pass writes at most four times (store.execution names them): begin_preflight,
+    # Each pass writes at most four times (store/execution/execution_ledger.py names them): begin_preflight,
     # reserve_and_mark, begin_dispatch, record_observation; a reconcile or track pass ends in
     # one record_observation, or one schedule when nothing changed.
 

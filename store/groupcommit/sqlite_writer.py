@@ -56,7 +56,7 @@ def busy_pauses() -> Iterator[float]:
 
 
 def connect(path: str) -> sqlite3.Connection:
-    """The writer's own connection, opened as the store opens its engine's (store.engine)."""
+    """The writer's own connection, opened as the store opens its engine's (store/backend/engine.py)."""
     conn = sqlite3.connect(
         path, isolation_level=None, timeout=SQLITE_BUSY_TIMEOUT_MS / 1000, check_same_thread=False
     )
