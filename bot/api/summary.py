@@ -45,6 +45,8 @@ class Summary:
                 log.warning("store summary not refreshed: %s", type(error).__name__)
             self.error = type(error).__name__
             return
+        if self.error is not None:
+            log.info("store summary refreshed again after %s", self.error)
         self.latest, self.error = latest, None
         self._fresh_since = time.monotonic()
         self.latency_ms = round((self._fresh_since - started) * 1000, 3)
