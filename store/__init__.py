@@ -112,6 +112,8 @@ if TYPE_CHECKING:
     from store.reads.projection import Until as Until
     from store.reads.projection import operation_view as operation_view
     from store.reads.projection import reached as reached
+    from store.reads.summary import StoreSummary as StoreSummary
+    from store.reads.summary import store_summary as store_summary
     from store.schema.migrate import current_revision as current_revision
     from store.schema.migrate import head_revision as head_revision
     from store.schema.migrate import upgrade as upgrade
@@ -299,6 +301,9 @@ _OWNER: dict[str, str] = {
     "card_delivery_failures": "store.reads.counts",
     "change_mark": "store.reads.counts",
     "unknown_outstanding": "store.reads.counts",
+    # what /readyz and /metrics show from the store, refreshed off the request path
+    "StoreSummary": "store.reads.summary",
+    "store_summary": "store.reads.summary",
     # the write path as entries and workers use it: a click's card as shown, an auto-send's
     # rules, the writer's lanes and promises, a PostgreSQL URL's DSN
     "ShownCard": "store.claims.click_sql",

@@ -247,6 +247,13 @@ async def _stopping(app: web.Application) -> None:
     app[STOPPING_KEY].set()  # before the server waits for the handlers still running
 
 
+async def _summarizing(app: web.Application) -> AsyncIterator[None]:
+    """The store's summary for /readyz and /metrics: read once before the app serves, then
+    refreshed in the background while it does."""
+    async with app[HEALTH_KEY].summary.running():
+        yield
+
+
 async def _recovering_web_decisions(app: web.Application) -> AsyncIterator[None]:
     """While the API serves: answer the web posts a previous run left unanswered."""
     store = app[STORE_KEY]
@@ -283,6 +290,7 @@ def create_app(
     public = [URL(web_settings.public_url).host or ""] if web_settings.public_url else []
     app[HOSTS_KEY] = allowed_names([*http.allowed_hosts, *public], http.host)
     app[HEALTH_KEY] = health or Health(config, store, None, None)
+    app.cleanup_ctx.append(_summarizing)
     app[ON_PROPOSED_KEY] = on_proposed
     app[CAPABILITIES_KEY] = capabilities or {}
     app[PRECHECKS_KEY] = prechecks or {}

@@ -1,5 +1,9 @@
 """Readiness: callback consumer and text listener reported apart, plus store and card backlog.
 
+Answered from memory only: the consumers' and workers' own counters, and what the store
+holds from the background summary (bot/api/summary.py) with its age; no statement runs on
+the request, so a probe costs the same at a year's history as on an empty store.
+
 Reported without failing readiness: result deliveries that failed and operations that need
 a person (`attention`: unresolved); a restart cannot settle them, so a 503 would only have an
 orchestrator restart a bot that is fine.
@@ -11,27 +15,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-import time
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
-from sqlalchemy import text
-
+from bot.api.summary import Summary
 from bot.config import Config, redacted
 from bot.decide.counters import DecisionCounters
 from kernel.timeutil import iso_utc, utc_now
-from store import (
-    UNRESOLVED,
-    CardLedger,
-    DeliveryLedger,
-    DeliveryState,
-    Store,
-    attention_counts,
-    card_delivery_failures,
-    unknown_outstanding,
-)
+from store import Store, StoreSummary
 
 
 class ConsumerCounts(Protocol):
@@ -94,29 +87,31 @@ class Health:
 
     def __post_init__(self) -> None:
         self.started_at = utc_now()
+        # started and stopped with the app that serves it (bot/api/app.py)
+        http = self.config.settings.http
+        self.summary = Summary(self.store, http.summary_period_s, http.summary_stale_after_s)
         rendered = json.dumps(redacted(self.config.settings, {}), sort_keys=True)
         self.config_revision = hashlib.sha256(rendered.encode()).hexdigest()[:12]
 
     async def report(self) -> tuple[int, dict[str, Any]]:
-        store = await self._store()
+        store = self.summary.status()
         mode = self.config.settings.lark.mode
         callbacks = self._consumer("callback", self.callbacks, mode)
         text_listener = self._consumer("text", self.text, mode)
         unknown = {"state": "unknown"}
-        readable = store["state"] == "ok"
-        outbox = await self._outbox() if readable else unknown
-        down = store["state"] != "ok" or callbacks["state"] in ("down", "disconnected")
+        held = self.summary.latest if store["state"] == "ok" else None
+        down = held is None or callbacks["state"] in ("down", "disconnected")
         body = {
             "status": "unavailable" if down else "ready",
             "components": {
                 "store": store,
                 "callback_consumer": callbacks,
                 "text_listener": text_listener,
-                "outbox": outbox,
-                "executor": await self._executor() if readable else unknown,
-                "deliveries": await self._deliveries() if readable else unknown,
+                "outbox": self._outbox(held) if held is not None else unknown,
+                "executor": self._executor(held) if held is not None else unknown,
+                "deliveries": self._deliveries(held) if held is not None else unknown,
                 # not part of readiness either: a restart cannot settle these, people must
-                "attention": await self._attention() if readable else unknown,
+                "attention": self._attention(held) if held is not None else unknown,
                 # not part of readiness: a worker that misses a wake-up still polls
                 "due_listener": (
                     self.due_listener.status() if self.due_listener else {"state": "off"}
@@ -126,19 +121,6 @@ class Health:
             "checked_at": iso_utc(utc_now()),
         }
         return (503 if down else 200), body
-
-    async def _store(self) -> dict[str, Any]:
-        started = time.perf_counter()
-        try:
-            async with self.store.read() as conn:
-                await conn.execute(text("SELECT 1"))
-        except Exception as error:  # the reason class only: messages may carry a DSN
-            return {"state": "down", "error": type(error).__name__}
-        return {
-            "state": "ok",
-            "backend": self.store.engine.dialect.name,
-            "latency_ms": round((time.perf_counter() - started) * 1000, 3),
-        }
 
     def _consumer(self, kind: str, consumer: Consumer | None, mode: str) -> dict[str, Any]:
         if mode == "off" or consumer is None:
@@ -168,41 +150,41 @@ class Health:
         report["connected_since"] = connected_since
         return report
 
-    async def _executor(self) -> dict[str, Any]:
+    def _executor(self, held: StoreSummary) -> dict[str, Any]:
         if self.executor is None:
             return {"state": "off"}
-        unknown = await unknown_outstanding(self.store)
         return {
             "state": self.executor.state,
             **self.executor.where(),
             "passes": self.executor.passes,
             "failures": self.executor.failures,
-            "unknown_outstanding": int(unknown),
+            "unknown_outstanding": held.unknown_outstanding,
         }
 
-    async def _attention(self) -> dict[str, Any]:
+    @staticmethod
+    def _attention(held: StoreSummary) -> dict[str, Any]:
         """Operations the executor gave up on or a lookup could not settle: unresolved, for
         a person (the dashboard's "Needs attention" lists them)."""
-        unresolved = (await attention_counts(self.store, [UNRESOLVED]))[UNRESOLVED]
+        unresolved = held.unresolved
         return {"state": "needs_attention" if unresolved else "ok", "unresolved": unresolved}
 
-    async def _deliveries(self) -> dict[str, Any]:
-        """Result return: a failed conclusion needs an operator (`countersign deliveries`)."""
-        counts = await DeliveryLedger(self.store).counts()
-        failed = counts.get(DeliveryState.FAILED, 0)
+    @staticmethod
+    def _deliveries(held: StoreSummary) -> dict[str, Any]:
+        """Result return: a failed conclusion needs an operator (`countersign deliveries`).
+        Delivered ones are history, not counted (`countersign deliveries list` has them)."""
+        failed = held.deliveries_failed
         return {
             "state": "delivery_failed" if failed else "ok",
-            "pending": counts.get(DeliveryState.PENDING, 0),
-            "delivered": counts.get(DeliveryState.DELIVERED, 0),
+            "pending": held.deliveries_pending,
             "failed": failed,
         }
 
-    async def _outbox(self) -> dict[str, Any]:
-        count, oldest = await CardLedger(self.store).backlog()
-        failed = await card_delivery_failures(self.store)
+    @staticmethod
+    def _outbox(held: StoreSummary) -> dict[str, Any]:
+        oldest = held.card_oldest
         return {
             "state": "ok",
-            "card_backlog": count,
+            "card_backlog": held.card_backlog,
             "oldest_age_s": round((utc_now() - oldest).total_seconds(), 3) if oldest else None,
-            "card_delivery_failed": int(failed),
+            "card_delivery_failed": held.card_delivery_failed,
         }

@@ -2,8 +2,9 @@
 
 Built at scrape time from what the consumers and workers already count (their stats
 objects), what every entry decided (bot/decide/counters.py, by entry: the Lark card, the
-web page) and a few store reads (unknowns, card backlog, deliveries), so there is one
-source for `/readyz` and `/metrics`, and no process-global registry to share between
+web page) and the store's summary refreshed in the background (unknowns, card backlog,
+deliveries; bot/api/summary.py, with its age), so there is one source for `/readyz` and
+`/metrics`, no statement on the scrape, and no process-global registry to share between
 bots in one process.
 """
 
@@ -141,6 +142,11 @@ async def metrics_text(health: Health) -> bytes:
         )
         families += [heard, connects]
     gauges: list[tuple[str, str, Any]] = [
+        (
+            "store_summary_age_seconds",
+            "Age of the store's summary the gauges below come from (refreshed in the background)",
+            health.summary.age_s(),
+        ),
         (
             "unknowns_outstanding",
             "Submissions whose outcome is unknown and being reconciled",

@@ -77,6 +77,17 @@ class HttpSettings(Section):
     # a request carrying proxy headers (X-Forwarded-For, Forwarded, ...) from loopback is
     # a loopback client only if the operator says the proxy on this host may be trusted
     trust_loopback_proxy: bool = False
+    # /readyz and /metrics show the store's counts from a summary refreshed this often in
+    # the background (bot/api/summary.py); older than summary_stale_after_s, the store
+    # counts as stuck (/readyz 503)
+    summary_period_s: float = Field(default=5.0, ge=0.05, le=300)
+    summary_stale_after_s: float = Field(default=15.0, gt=0, le=3600)
+
+    @model_validator(mode="after")
+    def _summary_outlives_its_period(self) -> Self:
+        if self.summary_stale_after_s <= self.summary_period_s:
+            raise ValueError("summary_stale_after_s must be greater than summary_period_s")
+        return self
 
 
 class LarkSettings(Section):

@@ -11,6 +11,7 @@ from sqlalchemy import text
 
 from store import CardLedger, State
 from tests.support.factories import order_request
+from tests.support.metrics import summarized
 from tests.support.stack import CLAIMED_OR_AFTER, Stack, StackFactory
 from tests.support.waiting import eventually
 
@@ -78,6 +79,9 @@ async def test_patch_failures_are_retried_and_permanent_ones_are_visible(stack: 
     await eventually(failed)
     _, current = await stack.api("GET", f"/api/v1/operations/{doomed['id']}")
     assert "230031" in current["card"]["error"]
+    await summarized(
+        stack.http, stack.bot_url, lambda r: r["components"]["outbox"]["card_delivery_failed"] == 1
+    )
     _, ready = await stack.api("GET", "/readyz")
     assert ready["components"]["outbox"]["card_delivery_failed"] == 1
     await stack.control("POST", "/faults", {"fail_next_patches": 0})

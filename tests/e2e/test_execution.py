@@ -18,6 +18,7 @@ from store import ExecutionLedger
 from tests.support.backends import Backend
 from tests.support.bot_processes import bot_env, bot_processes, write_config
 from tests.support.factories import message_request, order_request
+from tests.support.metrics import summarized
 from tests.support.processes import cli, free_port
 from tests.support.stack import DEV_TOKEN, Stack, StackFactory, card_says, card_text, settled
 from tests.support.waiting import eventually
@@ -92,6 +93,9 @@ async def test_a_lost_response_is_reconciled_to_the_venues_truth_never_resubmitt
     order = await venue_order(tmp_path, view["id"])
     assert order is not None and order.submit_count == 1
     assert api_view["execution"]["state"] == "reconciled"
+    await summarized(
+        stack.http, stack.bot_url, lambda r: r["components"]["executor"]["unknown_outstanding"] == 0
+    )
     _, ready = await stack.api("GET", "/readyz")
     executor = ready["components"]["executor"]
     assert executor["state"] == "running" and executor["passes"] >= 2

@@ -10,7 +10,7 @@ from sqlalchemy import select
 from store import OperationRow, State
 from tests.support.dashboard import counts, rows
 from tests.support.factories import draft
-from tests.support.metrics import samples
+from tests.support.metrics import samples, summarized
 from tests.support.stack import Stack, StackFactory, card_says, settled
 from tests.support.stuck import STUCK
 from tests.support.waiting import eventually
@@ -37,6 +37,9 @@ async def test_a_stuck_order_ends_unresolved_on_the_card_dashboard_readyz_and_me
         "执行连续失败",  # the zh words ride along in the same card
     )
 
+    await summarized(
+        stack.http, stack.bot_url, lambda r: r["components"]["attention"]["unresolved"] == 1
+    )
     async with stack.http.get(f"{stack.bot_url}/readyz") as response:
         assert response.status == 200  # restarting would not settle it: people must
         ready = await response.json()

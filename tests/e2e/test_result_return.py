@@ -17,6 +17,7 @@ import aiohttp
 
 from store import DeliveryLedger
 from tests.support.factories import order_request
+from tests.support.metrics import summarized
 from tests.support.processes import cli
 from tests.support.proposer_routes import Receiver, conversation, replies_to, with_routes
 from tests.support.stack import CALLBACK_SECRET, OTHER_TOKEN, Stack, StackFactory
@@ -167,6 +168,9 @@ async def test_a_receiver_that_fails_three_times_gets_it_once_and_a_dead_one_is_
         return bool(found) and found[0].state == "failed"
 
     await eventually(failed, deadline_s=30)
+    await summarized(
+        stack.http, stack.bot_url, lambda r: r["components"]["deliveries"]["failed"] == 1
+    )
     _, ready = await stack.api("GET", "/readyz")
     assert ready["components"]["deliveries"]["state"] == "delivery_failed"
     assert ready["components"]["deliveries"]["failed"] == 1

@@ -118,7 +118,13 @@ def bot_config(
     settings = parse(
         {
             "store": {"url": backend.url, **({"schema": backend.schema} if backend.schema else {})},
-            "http": {"port": port, "proposer_rate_per_s": 1000, "proposer_burst": 1000},
+            "http": {
+                "port": port,
+                "proposer_rate_per_s": 1000,
+                "proposer_burst": 1000,
+                # /readyz's store counts follow the store within a fraction of a second
+                "summary_period_s": 0.2,
+            },
             "lark": {
                 "mode": mode,
                 "app_id": sandbox.app_id,
