@@ -60,6 +60,7 @@ from typing import Any
 
 import aiohttp
 
+from bot.api.wire import OperationPage
 from bot.config import parse, resolve
 from bot.server import serve
 from cards.strings import text
@@ -197,11 +198,11 @@ async def offered_cards(
         while True:
             query = "state=awaiting_confirmation&limit=50" + (f"&cursor={cursor}" if cursor else "")
             async with http.get(f"{bot_url}/api/v1/operations?{query}", headers=auth) as r:
-                page = await r.json()
-            cards += [item["card"]["message_id"] for item in page["items"]]
-            if not page["has_more"]:
+                page = OperationPage.model_validate(await r.json())
+            cards += [str(item.card.message_id) for item in page.items]
+            if not page.has_more or page.next_cursor is None:
                 break
-            cursor = page["next_cursor"]
+            cursor = page.next_cursor
         if len(cards) == count:
             return cards
         if time.monotonic() > deadline:

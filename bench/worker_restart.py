@@ -31,6 +31,7 @@ from typing import Any
 import aiohttp
 from sqlalchemy import select
 
+from bot.api.wire import OperationPage
 from bot.config import parse, resolve
 from bot.server import serve
 from bot.worker_process import FIRST_RESTART_S
@@ -65,8 +66,8 @@ async def filled(http: aiohttp.ClientSession, bot_url: str) -> list[str]:
     """Ids of the operations whose outcome is filled (all fit on one page of 50)."""
     auth = {"Authorization": f"Bearer {TOKEN}"}
     async with http.get(f"{bot_url}/api/v1/operations?limit=50", headers=auth) as response:
-        page = await response.json()
-    return [i["id"] for i in page["items"] if (i.get("outcome") or {}).get("status") == "filled"]
+        page = OperationPage.model_validate(await response.json())
+    return [i.id for i in page.items if i.outcome is not None and i.outcome.status == "filled"]
 
 
 async def venue_orders(venue_path: Path, ids: list[str]) -> list[int]:

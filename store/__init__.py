@@ -109,6 +109,9 @@ if TYPE_CHECKING:
     from store.paging import InvalidCursor as InvalidCursor
     from store.paging import encode_cursor as encode_cursor
     from store.projection import UNTIL as UNTIL
+    from store.projection import ApprovalView as ApprovalView
+    from store.projection import OperationView as OperationView
+    from store.projection import OutcomeView as OutcomeView
     from store.projection import Until as Until
     from store.projection import operation_view as operation_view
     from store.projection import reached as reached
@@ -126,6 +129,7 @@ if TYPE_CHECKING:
     from store.signals import record_signal as record_signal
     from store.signals import signal_of as signal_of
     from store.vocabulary import CardAction as CardAction
+    from store.vocabulary import CardDelivery as CardDelivery
     from store.vocabulary import Channel as Channel
     from store.vocabulary import ClickAction as ClickAction
     from store.vocabulary import DeliveryState as DeliveryState
@@ -190,6 +194,7 @@ _OWNER: dict[str, str] = {
     "upgrade": "store.migrate",
     # the vocabulary: every state and status the store keeps
     "CardAction": "store.vocabulary",
+    "CardDelivery": "store.vocabulary",
     "Channel": "store.vocabulary",
     "ClickAction": "store.vocabulary",
     "DeliveryState": "store.vocabulary",
@@ -296,6 +301,9 @@ _OWNER: dict[str, str] = {
     "WebSessions": "store.web_sessions",
     # projection readers: the one versioned view of an operation
     "UNTIL": "store.projection",
+    "ApprovalView": "store.projection",
+    "OperationView": "store.projection",
+    "OutcomeView": "store.projection",
     "Until": "store.projection",
     "operation_view": "store.projection",
     "reached": "store.projection",

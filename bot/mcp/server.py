@@ -26,11 +26,12 @@ from pydantic import BaseModel, Field
 
 from bot import kinds
 from bot.api.intake import MAX_REASON_CHARS, RequestId
-from bot.api.wire import MAX_WAIT_S, CheckView, OperationPage, OperationView
+from bot.api.wire import MAX_WAIT_S, CheckView, OperationPage
 from bot.client import ApiError, Client
 from bot.config import Settings
 from bot.mcp.results import Proposed, proposed
 from bot.mcp.watch import Follower, operation_uri
+from store import OperationView
 from workers.domains import DOMAINS
 
 NAME = "countersign"
