@@ -14,10 +14,9 @@ from typing import Any
 
 import pytest
 
-from bot.api.wire import OperationView
 from bot.mcp.results import proposed
 from cards.world import WORLD_COLOUR
-from store import World
+from store import OperationView, World
 from tests.support.dashboard import text_of
 from tests.support.processes import cli
 from tests.support.stack import DEV_TOKEN, Stack, StackFactory, card_says, settled

@@ -110,5 +110,10 @@ def data_of(view: OperationView) -> dict[str, Any]:
 
 
 def edited(view: OperationView, **changes: Any) -> OperationView:
-    """`view` with these top-level parts changed (a part that is an object is merged)."""
-    return view_of({**data_of(view), **changes})
+    """`view` with these top-level parts changed (a part that is an object is merged into
+    the view's own)."""
+    data = data_of(view)
+    for key, value in changes.items():
+        merged = key in MERGED and isinstance(value, Mapping)
+        data[key] = {**data[key], **value} if merged else value
+    return view_of(data)
