@@ -9,7 +9,7 @@ record but its claim missed the 2 s budget) and "busy" (not even on record in ti
 
 * sandbox: in its own process (bench/sandbox_process.py), as the real Lark is remote: it
   does not share the bot's interpreter.
-* bot: `bot.app.server.serve` in this process (its lark-oapi ws client in its own thread, as in
+* bot: `bot.server.serve` in this process (its lark-oapi ws client in its own thread, as in
   production), lark mode ws, a SQLite store in a temporary directory. The clickers are
   HTTP calls to the sandbox from this process's loop. Operations are proposed through the
   HTTP API and their cards posted by the bot before the clock starts. Every click must come
@@ -60,6 +60,7 @@ from typing import Any
 
 import aiohttp
 
+from bot.api.wire import OperationPage
 from bot.app.server import serve
 from bot.config import parse, resolve
 from cards.strings import text
@@ -197,11 +198,11 @@ async def offered_cards(
         while True:
             query = "state=awaiting_confirmation&limit=50" + (f"&cursor={cursor}" if cursor else "")
             async with http.get(f"{bot_url}/api/v1/operations?{query}", headers=auth) as r:
-                page = await r.json()
-            cards += [item["card"]["message_id"] for item in page["items"]]
-            if not page["has_more"]:
+                page = OperationPage.model_validate(await r.json())
+            cards += [str(item.card.message_id) for item in page.items]
+            if not page.has_more or page.next_cursor is None:
                 break
-            cursor = page["next_cursor"]
+            cursor = page.next_cursor
         if len(cards) == count:
             return cards
         if time.monotonic() > deadline:

@@ -1,6 +1,6 @@
 """A worker process killed by SIGKILL: how long until every order it had in hand is executed.
 
-`bot.app.server.serve` runs in this process (lark mode ws against the sandbox in its own
+`bot.server.serve` runs in this process (lark mode ws against the sandbox in its own
 process, bench/sandbox_process.py; SQLite in a temporary directory) with its workers in a
 child process (`[execution] workers = "process"`); the simulated venue answers after
 `--latency-ms`, so the executor's passes are in flight. N orders (20) are proposed and
@@ -31,6 +31,7 @@ from typing import Any
 import aiohttp
 from sqlalchemy import select
 
+from bot.api.wire import OperationPage
 from bot.app.server import serve
 from bot.app.worker_process import FIRST_RESTART_S
 from bot.config import parse, resolve
@@ -65,8 +66,8 @@ async def filled(http: aiohttp.ClientSession, bot_url: str) -> list[str]:
     """Ids of the operations whose outcome is filled (all fit on one page of 50)."""
     auth = {"Authorization": f"Bearer {TOKEN}"}
     async with http.get(f"{bot_url}/api/v1/operations?limit=50", headers=auth) as response:
-        page = await response.json()
-    return [i["id"] for i in page["items"] if (i.get("outcome") or {}).get("status") == "filled"]
+        page = OperationPage.model_validate(await response.json())
+    return [i.id for i in page.items if i.outcome is not None and i.outcome.status == "filled"]
 
 
 async def venue_orders(venue_path: Path, ids: list[str]) -> list[int]:

@@ -16,21 +16,21 @@ from typing import Any
 from cards.outcomes import plain_text
 from cards.strings import LANGS, LARK_LOCALE, Lang, text
 from cards.vocabulary import OPEN_STATES, title_of
+from store import ApprovalView, OperationView
 
 OPEN_ID_MENTION = "<at id={open_id}></at>"
 
 
-def needs_a_second_look(view: dict[str, Any]) -> bool:
+def needs_a_second_look(view: OperationView) -> bool:
     """More than one confirmation, or a rule applied (an amount or kind crossed a line)."""
-    approval = view.get("approval") or {}
-    return approval.get("required", 1) > 1 or approval.get("rule") is not None
+    return view.approval.required > 1 or view.approval.rule is not None
 
 
-def _why(approval: dict[str, Any], lang: Lang) -> str:
-    threshold = approval.get("threshold")
+def _why(approval: ApprovalView, lang: Lang) -> str:
+    threshold = approval.threshold
     if threshold is None:
-        return text("approval.rule", lang, name=str(approval.get("rule")))
-    notional = str(approval.get("notional") or "")
+        return text("approval.rule", lang, name=str(approval.rule))
+    notional = str(approval.notional or "")
     key = "approval.unknown" if notional.startswith("unknown") else "approval.above"
     return text(key, lang, amount=threshold)
 
@@ -44,23 +44,23 @@ def _people(open_ids: list[str], mention: Callable[[str], str]) -> str:
 
 
 def approval_elements(
-    view: dict[str, Any], lang: Lang, mention: Callable[[str], str]
+    view: OperationView, lang: Lang, mention: Callable[[str], str]
 ) -> list[dict[str, Any]]:
     """The policy line, the notional and, while it waits, who has confirmed (`mention`:
     how a person is named on this card)."""
     if not needs_a_second_look(view):
         return []
-    approval = view["approval"]
-    required = approval["required"]
-    approvers = approval["approvers"]
-    audience = view.get("audience", {}).get("operators", approvers)
+    approval = view.approval
+    required = approval.required
+    approvers = approval.approvers
+    audience = view.audience.operators
 
     def needs(each: Lang) -> str:
         if len(approvers) < len(audience) and required == 1:
             return text(
                 "approval.only", each, who=_people(approvers, str), why=_why(approval, each)
             )
-        if approval.get("rule") is None:
+        if approval.rule is None:
             return text(
                 "approval.needs.plain", each, required=str(required), of=str(len(approvers))
             )
@@ -75,8 +75,8 @@ def approval_elements(
     elements: list[dict[str, Any]] = [
         {"tag": "div", "element_id": "approval_needs", "text": _each_lang(needs, lang)}
     ]
-    confirmed = approval.get("confirmed_by") or []
-    if confirmed and view["state"] in OPEN_STATES:
+    confirmed = approval.confirmed_by
+    if confirmed and view.state in OPEN_STATES:
         who = _people(confirmed, mention)
         values = {
             "count": str(len(confirmed)),
@@ -98,22 +98,22 @@ def approval_elements(
 
 
 def confirm_dialog(
-    view: dict[str, Any], lang: Lang, *, high_value: bool = False
+    view: OperationView, lang: Lang, *, high_value: bool = False
 ) -> dict[str, Any] | None:
     """Lark's confirmation dialog for the Confirm button, with the key terms (None: none).
     `high_value`: asked for a reason of the caller's too (cards/decide.py's rule)."""
     if not (high_value or needs_a_second_look(view)):
         return None
-    approval = view["approval"]
+    approval = view.approval
 
     def body(each: Lang) -> str:
         return text(
             "approval.dialog.text",
             each,
             title=title_of(view, each),
-            notional=str(approval.get("notional") or "-"),
-            required=str(approval["required"]),
-            of=str(len(approval["approvers"])),
+            notional=str(approval.notional or "-"),
+            required=str(approval.required),
+            of=str(len(approval.approvers)),
         )
 
     return {

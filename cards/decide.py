@@ -22,6 +22,7 @@ from typing import Any
 from cards.approval import confirm_dialog, needs_a_second_look
 from cards.outcomes import plain_text
 from cards.strings import Lang, i18n, text
+from store import OperationView
 
 CALLBACK_VALUE_VERSION = 1
 # the reject form's reason input (bot/decide/reject_reason.py reads what it sends)
@@ -32,11 +33,11 @@ REASON_MAX_CHARS = 300
 WITHOUT_REASON = "reject_no_reason"
 
 
-def callback_value(view: dict[str, Any], action: str) -> dict[str, Any]:
+def callback_value(view: OperationView, action: str) -> dict[str, Any]:
     return {
-        "op": view["id"],
+        "op": view.id,
         "action": action,
-        "digest": view["confirm_digest"],
+        "digest": view.confirm_digest,
         "v": CALLBACK_VALUE_VERSION,
     }
 
@@ -45,11 +46,11 @@ def callback_value(view: dict[str, Any], action: str) -> dict[str, Any]:
 Threshold = tuple[Decimal, str]
 
 
-def asks_second_look(view: dict[str, Any], above: Threshold | None = None) -> bool:
+def asks_second_look(view: OperationView, above: Threshold | None = None) -> bool:
     """Whether Confirm asks Lark's dialog first (the module's rule)."""
     if needs_a_second_look(view):
         return True
-    notional = (view.get("approval") or {}).get("notional")
+    notional = view.approval.notional
     if not notional:  # nothing of value moves (a message)
         return False
     amount, _, currency = str(notional).partition(" ")
@@ -63,7 +64,7 @@ def asks_second_look(view: dict[str, Any], above: Threshold | None = None) -> bo
 
 
 def _button(
-    view: dict[str, Any],
+    view: OperationView,
     action: str,
     style: str,
     lang: Lang,
@@ -98,7 +99,7 @@ def _row(*buttons: dict[str, Any], element_id: str | None = None) -> dict[str, A
 
 
 def decide_elements(
-    view: dict[str, Any], lang: Lang, second_look_above: Threshold | None = None
+    view: OperationView, lang: Lang, second_look_above: Threshold | None = None
 ) -> list[dict[str, Any]]:
     """Confirm (its dialog by `asks_second_look`); then the reject form: a reason input,
     Reject and Reject without reason."""
@@ -121,7 +122,7 @@ def decide_elements(
         form_action_type="submit",
     )
     buttons = [reject, without]
-    if view["terms"].get("steer") is True:  # a draft an operator may send back with a note
+    if view.terms.get("steer") is True:  # a draft an operator may send back with a note
         reason["placeholder"] = plain_text(text("steer.note", lang), i18n("steer.note"))
         steer = _button(
             view,

@@ -6,13 +6,14 @@ written; `newest_per_stage` picks what the card shows of them.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from cards.plain_text import WORDS_MAX_CHARS, people_text
 from cards.strings import LANGS, LARK_LOCALE, Lang, text
 from cards.vocabulary import PROTECTIVE_ENDED, outcome_words
 from cards.world import in_world
-from store import Stage, World
+from store import OutcomeView, Stage, World
 
 
 def plain_text(content: str, i18n_content: dict[str, str] | None = None) -> dict[str, Any]:
@@ -22,25 +23,23 @@ def plain_text(content: str, i18n_content: dict[str, str] | None = None) -> dict
     return element
 
 
-def newest_per_stage(outcomes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def newest_per_stage(outcomes: Sequence[OutcomeView]) -> list[OutcomeView]:
     """Progress (resting, then filled) replaces its stage's line; stages keep their order."""
-    newest: dict[str, dict[str, Any]] = {}
+    newest: dict[Stage, OutcomeView] = {}
     for outcome in outcomes:
-        newest[outcome["stage"]] = outcome  # a key keeps its first position
+        newest[outcome.stage] = outcome  # a key keeps its first position
     return list(newest.values())
 
 
-def outcome_title(outcome: dict[str, Any], world: World | None, lang: Lang) -> str:
+def outcome_title(outcome: OutcomeView, world: World | None, lang: Lang) -> str:
     """The outcome's own words (stored with it), its world and a reconciliation marked."""
     title = in_world(outcome_words(outcome, lang), world, lang)
-    if outcome["stage"] == Stage.RECONCILED:
+    if outcome.stage is Stage.RECONCILED:
         title = text("outcome.reconciled", lang, status=title)
     return title
 
 
-def outcome_lines(
-    outcome: dict[str, Any], *, world: World | None, lang: Lang
-) -> list[dict[str, Any]]:
+def outcome_lines(outcome: OutcomeView, *, world: World | None, lang: Lang) -> list[dict[str, Any]]:
     """One outcome: its status (bold, per locale) and its details as plain text."""
     lines: list[dict[str, Any]] = [
         {
@@ -51,7 +50,7 @@ def outcome_lines(
             },
         }
     ]
-    detail = outcome.get("detail") or {}
+    detail = outcome.detail
 
     def detail_text(each: Lang) -> str:
         return "; ".join(outcome_parts(detail, each))

@@ -8,32 +8,31 @@ and how far the confirmations are.
 from __future__ import annotations
 
 from datetime import datetime, tzinfo
-from typing import Any
 
 from cards.plain_text import TITLE_MAX_CHARS, people_text
 from cards.strings import Lang, text
 from cards.vocabulary import title_of
 from kernel.timeutil import parse_iso_utc
+from store import OperationView
 
 
-def waiting_for(view: dict[str, Any]) -> list[str]:
+def waiting_for(view: OperationView) -> list[str]:
     """The approvers who have not confirmed, the requester left out, in order."""
-    approval = view["approval"]
-    confirmed = set(approval["confirmed_by"])
-    requester = view["source"].get("requester_open_id")
+    confirmed = set(view.approval.confirmed_by)
+    requester = view.source.requester_open_id
     return [
         open_id
-        for open_id in approval["approvers"]
+        for open_id in view.approval.approvers
         if open_id not in confirmed and open_id != requester
     ]
 
 
-def reminder_text(view: dict[str, Any], *, lang: Lang, now: datetime, tz: tzinfo) -> str:
-    expires = parse_iso_utc(view["expires_at"])
+def reminder_text(view: OperationView, *, lang: Lang, now: datetime, tz: tzinfo) -> str:
+    expires = parse_iso_utc(view.expires_at)
     minutes = max(int((expires - now).total_seconds() // 60), 0)
     # the only markup in a reminder is the bot's own: mentions of the approvers it waits for
     who = " ".join(f'<at user_id="{open_id}"></at>' for open_id in waiting_for(view))
-    approval = view["approval"]
+    approval = view.approval
     return text(
         "reminder",
         lang,
@@ -41,6 +40,6 @@ def reminder_text(view: dict[str, Any], *, lang: Lang, now: datetime, tz: tzinfo
         minutes=str(minutes),
         at=expires.astimezone(tz).strftime("%H:%M %Z"),
         who=who,
-        count=str(len(approval["confirmed_by"])),
-        required=str(approval["required"]),
+        count=str(len(approval.confirmed_by)),
+        required=str(approval.required),
     )

@@ -35,7 +35,7 @@ from cards.strings import LANGS, LARK_LOCALE, Lang, reason_key, text
 from cards.terms import each_lang, term_elements
 from cards.vocabulary import EXECUTING, OPEN_STATES, headline, relative, title_of, when
 from cards.world import world_of, world_tag
-from store import State
+from store import Entry, OperationView, State
 
 __all__ = [
     "CALLBACK_VALUE_VERSION",
@@ -53,16 +53,16 @@ SHORT_DIGEST = 12
 NO_PEOPLE: Mapping[str, str] = {}
 
 
-def _verified(view: dict[str, Any], open_id: Any) -> bool:
+def _verified(view: OperationView, open_id: Any) -> bool:
     """An open id Lark accepts in <at>: one of the audience's operators (checked at setup)."""
-    operators = view.get("audience", {}).get("operators", ())
+    operators = view.audience.operators
     return isinstance(open_id, str) and bool(OPEN_ID.fullmatch(open_id)) and open_id in operators
 
 
 class People:
     """How this card names each person: a name, a mention, or the id as it is."""
 
-    def __init__(self, view: dict[str, Any], names: Mapping[str, str]) -> None:
+    def __init__(self, view: OperationView, names: Mapping[str, str]) -> None:
         self.view = view
         self.names = names
 
@@ -97,26 +97,27 @@ def _said(
 
 
 # the decision's line names where it was made when that was not a card: the web, the clock
-ENTRY_SUFFIX = {"web": ".web", "auto": ".auto"}
+ENTRY_SUFFIX = {Entry.WEB: ".web", Entry.AUTO: ".auto"}
 
 
-def _decision(view: dict[str, Any], people: People, tz: tzinfo, lang: Lang) -> list[dict[str, Any]]:
+def _decision(view: OperationView, people: People, tz: tzinfo, lang: Lang) -> list[dict[str, Any]]:
     """Who decided, when (and why, for a reject), once the operation is decided."""
-    state = view["state"]
+    state = view.state
     if state in OPEN_STATES:
         return []
-    decision = view.get("decision") or {}
-    deciders = [decision.get("by")]
-    confirmed = (view.get("approval") or {}).get("confirmed_by") or []
+    decision = view.decision
+    deciders: list[str | None] = [decision.by if decision else None]
+    confirmed = view.approval.confirmed_by
     if state in (State.CLAIMED, State.OUTCOME_OBSERVED) and len(confirmed) > 1:
         deciders = list(confirmed)  # a quorum: every one of them
-    at = when(decision["at"], tz) if decision.get("at") else when(view["updated_at"], tz)
-    if state == State.EXPIRED:
-        at = when(view["expires_at"], tz)
+    decided_at = decision.at if decision else None
+    at = when(decided_at, tz) if decided_at else when(view.updated_at, tz)
+    if state is State.EXPIRED:
+        at = when(view.expires_at, tz)
     who = ", ".join(people.name(each) for each in deciders)
     # where the (last) decision was made: the card says so when it was not on a card
     key = f"state.{state}" + (
-        ENTRY_SUFFIX.get(str(decision.get("entry")), "") if decision.get("by") else ""
+        ENTRY_SUFFIX.get(decision.entry, "") if decision is not None and decision.by else ""
     )
     elements = [
         _said(
@@ -126,11 +127,12 @@ def _decision(view: dict[str, Any], people: People, tz: tzinfo, lang: Lang) -> l
             people.mentioned(deciders),
         )
     ]
-    if decision.get("reason"):  # the operator's words, a plain_text element: they never format
-        said = reason_key(decision.get("action"))
+    if decision is not None and decision.reason:  # the operator's words: they never format
+        said = reason_key(decision.action)
+        reason = decision.reason
 
         def given(each: Lang) -> str:
-            return people_text(decision["reason"], WORDS_MAX_CHARS, each)
+            return people_text(reason, WORDS_MAX_CHARS, each)
 
         elements.append(
             {
@@ -145,11 +147,11 @@ def _decision(view: dict[str, Any], people: People, tz: tzinfo, lang: Lang) -> l
     return elements
 
 
-def _proposer(view: dict[str, Any], people: People, lang: Lang) -> list[dict[str, Any]]:
+def _proposer(view: OperationView, people: People, lang: Lang) -> list[dict[str, Any]]:
     """Who proposed it (for whom), and why in the proposer's words."""
-    source = view["source"]
-    proposer = str(source.get("proposer", "?"))
-    requester = source.get("requester_open_id") or None
+    source = view.source
+    proposer = source.proposer
+    requester = source.requester_open_id or None
     known = requester is not None and (requester in people.names or _verified(view, requester))
 
     def words(each: Lang) -> str:
@@ -164,31 +166,31 @@ def _proposer(view: dict[str, Any], people: People, lang: Lang) -> list[dict[str
 
     markdown = known and people.mentioned([requester])
     elements = [_said("proposer", words, lang, markdown)]
-    if source.get("reason"):  # the proposer's words, plain text like an operator's
+    if given := source.reason:  # the proposer's words, plain text like an operator's
 
         def why(each: Lang) -> str:
-            reason = people_text(source["reason"], WORDS_MAX_CHARS, each)
+            reason = people_text(given, WORDS_MAX_CHARS, each)
             return text("card.why", each, reason=reason)
 
         elements.append(_said("why", why, lang, markdown=False))
     return elements
 
 
-def _expiry(view: dict[str, Any], now: datetime, tz: tzinfo, lang: Lang) -> list[dict[str, Any]]:
-    if view["state"] not in OPEN_STATES:
+def _expiry(view: OperationView, now: datetime, tz: tzinfo, lang: Lang) -> list[dict[str, Any]]:
+    if view.state not in OPEN_STATES:
         return []  # decided: when it would have expired no longer matters
 
     def words(each: Lang) -> str:
-        rel = relative(view["expires_at"], now, each)
-        return text("card.expires", each, relative=rel, at=when(view["expires_at"], tz))
+        rel = relative(view.expires_at, now, each)
+        return text("card.expires", each, relative=rel, at=when(view.expires_at, tz))
 
     return [_said("expires", words, lang, markdown=False)]
 
 
-def _auto_send(view: dict[str, Any], now: datetime, tz: tzinfo, lang: Lang) -> list[dict[str, Any]]:
+def _auto_send(view: OperationView, now: datetime, tz: tzinfo, lang: Lang) -> list[dict[str, Any]]:
     """A time-boxed draft, while it waits: when it sends itself if nobody decides."""
-    at = view.get("auto_send_at")
-    if view["state"] not in OPEN_STATES or not at:
+    at = view.auto_send_at
+    if view.state not in OPEN_STATES or not at:
         return []
 
     def words(each: Lang) -> str:
@@ -197,13 +199,12 @@ def _auto_send(view: dict[str, Any], now: datetime, tz: tzinfo, lang: Lang) -> l
     return [_said("auto_send", words, lang, markdown=False)]
 
 
-def _footer(view: dict[str, Any], lang: Lang) -> list[dict[str, Any]]:
-    executor = view["executor"]
+def _footer(view: OperationView, lang: Lang) -> list[dict[str, Any]]:
     values = {
-        "id": view["id"],
-        "digest": view["confirm_digest"][:SHORT_DIGEST],
-        "executor": str(executor["name"]),
-        "revision": str(executor["revision"]),
+        "id": view.id,
+        "digest": view.confirm_digest[:SHORT_DIGEST],
+        "executor": view.executor.name,
+        "revision": view.executor.revision,
     }
     return [
         {"tag": "hr"},
@@ -220,10 +221,10 @@ def _footer(view: dict[str, Any], lang: Lang) -> list[dict[str, Any]]:
 
 
 def _notional(
-    view: dict[str, Any],
+    view: OperationView,
 ) -> list[tuple[str, tuple[Callable[[Lang], str], Callable[[Lang], str]]]]:
     """The worst-case notional the domain computed, as one more term."""
-    notional = (view.get("approval") or {}).get("notional")
+    notional = view.approval.notional
     if not notional:
         return []
     return [
@@ -231,7 +232,7 @@ def _notional(
     ]
 
 
-def _header(view: dict[str, Any], names: Mapping[str, str], lang: Lang) -> dict[str, Any]:
+def _header(view: OperationView, names: Mapping[str, str], lang: Lang) -> dict[str, Any]:
     said = headline(view, names)
     words = said.every_lang()
     titles = {LARK_LOCALE[each]: title_of(view, each) for each in LANGS}
@@ -250,7 +251,7 @@ def _header(view: dict[str, Any], names: Mapping[str, str], lang: Lang) -> dict[
 
 
 def render_card(
-    view: dict[str, Any],
+    view: OperationView,
     *,
     lang: Lang = "en",
     now: datetime,
@@ -262,7 +263,7 @@ def render_card(
     which Confirm asks Lark's dialog first, cards/decide.py)."""
     named = People(view, people)
     elements: list[dict[str, Any]] = []
-    for outcome in newest_per_stage(view.get("outcomes", [])):  # original, then reconciled
+    for outcome in newest_per_stage(view.outcomes):  # original, then reconciled
         elements += outcome_lines(outcome, world=world_of(view), lang=lang)
     elements += _decision(view, named, tz, lang)
     elements += _proposer(view, named, lang)
@@ -270,8 +271,8 @@ def render_card(
     elements += _auto_send(view, now, tz, lang)
     elements += approval_elements(view, lang, named.name)
     elements.append({"tag": "hr"})
-    elements += term_elements(view["terms"]["terms"], _notional(view), lang)
-    if view["state"] in OPEN_STATES:
+    elements += term_elements(view.terms["terms"], _notional(view), lang)
+    if view.state in OPEN_STATES:
         elements += decide_elements(view, lang, second_look_above)
     elements += _footer(view, lang)
     header = _header(view, people, lang)

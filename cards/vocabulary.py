@@ -10,8 +10,8 @@ waits ("Order to confirm"), then what happened ("Filled", "Rejected by Bob: too 
 it, the lifecycle state is.
 
 Words a domain owns travel with the data, never looked up by kind: the kind's title and
-headlines and each term's label in the projection (`view["terms"]`), an outcome's words,
-tone and finality in its row (`view["outcome"]`). The catalogue keeps the words that are
+headlines and each term's label in the projection (`view.terms`), an outcome's words,
+tone and finality in its row (`view.outcome`). The catalogue keeps the words that are
 the same for every kind (a reject, an expiry, a reconciliation, SIMULATED).
 """
 
@@ -25,7 +25,7 @@ from typing import Any
 from cards.plain_text import WORDS_MAX_CHARS, people_text
 from cards.strings import LANGS, Lang, text
 from kernel.timeutil import parse_iso_utc
-from store import Execution, State, Tone
+from store import CardDelivery, Execution, OperationView, OutcomeView, State, Tone
 
 OPEN_STATES = frozenset({State.PREPARED, State.AWAITING_CONFIRMATION})
 EXECUTING = frozenset(
@@ -43,12 +43,12 @@ HEADLINE_REASON_CHARS = 60
 # Lark header templates by how a reader should take it; the dashboard's chips use the same.
 WAITING, WORKING, GOOD, WARN, BAD, DONE = "orange", "wathet", "green", "yellow", "red", "grey"
 # an outcome's tone, as its domain declared it and the outcome row keeps it (store.vocabulary.Tone)
-TONE_COLOUR: Mapping[str, str] = {
-    Tone.GOOD.value: GOOD,
-    Tone.WORKING.value: WORKING,
-    Tone.WARN.value: WARN,
-    Tone.BAD.value: BAD,
-    Tone.DONE.value: DONE,
+TONE_COLOUR: Mapping[Tone, str] = {
+    Tone.GOOD: GOOD,
+    Tone.WORKING: WORKING,
+    Tone.WARN: WARN,
+    Tone.BAD: BAD,
+    Tone.DONE: DONE,
 }
 STATE_TONE: Mapping[State, str] = {
     State.PREPARED: WAITING,
@@ -87,11 +87,11 @@ def _catalogued(key: str, tone: str, **values: str) -> Headline:
     return Headline({lang: text(key, lang, **values) for lang in LANGS}, tone)
 
 
-def kind_words(view: Mapping[str, Any], which: str, lang: Lang, **values: str) -> str:
+def kind_words(view: OperationView, which: str, lang: Lang, **values: str) -> str:
     """The kind's own words as the projection carries them (`title`, `waiting`, `partly`:
     workers.domains.words.KindWords); a projection filed before it carried them reads the
     catalogue's words for any operation (`kind.<which>`)."""
-    words = ((view.get("terms") or {}).get("words") or {}).get(which) or {}
+    words = (view.terms.get("words") or {}).get(which) or {}
     template = words.get(lang) if isinstance(words, Mapping) else None
     if not isinstance(template, str) or not template:
         return text(f"kind.{which}", lang, **values)
@@ -101,19 +101,18 @@ def kind_words(view: Mapping[str, Any], which: str, lang: Lang, **values: str) -
         return template
 
 
-def title_of(view: Mapping[str, Any], lang: Lang) -> str:
+def title_of(view: OperationView, lang: Lang) -> str:
     """What the operation is, in a line: the projection's title ("BUY 0.01 BTC-PERP"), else
     the kind's title ("Confirm order")."""
-    title = (view.get("terms") or {}).get("title")
+    title = view.terms.get("title")
     return str(title) if title else kind_words(view, "title", lang)
 
 
-def outcome_words(outcome: Mapping[str, Any], lang: Lang) -> str:
+def outcome_words(outcome: OutcomeView, lang: Lang) -> str:
     """What an outcome's status says: the words stored with it (its domain's); an operation
     that closed without running reads the catalogue's (`outcome.declined`, ...)."""
-    words = outcome.get("words") or {}
-    said = words.get(lang) if isinstance(words, Mapping) else None
-    return str(said) if said else text(f"outcome.{outcome['status']}", lang)
+    said = outcome.words.get(lang)
+    return said if said else text(f"outcome.{outcome.status}", lang)
 
 
 def person(open_id: Any, people: Mapping[str, str]) -> str:
@@ -127,45 +126,44 @@ def shortened(words: str, limit: int) -> str:
     return words if len(words) <= limit else words[: limit - 1].rstrip() + "…"
 
 
-def headline(view: Mapping[str, Any], people: Mapping[str, str]) -> Headline:
-    outcome = view.get("outcome")
+def headline(view: OperationView, people: Mapping[str, str]) -> Headline:
+    outcome = view.outcome
     if outcome is not None:
         said = {lang: outcome_words(outcome, lang) for lang in LANGS}
-        return Headline(said, TONE_COLOUR.get(str(outcome.get("tone")), DONE))
-    state = State(view["state"])  # the projection's string, as the lifecycle's member
+        return Headline(said, TONE_COLOUR.get(outcome.tone, DONE))
+    state = view.state
     if state in OPEN_STATES:
-        approval = view.get("approval") or {}
-        confirmed = approval.get("confirmed_by") or []
+        confirmed = view.approval.confirmed_by
         if confirmed:
-            values = {"count": str(len(confirmed)), "required": str(approval.get("required", 1))}
+            values = {"count": str(len(confirmed)), "required": str(view.approval.required)}
             said = {lang: kind_words(view, "partly", lang, **values) for lang in LANGS}
             return Headline(said, WAITING)
         return Headline({lang: kind_words(view, "waiting", lang) for lang in LANGS}, WAITING)
     if state is State.REJECTED:
-        decision = view.get("decision") or {}
-        who = person(decision.get("by"), people)
-        reason = decision.get("reason")
+        decision = view.decision
+        who = person(decision.by if decision else None, people)
+        reason = decision.reason if decision else None
         if reason:  # the operator's words: text, never markup (cards/plain_text.py)
             shown = shortened(people_text(reason, WORDS_MAX_CHARS), HEADLINE_REASON_CHARS)
             values = {"who": who, "reason": shown}
             return _catalogued("headline.rejected.reason", BAD, **values)
         return _catalogued("headline.rejected", BAD, who=who)
     if state is State.CHANGES_REQUESTED:
-        who = person((view.get("decision") or {}).get("by"), people)
+        who = person(view.decision.by if view.decision else None, people)
         return _catalogued("headline.changes_requested", DONE, who=who)
     if state in (State.CLAIMED, State.OUTCOME_OBSERVED):
         return _catalogued("headline.executing", WORKING)
     return _catalogued(f"headline.{state}", STATE_TONE.get(state, DONE))
 
 
-def needs_attention(view: Mapping[str, Any]) -> str | None:
+def needs_attention(view: OperationView) -> str | None:
     """Why a person should look at this operation now (a catalogue key), or None."""
-    if view["state"] in OPEN_STATES:
+    if view.state in OPEN_STATES:
         return "attention.awaiting"
-    outcome = view.get("outcome")
-    if outcome is not None and outcome["status"] in NEEDS_A_PERSON:
-        return f"attention.{outcome['status']}"
-    if (view.get("card") or {}).get("delivery") == "failed":
+    outcome = view.outcome
+    if outcome is not None and outcome.status in NEEDS_A_PERSON:
+        return f"attention.{outcome.status}"
+    if view.card.delivery is CardDelivery.FAILED:
         return "attention.card_failed"
     return None
 

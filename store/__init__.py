@@ -109,6 +109,9 @@ if TYPE_CHECKING:
     from store.reads.paging import InvalidCursor as InvalidCursor
     from store.reads.paging import encode_cursor as encode_cursor
     from store.reads.projection import UNTIL as UNTIL
+    from store.reads.projection import ApprovalView as ApprovalView
+    from store.reads.projection import OperationView as OperationView
+    from store.reads.projection import OutcomeView as OutcomeView
     from store.reads.projection import Until as Until
     from store.reads.projection import operation_view as operation_view
     from store.reads.projection import reached as reached
@@ -121,6 +124,7 @@ if TYPE_CHECKING:
     from store.sessions.web_sessions import WebSession as WebSession
     from store.sessions.web_sessions import WebSessions as WebSessions
     from store.vocabulary import CardAction as CardAction
+    from store.vocabulary import CardDelivery as CardDelivery
     from store.vocabulary import Channel as Channel
     from store.vocabulary import ClickAction as ClickAction
     from store.vocabulary import DeliveryState as DeliveryState
@@ -181,6 +185,7 @@ _OWNER: dict[str, str] = {
     "head_revision": "store.schema.migrate",
     "upgrade": "store.schema.migrate",
     # the vocabulary: every state and status the store keeps
+    "CardDelivery": "store.vocabulary",
     "CardAction": "store.vocabulary",
     "Channel": "store.vocabulary",
     "ClickAction": "store.vocabulary",
@@ -276,6 +281,9 @@ _OWNER: dict[str, str] = {
     "WebSessions": "store.sessions.web_sessions",
     # projection readers: the one versioned view of an operation
     "UNTIL": "store.reads.projection",
+    "ApprovalView": "store.reads.projection",
+    "OperationView": "store.reads.projection",
+    "OutcomeView": "store.reads.projection",
     "Until": "store.reads.projection",
     "operation_view": "store.reads.projection",
     "reached": "store.reads.projection",

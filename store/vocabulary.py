@@ -97,6 +97,15 @@ class DeliveryState(StrEnum):
     FAILED = "failed"
 
 
+class CardDelivery(StrEnum):
+    """The projection's card.delivery: whether the card shows the operation's version. Read
+    off the card columns, never stored, so no CHECK (not in `CHECKED`)."""
+
+    CURRENT = "current"
+    PENDING = "pending"
+    FAILED = "failed"
+
+
 class Channel(StrEnum):
     """deliveries.channel: how a conclusion goes back to its proposer, or (ops_chat) a
     draft's filing receipt goes to its destination's internal ops chat."""

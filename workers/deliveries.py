@@ -37,6 +37,8 @@ from store import (
     DeliveryLedger,
     ExecutionLedger,
     Operation,
+    OperationView,
+    OutcomeView,
     Store,
     closing_outcome,
     operation_view,
@@ -163,11 +165,11 @@ class DeliveryWorker:
             outcomes = await ExecutionLedger(self.store).outcomes(op.id)
             view = operation_view(op, outcomes)
             outcome = next(
-                (o for o in view["outcomes"] if o["outcome_digest"] == delivery.outcome_digest),
+                (o for o in view.outcomes if o.outcome_digest == delivery.outcome_digest),
                 None,
             ) or closing_outcome(op)
-            assert outcome is not None and outcome["outcome_digest"] == delivery.outcome_digest
-            if delivery.channel == "webhook":
+            assert outcome is not None and outcome.outcome_digest == delivery.outcome_digest
+            if delivery.channel == Channel.WEBHOOK:
                 await self._webhook(delivery, op.envelope.source, view, outcome)
             else:
                 await self._reply(delivery, op.envelope.source, view, outcome)
@@ -181,7 +183,7 @@ class DeliveryWorker:
             )
 
     async def _webhook(
-        self, delivery: Delivery, source: Any, view: dict[str, Any], outcome: dict[str, Any]
+        self, delivery: Delivery, source: Any, view: OperationView, outcome: OutcomeView
     ) -> None:
         route = source.callback
         secret = self.secrets(source.proposer, route.secret_ref)
@@ -255,7 +257,7 @@ class DeliveryWorker:
         return addresses
 
     async def _reply(
-        self, delivery: Delivery, source: Any, view: dict[str, Any], outcome: dict[str, Any]
+        self, delivery: Delivery, source: Any, view: OperationView, outcome: OutcomeView
     ) -> None:
         if self.replies is None:
             await self.ledger.failed(

@@ -26,8 +26,8 @@ import aiohttp
 from pydantic import BaseModel
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
-from bot.api.wire import MAX_WAIT_S, CheckView, OperationPage, OperationView
-from store import Until, reached
+from bot.api.wire import MAX_WAIT_S, CheckView, OperationPage
+from store import OperationView, Until, reached
 
 DEFAULT_URL = "http://127.0.0.1:8080"
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
@@ -176,7 +176,7 @@ class Client:
         while True:
             window = min(MAX_WAIT_S, max(0, math.ceil(deadline - loop.time())))
             view = await self.get(operation_id, wait_s=window, until=until)
-            if reached(view.model_dump(mode="json"), until) or loop.time() >= deadline:
+            if reached(view, until) or loop.time() >= deadline:
                 return view
 
     async def list(

@@ -39,7 +39,7 @@ from bot.api.keys import (
 )
 from bot.api.metrics import metrics_text
 from bot.api.middlewares import MIDDLEWARES
-from bot.api.people import with_people
+from bot.api.people import answered
 from bot.api.proposals import answer, check, propose
 from bot.api.signin import SignIn
 from bot.api.web_decide import WebDecisions
@@ -53,6 +53,7 @@ from store import (
     IllegalTransition,
     InvalidCursor,
     Operation,
+    OperationView,
     State,
     Store,
     Until,
@@ -135,7 +136,7 @@ async def waited(
     wait_s: int,
     until: Until,
     stopping: asyncio.Event | None = None,
-) -> dict[str, Any]:
+) -> OperationView:
     """The view once it is what `until` asks, or as it stands after `wait_s` seconds (or as
     the server begins to stop)."""
     view = await op_view(store, op)
@@ -200,7 +201,7 @@ async def list_operations(request: web.Request) -> web.Response:
     views = await op_views(request.app[STORE_KEY], page.items)
     return web.json_response(
         {
-            "items": [with_people(view, request.app[CONFIG_KEY].settings.people) for view in views],
+            "items": [answered(view, request.app[CONFIG_KEY].settings.people) for view in views],
             "next_cursor": page.next_cursor,
             "has_more": page.has_more,
         }

@@ -198,7 +198,7 @@ class Dashboard:
         groups = await attention_groups(self.store, limit=GROUP_ROWS)
         latest = await recent(self.store, limit=RECENT_ROWS)
         shown = {op.id: op for op in [*(op for g in groups for op in g.operations), *latest]}
-        by_id = {view["id"]: view for view in await views(self.store, list(shown.values()))}
+        by_id = {view.id: view for view in await views(self.store, list(shown.values()))}
         # a page with operations counting down to their expiry keeps its "in N min" true
         ticking = any(g.count for g in groups if g.key == AWAITING)
         html = attention_html(

@@ -25,7 +25,7 @@ from bot.api.web_decide import DecideForm, Flash
 from cards.strings import Lang, text
 from cards.vocabulary import BAD, DONE, OPEN_STATES, WAITING, WARN, state_words
 from kernel.timeutil import utc_now
-from store import AWAITING, SEARCH_MAX_CHARS, UNKNOWN, State
+from store import AWAITING, SEARCH_MAX_CHARS, UNKNOWN, OperationView, State
 from workers.domains import DOMAINS
 from workers.domains.execution import CORE_OUTCOMES
 
@@ -101,8 +101,8 @@ def _render(template: str, chrome: Chrome, title: str, nav: str, **context: Any)
 
 
 def attention_html(
-    groups: Sequence[tuple[str, int, Sequence[Mapping[str, Any]]]],
-    recent: Sequence[Mapping[str, Any]],
+    groups: Sequence[tuple[str, int, Sequence[OperationView]]],
+    recent: Sequence[OperationView],
     chrome: Chrome,
     people: Mapping[str, str],
     now: datetime,
@@ -136,7 +136,7 @@ def attention_html(
 
 
 def list_html(
-    views: Sequence[Mapping[str, Any]],
+    views: Sequence[OperationView],
     filters: Mapping[str, str],
     cursor: str | None,
     chrome: Chrome,
@@ -168,7 +168,7 @@ def list_html(
 
 
 def detail_html(
-    view: Mapping[str, Any],
+    view: OperationView,
     records: Mapping[str, Any],
     lang: Lang | str,
     since: str,
@@ -187,8 +187,8 @@ def detail_html(
     chrome = Chrome(
         chosen,
         since,
-        f"/ops/{view['id']}",
-        ticking=view["state"] in OPEN_STATES,
+        f"/ops/{view.id}",
+        ticking=view.state in OPEN_STATES,
         who=who or Who(),
     )
     return _render(

@@ -31,7 +31,7 @@ from cards.vocabulary import (
 from cards.world import world_of, world_words
 from kernel.reasons import Reason
 from kernel.timeutil import iso_utc, parse_iso_utc
-from store import State
+from store import OperationView, State
 
 Cell = str | dict[str, Any] | None
 # terms that are digests: cut short like an id (whole on hover), never wrapped
@@ -39,11 +39,10 @@ DIGEST_TERMS = frozenset({"text_sha256"})
 Line = list[Cell]
 
 
-def outcome_text(view: Mapping[str, Any], lang: Lang = "en") -> str:
+def outcome_text(view: OperationView, lang: Lang = "en") -> str:
     """The outcome as the card titles it: newest per stage, its world marked, stages in order."""
     return " → ".join(
-        outcome_title(outcome, world_of(view), lang)
-        for outcome in newest_per_stage(list(view.get("outcomes") or []))
+        outcome_title(outcome, world_of(view), lang) for outcome in newest_per_stage(view.outcomes)
     )
 
 
@@ -52,7 +51,7 @@ def outcome_details(detail: Mapping[str, Any], lang: Lang) -> str:
     return "; ".join(outcome_parts(dict(detail), lang))
 
 
-def world_chip(view: Mapping[str, Any], lang: Lang) -> dict[str, Any] | None:
+def world_chip(view: OperationView, lang: Lang) -> dict[str, Any] | None:
     """The world's mark beside the title, as the card's header tag (None: no world)."""
     world = world_of(view)
     if world is None:
@@ -60,7 +59,7 @@ def world_chip(view: Mapping[str, Any], lang: Lang) -> dict[str, Any] | None:
     return {"text": world_words(world, lang), "cls": f"sim world-{world.value}"}
 
 
-def chip(view: Mapping[str, Any], people: Mapping[str, str], lang: Lang) -> dict[str, Any]:
+def chip(view: OperationView, people: Mapping[str, str], lang: Lang) -> dict[str, Any]:
     said = headline(view, people)
     return {
         "text": said.words(lang),
@@ -69,15 +68,14 @@ def chip(view: Mapping[str, Any], people: Mapping[str, str], lang: Lang) -> dict
     }
 
 
-def proposer(view: Mapping[str, Any], people: Mapping[str, str]) -> str:
-    source = view.get("source") or {}
-    requester = source.get("requester_open_id")
-    name = str(source.get("proposer", "?"))
+def proposer(view: OperationView, people: Mapping[str, str]) -> str:
+    requester = view.source.requester_open_id
+    name = view.source.proposer
     return f"{name} ({person(requester, people)})" if requester else name
 
 
 def row(
-    view: Mapping[str, Any],
+    view: OperationView,
     people: Mapping[str, str],
     now: datetime,
     lang: Lang,
@@ -88,11 +86,12 @@ def row(
     """One operation in a list: id, what, its state in words (and, with `note`, why it needs
     a person), who proposed it, one time (`column`: expires, created or updated)."""
     reason = needs_attention(view) if note else None
-    shown = view["expires_at"] if column == "expires" else view[f"{column}_at"]
+    times = {"expires": view.expires_at, "created": view.created_at, "updated": view.updated_at}
+    shown = times[column]
     return {
-        "id": view["id"],
+        "id": view.id,
         "title": title_of(view, lang),
-        "simulated": bool(view["simulated"]),
+        "simulated": view.simulated,
         "world": world_chip(view, lang),
         "chip": chip(view, people, lang),
         # beside the chip, why it needs a person; "to confirm" already says it awaits one
@@ -121,10 +120,10 @@ def _at(key: str, iso: str | None, now: datetime, lang: Lang, **values: str) -> 
     return [*pieces(key, lang, "at", at, **values), " · ", moment(iso, now, lang)]
 
 
-def approval_lines(view: Mapping[str, Any], people: Mapping[str, str], lang: Lang) -> list[Line]:
+def approval_lines(view: OperationView, people: Mapping[str, str], lang: Lang) -> list[Line]:
     """What the approval policy asks and who has confirmed, as the card says it."""
     lines: list[Line] = []
-    for element in approval_elements(dict(view), lang, lambda open_id: person(open_id, people)):
+    for element in approval_elements(view, lang, lambda open_id: person(open_id, people)):
         content = element.get("content") or (element.get("text") or {}).get("content")
         if content:
             lines.append([str(content)])
@@ -132,73 +131,71 @@ def approval_lines(view: Mapping[str, Any], people: Mapping[str, str], lang: Lan
 
 
 def header_lines(
-    view: Mapping[str, Any], people: Mapping[str, str], now: datetime, lang: Lang
+    view: OperationView, people: Mapping[str, str], now: datetime, lang: Lang
 ) -> list[Line]:
     """Who proposed it and why, when it expires (until decided), the decision."""
-    source = view.get("source") or {}
-    requester = source.get("requester_open_id")
-    name = str(source.get("proposer", "?"))
+    requester = view.source.requester_open_id
+    name = view.source.proposer
     lines: list[Line] = [
         [text("card.proposed.for", lang, proposer=name, who=person(requester, people))]
         if requester
         else [text("card.proposed", lang, proposer=name)]
     ]
-    if source.get("reason"):
-        lines.append(pieces("card.why", lang, "reason", long_text(str(source["reason"]))))
-    state = view["state"]
+    if why := view.source.reason:
+        lines.append(pieces("card.why", lang, "reason", long_text(why)))
+    state = view.state
     if state in OPEN_STATES:
-        expires = moment(view["expires_at"], now, lang)
-        lines.append(pieces("card.expires", lang, "relative", expires, at=when(view["expires_at"])))
-        if auto := view.get("auto_send_at"):  # a time-boxed draft: when it sends itself
+        expires = moment(view.expires_at, now, lang)
+        lines.append(pieces("card.expires", lang, "relative", expires, at=when(view.expires_at)))
+        if auto := view.auto_send_at:  # a time-boxed draft: when it sends itself
             lines.append(
                 pieces("card.auto_send", lang, "relative", moment(auto, now, lang), at=when(auto))
             )
-    decision = view.get("decision") or {}
-    if decision.get("by"):
-        key = decision_key(decision.get("action"))
-        who = person(decision["by"], people)
-        lines.append(_at(key, decision.get("at"), now, lang, who=who))
-        if decision.get("entry"):
-            entry = label(f"entry.{decision['entry']}", lang)
-            lines.append([label("fact.entry", lang) + label("colon", lang) + entry])
-        if decision.get("reason"):
-            reason = {**long_text(str(decision["reason"])), "id": "decision-reason"}
-            said = reason_key(decision.get("action"))
+    decision = view.decision
+    if decision is not None and decision.by:
+        key = decision_key(decision.action)
+        who = person(decision.by, people)
+        lines.append(_at(key, decision.at, now, lang, who=who))
+        entry = label(f"entry.{decision.entry}", lang)
+        lines.append([label("fact.entry", lang) + label("colon", lang) + entry])
+        if decision.reason:
+            reason = {**long_text(decision.reason), "id": "decision-reason"}
+            said = reason_key(decision.action)
             lines.append(pieces(said, lang, "reason", reason))
-    elif state == State.EXPIRED:
-        lines.append(_at("state.expired", view["expires_at"], now, lang))
+    elif state is State.EXPIRED:
+        lines.append(_at("state.expired", view.expires_at, now, lang))
     elif state in (State.CANCELLED, State.SUPERSEDED):
         lines.append([text(f"state.{state}", lang)])
     return lines + approval_lines(view, people, lang)
 
 
 def facts(
-    view: Mapping[str, Any], people: Mapping[str, str], now: datetime, lang: Lang
+    view: OperationView, people: Mapping[str, str], now: datetime, lang: Lang
 ) -> list[tuple[str, Cell]]:
-    audience = view["audience"]
-    operators = ", ".join(person(open_id, people) for open_id in audience.get("operators", []))
-    executor = view["executor"]
+    audience = view.audience
+    operators = ", ".join(person(open_id, people) for open_id in audience.operators)
+    executor = view.executor
     return [
-        (label("col.operation", lang), ident(view["id"])),
-        (label("fact.kind", lang), {"text": view["kind"], "cls": "code"}),
-        (label("fact.executor", lang), f"{executor['name']} r{executor['revision']}"),
-        (label("fact.audience", lang), f"{audience['name']} · {operators}"),
-        (label("fact.digest", lang), ident(view["confirm_digest"], short=True)),
-        (label("fact.request", lang), ident(str((view.get("source") or {}).get("request_id")))),
-        (label("col.created", lang), moment(view["created_at"], now, lang)),
-        (label("col.updated", lang), moment(view["updated_at"], now, lang)),
+        (label("col.operation", lang), ident(view.id)),
+        (label("fact.kind", lang), {"text": view.kind, "cls": "code"}),
+        (label("fact.executor", lang), f"{executor.name} r{executor.revision}"),
+        (label("fact.audience", lang), f"{audience.name} · {operators}"),
+        (label("fact.digest", lang), ident(view.confirm_digest, short=True)),
+        (label("fact.request", lang), ident(view.source.request_id)),
+        (label("col.created", lang), moment(view.created_at, now, lang)),
+        (label("col.updated", lang), moment(view.updated_at, now, lang)),
         *_signal_fact(view, people, lang),
     ]
 
 
-def signal_timeline(view: Mapping[str, Any], people: Mapping[str, str], lang: Lang) -> str | None:
+def signal_timeline(view: OperationView, people: Mapping[str, str], lang: Lang) -> str | None:
     """A draft that answers an inbound message: inbound -> drafted -> sent, with the time each
     step took ("om_1 from Carl at 10:00 UTC → drafted 2 min later → sent 3 min later")."""
-    signal = (view.get("terms") or {}).get("signal")
+    signal = view.terms.get("signal")
     if not isinstance(signal, dict):
         return None
     received = parse_iso_utc(str(signal["received_at"]))
-    drafted = parse_iso_utc(view["created_at"])
+    drafted = parse_iso_utc(view.created_at)
     steps = [
         label("timeline.inbound", lang).format(
             id=signal["id"],
@@ -210,17 +207,16 @@ def signal_timeline(view: Mapping[str, Any], people: Mapping[str, str], lang: La
         ),
     ]
     sent = next(
-        (o for o in view.get("outcomes") or [] if o["status"] == "sent" and o.get("observed_at")),
-        None,
+        (o.observed_at for o in view.outcomes if o.status == "sent" and o.observed_at), None
     )
     if sent is not None:
-        delay = (parse_iso_utc(sent["observed_at"]) - drafted).total_seconds()
+        delay = (parse_iso_utc(sent) - drafted).total_seconds()
         steps.append(label("timeline.sent", lang, span=span(delay, lang)))
     return " → ".join(steps)
 
 
 def _signal_fact(
-    view: Mapping[str, Any], people: Mapping[str, str], lang: Lang
+    view: OperationView, people: Mapping[str, str], lang: Lang
 ) -> list[tuple[str, Cell]]:
     timeline = signal_timeline(view, people, lang)
     if timeline is None:
@@ -254,7 +250,7 @@ def click_result(click: Any, lang: Lang) -> Cell:
 
 
 def record_tables(
-    view: Mapping[str, Any],
+    view: OperationView,
     records: Mapping[str, Any],
     people: Mapping[str, str],
     now: datetime,
@@ -262,21 +258,21 @@ def record_tables(
 ) -> list[dict[str, Any]]:
     """Terms, outcomes, clicks, the attempt, card and result deliveries: tables with headers."""
     terms: list[list[Cell]] = []
-    for term in view["terms"].get("terms", []):
+    for term in view.terms.get("terms", []):
         value = value_words(term["value"], lang)
         shown = ident(value, short=True) if term["name"] in DIGEST_TERMS else long_text(value)
         terms.append([term_label(term, lang), shown])
     # the worst case the domain computed, a term on the card as here
-    if notional := (view.get("approval") or {}).get("notional"):
-        terms.append([text("approval.notional", lang), long_text(str(notional))])
+    if notional := view.approval.notional:
+        terms.append([text("approval.notional", lang), long_text(notional)])
     outcomes: list[list[Cell]] = [
         [
-            label(f"stage.{outcome['stage']}", lang),
+            label(f"stage.{outcome.stage}", lang),
             outcome_title(outcome, world_of(view), lang),
-            long_text(outcome_details(outcome.get("detail") or {}, lang)),
-            ident(outcome["outcome_digest"], short=True),
+            long_text(outcome_details(outcome.detail, lang)),
+            ident(outcome.outcome_digest, short=True),
         ]
-        for outcome in view.get("outcomes") or []
+        for outcome in view.outcomes
     ]
     clicks: list[list[Cell]] = [
         [
@@ -291,7 +287,7 @@ def record_tables(
     ]
     attempt = records.get("attempt")
     # where the attempt stands is the operation's execution state (the attempt keeps no copy)
-    execution = (view.get("execution") or {}).get("state")
+    execution = view.execution.state if view.execution else None
     attempts: list[list[Cell]] = (
         [
             [
@@ -343,16 +339,16 @@ def record_tables(
 
 
 def detail(
-    view: Mapping[str, Any],
+    view: OperationView,
     records: Mapping[str, Any],
     people: Mapping[str, str],
     now: datetime,
     lang: Lang,
 ) -> dict[str, Any]:
     return {
-        "id": view["id"],
+        "id": view.id,
         "title": title_of(view, lang),
-        "simulated": bool(view["simulated"]),
+        "simulated": view.simulated,
         "world": world_chip(view, lang),
         "chip": chip(view, people, lang),
         "outcome": outcome_text(view, lang),

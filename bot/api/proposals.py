@@ -29,10 +29,19 @@ from bot.api.keys import (
     PROPOSER_KEY,
     STORE_KEY,
 )
-from bot.api.people import with_people
+from bot.api.people import answered
 from kernel.canonical import loads_strict
 from kernel.problems import FieldProblem, ProblemsFound
-from store import ActiveClaim, Draft, Operation, RequestConflict, Signal, Store, signal_of
+from store import (
+    ActiveClaim,
+    Draft,
+    Operation,
+    OperationView,
+    RequestConflict,
+    Signal,
+    Store,
+    signal_of,
+)
 from store import view as op_view
 from workers.domains import DOMAINS
 from workers.domains.base import ReadingUnavailable
@@ -40,10 +49,10 @@ from workers.domains.base import ReadingUnavailable
 log = logging.getLogger("countersign.api")
 
 
-def answer(request: web.Request, view: dict[str, Any], status: int = 200) -> web.Response:
+def answer(request: web.Request, view: OperationView, status: int = 200) -> web.Response:
     """An operation's view as the API answers it: with the names of the people it mentions."""
     names = request.app[CONFIG_KEY].settings.people
-    return web.json_response(with_people(view, names), status=status)
+    return web.json_response(answered(view, names), status=status)
 
 
 def _problems(request: web.Request, error: ProblemsFound) -> web.Response:

@@ -41,6 +41,7 @@ from bot.app.logs import redact
 from bot.app.server import serve
 from bot.app.workforce import running
 from bot.config.profiles import DEFAULT_DEV_DIR, DEV_TOKEN, DEV_TOKEN_ENV
+from store import OperationView
 from workers.domains import DOMAINS
 from workers.domains.base import DemoSetup
 from workers.domains.execution import Background
@@ -106,7 +107,7 @@ class Demo:
         await self.http.close()
         await self.api.close()
 
-    async def propose(self, sample: Sample) -> dict[str, Any]:
+    async def propose(self, sample: Sample) -> OperationView:
         body = {
             "request_id": f"demo-{self.run_id}-{sample.name.replace(' ', '-')}",
             "kind": sample.kind,
@@ -118,7 +119,7 @@ class Demo:
             filed = await self.api.propose(body)
         except ApiError as refused:
             raise RuntimeError(f"{sample.name}: proposal refused: {refused}") from None
-        return filed.operation.model_dump(mode="json", exclude_unset=True)
+        return filed.operation
 
     async def card_of(self, operation_id: str) -> dict[str, Any] | None:
         async with self.http.get(
@@ -172,13 +173,11 @@ class Demo:
             for sample in family.samples
         }
 
-    async def offer_all(self) -> list[tuple[Sample, dict[str, Any], str]]:
+    async def offer_all(self) -> list[tuple[Sample, OperationView, str]]:
         offered = []
         for sample in self.told.samples:
             view = await self.propose(sample)
-            card = await self.wait_for(
-                f"the card of {sample.name!r}", self._card_check(str(view["id"]))
-            )
+            card = await self.wait_for(f"the card of {sample.name!r}", self._card_check(view.id))
             offered.append((sample, view, str(card["message_id"])))
         return offered
 
@@ -188,13 +187,13 @@ class Demo:
         before = await self.metrics()
         offered = await self.offer_all()
         for sample, view, message_id in offered:
-            print(f"[{sample.name}] card {message_id} offered (operation {view['id']})", flush=True)
+            print(f"[{sample.name}] card {message_id} offered (operation {view.id})", flush=True)
             reply = await self.click(message_id)
             toast = (reply.get("toast") or {}).get("type")
             print(f"[{sample.name}] Alice clicks Confirm -> toast {toast}", flush=True)
             try:
                 for phrase in sample.expect:  # what moves the story on runs beside the bot
-                    await self.card_shows(view["id"], phrase)
+                    await self.card_shows(view.id, phrase)
                     print(f"[{sample.name}] card -> {phrase}", flush=True)
             except RuntimeError as error:
                 print(f"[{sample.name}] FAILED: {error}", flush=True)
@@ -206,7 +205,7 @@ class Demo:
             posted = [m for m in (await r.json())["items"] if m.get("sender_type") == "app"]
         print(f"[outside] messages the bot posted in {outside}: {len(posted)}", flush=True)
         ok = ok and len(posted) == self.told.outside_posts
-        wanted = await self.metrics_wanted([str(view["id"]) for _s, view, _m in offered])
+        wanted = await self.metrics_wanted([view.id for _s, view, _m in offered])
         after = await self.metrics_moved(before, wanted)
         for key, want in wanted.items():
             moved = after.get(key, 0.0) - before.get(key, 0.0)
@@ -219,9 +218,9 @@ class Demo:
         callback answer per sample, an execution by the outcome each one ended in."""
         ended: Counter[str] = Counter()
         for operation_id in operation_ids:
-            outcome = (await self.api.get(operation_id)).model_dump(mode="json").get("outcome")
-            if isinstance(outcome, dict):
-                ended[str(outcome.get("status"))] += 1
+            outcome = (await self.api.get(operation_id)).outcome
+            if outcome is not None:
+                ended[outcome.status] += 1
         count = float(len(operation_ids))
         return {
             'countersign_decisions_total{"action": "confirm", "entry": "lark"}': count,
@@ -302,7 +301,7 @@ async def run_demo(
                     stop.set()
                     return
                 offered = await demo.offer_all()
-                offers = [(s.name, str(v["id"])) for s, v, _m in offered]
+                offers = [(s.name, v.id) for s, v, _m in offered]
                 print(next_steps(url, sandbox.base_url, data_dir, offers), flush=True)
             except Exception as error:
                 print(f"demo failed: {error}", flush=True)

@@ -17,6 +17,7 @@ from pydantic import BaseModel
 
 from bot import config as config_mod
 from bot.agents.client import DEFAULT_URL, ApiError, Client, Filed
+from bot.api.wire import OperationPage
 from bot.cli.common import EXIT_API, EXIT_USAGE, CommandError, config_path
 from bot.cli.render import operation_table, operation_text
 from bot.config.profiles import DEV_TOKEN_ENV
@@ -24,7 +25,7 @@ from cards.strings import Lang
 from cards.vocabulary import state_words
 from kernel.canonical import loads_strict
 from kernel.problems import ProblemsFound
-from store import State, Until, reached
+from store import OperationView, State, Until, reached
 
 LANG_ENV = "COUNTERSIGN_LANG"
 EXIT_NOT_YET = 3  # show --wait: the time ran out before the operation was what was asked
@@ -61,13 +62,21 @@ class Reply:
     call filed it."""
 
     body: Any
+    answer: BaseModel
     created: bool = False
+
+    @property
+    def view(self) -> OperationView:
+        """The operation the command answered, as the client read it."""
+        assert isinstance(self.answer, OperationView), type(self.answer)
+        return self.answer
 
 
 def reply_of(answer: BaseModel | Filed) -> Reply:
     if isinstance(answer, Filed):
-        return Reply(answer.operation.model_dump(mode="json", exclude_unset=True), answer.created)
-    return Reply(answer.model_dump(mode="json", exclude_unset=True))
+        found = answer.operation
+        return Reply(found.model_dump(mode="json", exclude_unset=True), found, answer.created)
+    return Reply(answer.model_dump(mode="json", exclude_unset=True), answer)
 
 
 def call(
@@ -115,7 +124,7 @@ def cmd_propose(args: argparse.Namespace) -> int:
 
     def human(reply: Reply) -> str:
         verb = "proposed" if reply.created else "already proposed (same request_id)"
-        return f"{verb}:\n{operation_text(reply.body, lang=lang)}"
+        return f"{verb}:\n{operation_text(reply.view, lang=lang)}"
 
     async def propose(client: Client) -> Reply:
         return reply_of(await client.propose_json(data))
@@ -151,30 +160,31 @@ def cmd_show(args: argparse.Namespace) -> int:
         async def show(client: Client) -> Reply:
             return reply_of(await client.get(args.id))
 
-        return call(args, show, lambda r: operation_text(r.body, lang=lang))
+        return call(args, show, lambda r: operation_text(r.view, lang=lang))
     until: Until = args.until or "final"
 
     def code(reply: Reply) -> int:
-        if reached(reply.body, until):
+        if reached(reply.view, until):
             return 0
-        state = state_words(reply.body["state"], lang)
+        state = state_words(reply.view.state, lang)
         print(f"not {until} after {args.wait} s: the operation is {state}", file=sys.stderr)
         return EXIT_NOT_YET
 
     async def wait(client: Client) -> Reply:
         return reply_of(await client.wait(args.id, until=until, timeout_s=args.wait))
 
-    return call(args, wait, lambda r: operation_text(r.body, lang=lang), code)
+    return call(args, wait, lambda r: operation_text(r.view, lang=lang), code)
 
 
 def cmd_list(args: argparse.Namespace) -> int:
     lang = lang_of(args)
 
     def human(reply: Reply) -> str:
-        items = reply.body["items"]
-        rows = operation_table(items, lang=lang) if items else ["(no operations)"]
-        if reply.body["has_more"]:
-            rows.append(f"more: --cursor {reply.body['next_cursor']}")
+        assert isinstance(reply.answer, OperationPage), type(reply.answer)
+        page = reply.answer
+        rows = operation_table(page.items, lang=lang) if page.items else ["(no operations)"]
+        if page.has_more:
+            rows.append(f"more: --cursor {page.next_cursor}")
         return "\n".join(rows)
 
     async def page(client: Client) -> Reply:
@@ -202,7 +212,7 @@ def cmd_cancel(args: argparse.Namespace) -> int:
 
     def human(reply: Reply) -> str:
         verb = "already cancelled (nothing changed)" if already else State.CANCELLED.value
-        return f"{verb}:\n{operation_text(reply.body, lang=lang)}"
+        return f"{verb}:\n{operation_text(reply.view, lang=lang)}"
 
     def code(_reply: Reply) -> int:
         if already and args.json:

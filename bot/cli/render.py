@@ -11,7 +11,6 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Mapping, Sequence
 from datetime import datetime, tzinfo
-from typing import Any
 
 from cards.outcomes import outcome_parts, outcome_title
 from cards.strings import Lang, decision_key, reason_key, text
@@ -28,7 +27,7 @@ from cards.vocabulary import (
 )
 from cards.world import world_mark, world_of
 from kernel.timeutil import utc_now
-from store import State
+from store import OperationView, State
 
 # The CLI's own labels; what they label comes from the catalogue.
 LABELS: Mapping[str, Mapping[Lang, str]] = {
@@ -69,7 +68,7 @@ def _line(key: str, value: str, lang: Lang) -> str:
 
 
 def operation_text(
-    view: dict[str, Any],
+    view: OperationView,
     *,
     now: datetime | None = None,
     lang: Lang = "en",
@@ -79,23 +78,23 @@ def operation_text(
     proposed it and why, the expiry while it is open, the decision, the terms, the outcomes,
     and the audit details."""
     now, tz = now or utc_now(), tz or local_zone()
-    people: Mapping[str, str] = view.get("people") or {}
-    terms = view["terms"]
+    people = view.people
+    terms = view.terms
     mark = world_mark(view, lang)
     marked = f"  {mark}" if mark else ""
     lines = [
-        f"{view['id']}  {headline(view, people).words(lang)}{marked}",
-        f"  {title_of(view, lang)}  ({view['kind']})",
-        _line("state", state_words(view["state"], lang), lang),
+        f"{view.id}  {headline(view, people).words(lang)}{marked}",
+        f"  {title_of(view, lang)}  ({view.kind})",
+        _line("state", state_words(view.state, lang), lang),
     ]
     lines += source_lines(view, people, now=now, lang=lang, tz=tz)
-    if view["state"] in OPEN_STATES:  # once decided, or closed, the expiry is history
-        at = view["expires_at"]
+    if view.state in OPEN_STATES:  # once decided, or closed, the expiry is history
+        at = view.expires_at
         lines.append(
             "  " + text("card.expires", lang, relative=relative(at, now, lang), at=when(at, tz))
         )
-    elif view["state"] == State.EXPIRED:
-        lines.append("  " + text("state.expired", lang, at=when(view["expires_at"], tz)))
+    elif view.state is State.EXPIRED:
+        lines.append("  " + text("state.expired", lang, at=when(view.expires_at, tz)))
     lines += decision_lines(view, now=now, lang=lang, tz=tz)
     lines += policy_lines(view)
     if terms.get("terms"):
@@ -103,84 +102,84 @@ def operation_text(
     for term in terms.get("terms", []):
         value = value_words(term["value"], lang).replace("\n", "\n      ")
         lines.append(f"    {term_label(term, lang)}: {value}")
-    for outcome in view.get("outcomes") or []:  # every stage, oldest first, as the API lists
+    for outcome in view.outcomes:  # every stage, oldest first, as the API lists
         lines.append(_line("outcome", outcome_title(outcome, world_of(view), lang), lang))
-        if parts := outcome_parts(outcome.get("detail") or {}, lang):
+        if parts := outcome_parts(outcome.detail, lang):
             lines.append("    " + "; ".join(parts))
-    audience = view["audience"]
-    operators = ", ".join(person(each, people) for each in audience["operators"])
+    audience = view.audience
+    operators = ", ".join(person(each, people) for each in audience.operators)
     lines += [
         _line(
             "audience",
-            f"{audience['name']} ({audience['chat_id']}) · {label('operators', lang)} {operators}",
+            f"{audience.name} ({audience.chat_id}) · {label('operators', lang)} {operators}",
             lang,
         ),
-        _line("executor", f"{view['executor']['name']} r{view['executor']['revision']}", lang),
-        _line("digest", view["confirm_digest"], lang),
-        _line("request", f"{view['source']['proposer']}/{view['source']['request_id']}", lang),
+        _line("executor", f"{view.executor.name} r{view.executor.revision}", lang),
+        _line("digest", view.confirm_digest, lang),
+        _line("request", f"{view.source.proposer}/{view.source.request_id}", lang),
     ]
     return "\n".join(lines)
 
 
 def source_lines(
-    view: dict[str, Any], people: Mapping[str, str], *, now: datetime, lang: Lang, tz: tzinfo
+    view: OperationView, people: Mapping[str, str], *, now: datetime, lang: Lang, tz: tzinfo
 ) -> list[str]:
     """Who proposed it (for whom) and when, and the proposer's reason if it gave one."""
-    source = view["source"]
-    requester = source.get("requester_open_id")
+    source = view.source
+    requester = source.requester_open_id
     proposed = (
-        text("card.proposed.for", lang, proposer=source["proposer"], who=person(requester, people))
+        text("card.proposed.for", lang, proposer=source.proposer, who=person(requester, people))
         if requester
-        else text("card.proposed", lang, proposer=source["proposer"])
+        else text("card.proposed", lang, proposer=source.proposer)
     )
-    created = view["created_at"]
+    created = view.created_at
     lines = [f"  {proposed} · {relative(created, now, lang)} · {when(created, tz)}"]
-    if source.get("reason"):
-        lines.append("  " + text("card.why", lang, reason=str(source["reason"])))
+    if source.reason:
+        lines.append("  " + text("card.why", lang, reason=source.reason))
     return lines
 
 
-def policy_lines(view: dict[str, Any]) -> list[str]:
+def policy_lines(view: OperationView) -> list[str]:
     """What the approval policy asks and who has confirmed (nothing for one from anyone);
     people by the view's `people` names where it has them."""
-    people: Mapping[str, str] = view.get("people") or {}
-    approval = view.get("approval") or {}
+    people = view.people
+    approval = view.approval
     lines = []
-    if approval.get("required", 1) > 1 or approval.get("rule"):
-        why = f" ({approval['why']})" if approval.get("why") else ""
-        approvers = ", ".join(person(each, people) for each in approval["approvers"])
-        lines.append(f"  approval: {approval['required']} of {approvers}{why}")
-        if approval.get("notional"):
-            lines.append(f"  notional: {approval['notional']}")
-        if approval.get("confirmed_by"):
-            confirmed = ", ".join(person(each, people) for each in approval["confirmed_by"])
+    if approval.required > 1 or approval.rule:
+        why = f" ({approval.why})" if approval.why else ""
+        approvers = ", ".join(person(each, people) for each in approval.approvers)
+        lines.append(f"  approval: {approval.required} of {approvers}{why}")
+        if approval.notional:
+            lines.append(f"  notional: {approval.notional}")
+        if approval.confirmed_by:
+            confirmed = ", ".join(person(each, people) for each in approval.confirmed_by)
             lines.append(f"  confirmed by: {confirmed}")
     return lines
 
 
 def decision_lines(
-    view: dict[str, Any],
+    view: OperationView,
     *,
     now: datetime | None = None,
     lang: Lang = "en",
     tz: tzinfo | None = None,
 ) -> list[str]:
     """The decision: who, when and where, and the reason where the operator gave one."""
-    decision = view.get("decision") or {}
-    if not decision.get("by"):
+    decision = view.decision
+    if decision is None or not decision.by:
         return []
     now, tz = now or utc_now(), tz or local_zone()
-    who = person(decision["by"], people=view.get("people") or {})
-    key = decision_key(decision.get("action"))
-    said = text(key, lang, who=who, at=when(decision["at"], tz)) if decision.get("at") else who
-    if decision.get("at"):
-        said += f" ({relative(decision['at'], now, lang)})"
-    if entry := decision.get("entry"):
-        said += ", " + LABELS.get(f"entry.{entry}", {}).get(lang, str(entry))
+    who = person(decision.by, people=view.people)
+    key = decision_key(decision.action)
+    said = text(key, lang, who=who, at=when(decision.at, tz)) if decision.at else who
+    if decision.at:
+        said += f" ({relative(decision.at, now, lang)})"
+    entry = decision.entry
+    said += ", " + LABELS.get(f"entry.{entry}", {}).get(lang, str(entry))
     lines = [f"  {said}"]
-    if decision.get("reason"):
-        said = reason_key(decision.get("action"))
-        lines.append("  " + text(said, lang, reason=str(decision["reason"])))
+    if decision.reason:
+        said = reason_key(decision.action)
+        lines.append("  " + text(said, lang, reason=decision.reason))
     return lines
 
 
@@ -190,7 +189,7 @@ def width(words: str) -> int:
 
 
 def operation_table(
-    views: Sequence[dict[str, Any]], *, now: datetime | None = None, lang: Lang = "en"
+    views: Sequence[OperationView], *, now: datetime | None = None, lang: Lang = "en"
 ) -> list[str]:
     """`countersign list`: one row per operation under a header, columns as wide as their
     widest cell: id, age, state and newest outcome in words, kind, title and its world."""
@@ -198,14 +197,14 @@ def operation_table(
     columns = ("id", "age", "state.column", "outcome.column", "kind", "what")
     rows = [[label(key, lang) for key in columns]]
     for view in views:
-        outcome = view.get("outcome")
+        outcome = view.outcome
         rows.append(
             [
-                view["id"],
-                relative(view["created_at"], now, lang),
-                state_words(view["state"], lang),
+                view.id,
+                relative(view.created_at, now, lang),
+                state_words(view.state, lang),
                 outcome_title(outcome, None, lang) if outcome else label("none", lang),
-                view["kind"],
+                view.kind,
                 title_of(view, lang) + (f"  {mark}" if (mark := world_mark(view, lang)) else ""),
             ]
         )

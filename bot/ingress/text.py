@@ -27,7 +27,16 @@ from cards.strings import Lang, decision_key, text
 from cards.vocabulary import OPEN_STATES, headline, person, relative, title_of, when
 from cards.world import world_mark
 from kernel.timeutil import utc_now
-from store import Inbox, Signal, State, Store, answering_a_person, operation_view, record_signal
+from store import (
+    Inbox,
+    OperationView,
+    Signal,
+    State,
+    Store,
+    answering_a_person,
+    operation_view,
+    record_signal,
+)
 from store import view as full_view
 
 log = logging.getLogger("countersign.text")
@@ -287,11 +296,11 @@ class TextListener:
         lines = [text("text.pending.head", lang, count=count)]
         for op in page.items:
             view = operation_view(op)  # titles and expiry only: no outcomes needed
-            expires = relative(view["expires_at"], self.store.clock(), lang)
+            expires = relative(view.expires_at, self.store.clock(), lang)
             lines.append(f"- {op.id} {self._title(view)} · {expires}")
         return "\n".join(lines)
 
-    def _title(self, view: dict[str, Any]) -> str:
+    def _title(self, view: OperationView) -> str:
         lang = self.settings.lang
         title = people_text(title_of(view, lang), TITLE_MAX_CHARS, lang)
         mark = world_mark(view, lang)  # which world it acts in, as the card's tag says
@@ -312,16 +321,14 @@ class TextListener:
         view = await full_view(self.store, op)
         # the words the card's header and the dashboard show for this state
         lines = [f"{op.id}: {self._title(view)}", headline(view, people).words(lang)]
-        if view["state"] in OPEN_STATES:
-            expires = relative(view["expires_at"], self.store.clock(), lang)
-            lines.append(
-                text("card.expires", lang, relative=expires, at=when(view["expires_at"], tz))
-            )
-        decision = view["decision"]
-        if decision and decision.get("at"):
-            key = decision_key(decision["action"])
-            who = people_text(person(decision["by"], people), NAME_MAX_CHARS, lang)
-            lines.append(text(key, lang, who=who, at=when(decision["at"], tz)))
+        if view.state in OPEN_STATES:
+            expires = relative(view.expires_at, self.store.clock(), lang)
+            lines.append(text("card.expires", lang, relative=expires, at=when(view.expires_at, tz)))
+        decision = view.decision
+        if decision is not None and decision.at:
+            key = decision_key(decision.action)
+            who = people_text(person(decision.by, people), NAME_MAX_CHARS, lang)
+            lines.append(text(key, lang, who=who, at=when(decision.at, tz)))
         return "\n".join(lines)
 
     @staticmethod

@@ -149,7 +149,7 @@ def reject_statements(
         *conclusion_statements(
             operation_id,
             stage=Stage.INITIAL,
-            digest=closing["outcome_digest"],
+            digest=closing.outcome_digest,
             reconciles=None,
             now=now,
             sqlite=sqlite,

@@ -23,8 +23,9 @@ from store.backend.once import insert_once
 from store.claims.click_sql import bound_time
 from store.groupcommit import Statement
 from store.lifecycle import State
+from store.reads.projection import OutcomeView
 from store.schema.tables import DeliveryRow
-from store.vocabulary import Channel, DeliveryState, Stage
+from store.vocabulary import Channel, DeliveryState, Stage, Tone
 
 # how an operation that closed without running concludes (the store's own words; what an
 # execution's outcome is called, and whether it concludes, is the domain's to say)
@@ -69,12 +70,13 @@ def outcome_digest(
     )
 
 
-def closing_outcome(op: Operation) -> dict[str, Any] | None:
+def closing_outcome(op: Operation) -> OutcomeView | None:
     """The conclusion of an operation that closed without running, shaped like an outcome."""
     if op.state is State.REJECTED:
         return declined_outcome(op.id, op.decided_by, op.decided_at, op.decision_reason)
     if op.state is State.EXPIRED:
-        return _closing(op.id, EXPIRED, {"expired_at": iso_utc(op.envelope.expires_at)})
+        expired = {"expired_at": iso_utc(op.envelope.expires_at)}
+        return _closing(op.id, EXPIRED, expired, Tone.DONE)
     if op.state is State.CHANGES_REQUESTED:
         return changes_requested_outcome(op.id, op.decided_by, op.decided_at, op.decision_reason)
     return None
@@ -82,32 +84,37 @@ def closing_outcome(op: Operation) -> dict[str, Any] | None:
 
 def declined_outcome(
     operation_id: str, by: str | None, at: datetime | None, reason: str | None = None
-) -> dict[str, Any]:
+) -> OutcomeView:
     """The conclusion of a reject by `by` at `at`, shaped like an outcome; its `reason` only
     where the operator gave one (so a reject without one concludes as it always did)."""
     detail: dict[str, Any] = {"by": by, "at": iso_utc(at) if at else None}
     if reason:
         detail["reason"] = reason
-    return _closing(operation_id, DECLINED, detail)
+    return _closing(operation_id, DECLINED, detail, Tone.BAD)
 
 
 def changes_requested_outcome(
     operation_id: str, by: str | None, at: datetime | None, note: str | None
-) -> dict[str, Any]:
+) -> OutcomeView:
     """The conclusion of a request for changes: who, when, and the note for the proposer
     (what to change before filing the draft again)."""
     detail: dict[str, Any] = {"by": by, "at": iso_utc(at) if at else None, "note": note}
-    return _closing(operation_id, CHANGES_REQUESTED, detail)
+    return _closing(operation_id, CHANGES_REQUESTED, detail, Tone.DONE)
 
 
-def _closing(operation_id: str, status: str, detail: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "stage": Stage.INITIAL.value,
-        "status": status,
-        "detail": detail,
-        "outcome_digest": outcome_digest(operation_id, Stage.INITIAL, status, detail, None),
-        "reconciles_digest": None,
-    }
+def _closing(operation_id: str, status: str, detail: dict[str, Any], tone: Tone) -> OutcomeView:
+    # no row, so no domain's words: readers take the catalogue's (`outcome.<status>`); it is
+    # final like every operation closed without running, its tone the headline's for that state
+    return OutcomeView(
+        stage=Stage.INITIAL,
+        status=status,
+        detail=detail,
+        outcome_digest=outcome_digest(operation_id, Stage.INITIAL, status, detail, None),
+        reconciles_digest=None,
+        final=True,
+        tone=tone,
+        words={},
+    )
 
 
 def conclusion_statements(
@@ -199,7 +206,7 @@ def enqueue_closing(conn: Connection, op: Operation, now: datetime) -> int:
         routes=op.envelope.source.routes(),
         stage=Stage.INITIAL,
         concludes=True,
-        outcome_digest=closing["outcome_digest"],
+        outcome_digest=closing.outcome_digest,
         reconciles=None,
         now=now,
     )

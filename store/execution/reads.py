@@ -5,14 +5,13 @@ principle 6) that cards, the API, the CLI, the dashboard and text replies render
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from sqlalchemy import select
 
 from store.authority.records import Operation
 from store.authority.store import Store
 from store.execution.records import Attempt, Outcome
-from store.reads.projection import operation_view
+from store.reads.projection import OperationView, operation_view
 from store.schema.tables import AttemptRow, OutcomeRow
 
 
@@ -56,12 +55,12 @@ async def outcomes(store: Store, operation_id: str) -> list[Outcome]:
     return [Outcome.from_row(row) for row in rows]
 
 
-async def views(store: Store, operations: Sequence[Operation]) -> list[dict[str, Any]]:
+async def views(store: Store, operations: Sequence[Operation]) -> list[OperationView]:
     """The projection of each operation with its outcomes (one query for all of them)."""
     found = await outcomes_for(store, [op.id for op in operations])
     return [operation_view(op, found[op.id]) for op in operations]
 
 
-async def view(store: Store, operation: Operation) -> dict[str, Any]:
+async def view(store: Store, operation: Operation) -> OperationView:
     [found] = await views(store, [operation])
     return found

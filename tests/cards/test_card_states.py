@@ -37,7 +37,7 @@ def test_every_state_is_a_valid_card_well_inside_the_limits(name: str, lang: Lan
     view = gallery()[name]
     card = render_card(view, lang=lang, now=NOW, people=PEOPLE)
     assert cardcheck.check_card(card) is None
-    assert cardcheck.unknown_mention(card, set(view["audience"]["operators"])) is None
+    assert cardcheck.unknown_mention(card, set(view.audience.operators)) is None
     assert len(request_body(card)) < BODY_LIMIT * BODY_SHARE, len(request_body(card))
     assert element_count(card) < ELEMENT_LIMIT * ELEMENT_SHARE, element_count(card)
     said = headline(view, PEOPLE)
@@ -46,7 +46,7 @@ def test_every_state_is_a_valid_card_well_inside_the_limits(name: str, lang: Lan
         LARK_LOCALE[each]: said.words(each) for each in LANGS
     }
     assert card["header"]["template"] == said.tone
-    assert ("text_tag_list" in card["header"]) is view["simulated"]
+    assert ("text_tag_list" in card["header"]) is view.simulated
 
 
 def test_the_header_changes_with_every_state() -> None:

@@ -11,13 +11,13 @@ synchronise (Playwright's `expect` waits).
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
 
 from playwright.sync_api import Browser, Page, expect
 
 from cards.render import render_card
 from cards.vocabulary import headline
 from larksandbox import DEFAULT_APP_ID
+from store import OperationView
 from tests.support.browser import ARTIFACTS, UI_TIMEOUT_MS, http, watch_console
 from tests.support.card_gallery import PEOPLE, gallery
 from tests.support.ui_sandbox import send_card
@@ -33,7 +33,7 @@ OVERFLOWING = """(card) => {
 }"""
 
 
-def _post_gallery(sandbox: str) -> dict[str, tuple[str, dict[str, Any]]]:
+def _post_gallery(sandbox: str) -> dict[str, tuple[str, OperationView]]:
     """Name -> (message id, projection), each card sent to oc_ops."""
     status, apps = http("GET", f"{sandbox}/sandbox/api/apps")
     assert status == 200, apps

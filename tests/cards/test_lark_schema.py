@@ -37,6 +37,7 @@ from tests.support.cards import (
     rejected,
     superseded,
 )
+from tests.support.projection import data_of, view_of
 from workers.domains.message.baseline import (
     BaselineReading,
     Contract,
@@ -98,7 +99,7 @@ def assert_lark_accepts(view: dict[str, Any], *, now: datetime = T0) -> None:
     # only the audience's operators are ever <at>-mentioned (verified at setup)
     known = set(view["audience"]["operators"])
     for lang in LANGS:
-        card = render_card(view, lang=lang, now=now, tz=SHANGHAI)
+        card = render_card(view_of(view), lang=lang, now=now, tz=SHANGHAI)
         problem = lark_refusal(card, known)
         assert problem is None, f"{view['kind']} {view['state']} {lang}: {problem}"
         assert cardcheck.is_v2(card) and element_count(card) <= ELEMENT_LIMIT
@@ -161,11 +162,11 @@ async def every_state(store: Store, clock: FixedClock, make: Any) -> Iterator[di
     views: list[dict[str, Any]] = []
     for close in CLOSE:  # one operation each, so that expiring one expires no other
         op: Operation = await make()
-        views.append(operation_view(op))
+        views.append(data_of(operation_view(op)))
         closed = await close(store, clock, op)
-        views.append(operation_view(closed))
+        views.append(data_of(operation_view(closed)))
         if closed.state.value == "claimed":
-            views += list(every_execution(operation_view(closed)))
+            views += list(every_execution(data_of(operation_view(closed))))
     return iter([each for view in views for each in variants(view)])
 
 
@@ -209,7 +210,7 @@ async def test_every_card_under_an_approval_policy_passes_larks_checks(
 
     views = list(await every_state(store, clock, make))
     if POLICIES[policy].required > 1:  # and part way: some confirmed, waiting for more
-        views.append(operation_view(await counted(store, clock, await make())))
+        views.append(data_of(operation_view(await counted(store, clock, await make()))))
     for view in views:
         assert_lark_accepts(view, now=clock.at)
     assert any(view["approval"]["confirmed_by"] for view in views)
@@ -277,14 +278,16 @@ def test_message_drafts_with_mentions_and_requesters_pass(lang: Lang, text: int)
                         "at": view["updated_at"],
                         "reason": "周" * REASON_MAX_CHARS,
                     }
-                card = render_card(view, lang=lang, now=datetime(2025, 3, 1, 1, 30, tzinfo=UTC))
+                card = render_card(
+                    view_of(view), lang=lang, now=datetime(2025, 3, 1, 1, 30, tzinfo=UTC)
+                )
                 assert lark_refusal(card, {"ou_alice", "ou_bob"}) is None
 
 
 def test_the_checker_would_notice_a_refusal() -> None:
     """The checks above can fail: a card the bot might once have rendered is refused."""
     view = message_view()
-    card = render_card(view, now=T0)
+    card = render_card(view_of(view), now=T0)
     card["body"]["elements"].append({"tag": "note", "elements": []})
     problem = lark_refusal(card, {"ou_alice"})
     assert problem is not None and problem.sub_code == 200861

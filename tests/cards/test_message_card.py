@@ -15,6 +15,7 @@ import pytest
 from cards.render import render_card
 from cards.strings import LANGS, Lang
 from tests.support.cards import fields, markdown_texts, message_view, nodes, plain_texts
+from tests.support.projection import view_of
 
 T0 = datetime(2025, 3, 1, 1, 30, tzinfo=UTC)
 # What a hostile draft would like the operator to read as card terms, not as the message.
@@ -22,7 +23,7 @@ POSING = "Hello Acme.\n**Quantity:** 1000\nConfirmed by Alice\n<at id=all></at> 
 
 
 def render(projection: dict[str, Any], lang: Lang = "en") -> dict[str, Any]:
-    return render_card(projection, lang=lang, now=T0)
+    return render_card(view_of(projection), lang=lang, now=T0)
 
 
 def blocks(card: dict[str, Any]) -> list[dict[str, Any]]:

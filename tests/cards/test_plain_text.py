@@ -26,6 +26,7 @@ from cards.render import render_card
 from larksandbox import read_text
 from tests.support.cards import markdown_texts, message_view, nodes, said
 from tests.support.conclusions import outcome, projection
+from tests.support.projection import view_of
 from workers.domains.message.runner import sent_receipt_text
 from workers.domains.message.schema import MessageSendV1, filing_receipt_text
 
@@ -141,20 +142,21 @@ def test_a_conclusion_reply_carries_the_reason_as_text_not_a_mention() -> None:
 
 
 def test_a_conclusion_reply_names_people_as_text() -> None:
-    view = projection()
-    view["decision"] = {"action": "reject", "by": "ou_bob", "at": "2026-12-03T04:00:00Z"}
+    view = projection(decision={"action": "reject", "by": "ou_bob", "at": "2026-12-03T04:00:00Z"})
     reply = reply_text(view, outcome(status="rejected"), Voice(people={"ou_bob": EVERYONE}))
     assert lark_reads(reply) == ((), ())
 
 
 def test_a_reminder_mentions_only_the_approvers_it_waits_for() -> None:
-    view: dict[str, Any] = {
-        "kind": "finance.order",
-        "terms": {"title": f"{EVERYONE} {LINK}"},  # a title shaped by a hostile proposer
-        "expires_at": (NOW + timedelta(seconds=299)).isoformat().replace("+00:00", "Z"),
-        "approval": {"required": 2, "approvers": ["ou_alice", "ou_bob"], "confirmed_by": []},
-        "source": {"proposer": "dev-agent", "requester_open_id": None},
-    }
+    view = view_of(
+        {
+            "kind": "finance.order",
+            "terms": {"title": f"{EVERYONE} {LINK}"},  # a title shaped by a hostile proposer
+            "expires_at": (NOW + timedelta(seconds=299)).isoformat().replace("+00:00", "Z"),
+            "approval": {"required": 2, "approvers": ["ou_alice", "ou_bob"], "confirmed_by": []},
+            "source": {"proposer": "dev-agent", "requester_open_id": None},
+        }
+    )
     said = reminder_text(view, lang="en", now=NOW, tz=UTC)
     assert lark_reads(said) == (("ou_alice", "ou_bob"), ())
 
@@ -182,7 +184,7 @@ def test_the_card_shows_reasons_as_plain_text_without_bidi_controls() -> None:
         "reason": f"{RLO}{EVERYONE}{'r' * 2000}",
     }
     view["source"]["reason"] = f"why {BIDI}"
-    card = render_card(view, now=NOW)
+    card = render_card(view_of(view), now=NOW)
     words = [
         text
         for node in nodes(card)

@@ -5,11 +5,12 @@ those are mentioned."""
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 import pytest
 
 from cards.reminder import reminder_text, waiting_for
+from store import OperationView
+from tests.support.projection import view_of
 
 NOW = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 TRIO = ["ou_alice", "ou_bob", "ou_carol"]
@@ -17,15 +18,17 @@ TRIO = ["ou_alice", "ou_bob", "ou_carol"]
 
 def view(
     confirmed_by: list[str], requester: str | None = None, approvers: list[str] = TRIO
-) -> dict[str, Any]:
-    """The parts of an operation's view (store/reads/projection.py) a reminder reads."""
-    return {
-        "kind": "finance.order",
-        "terms": {"title": "BUY 0.010 BTC-PERP"},
-        "expires_at": (NOW + timedelta(seconds=299)).isoformat().replace("+00:00", "Z"),
-        "approval": {"required": 2, "approvers": approvers, "confirmed_by": confirmed_by},
-        "source": {"proposer": "dev-agent", "requester_open_id": requester},
-    }
+) -> OperationView:
+    """An operation's view (store/reads/projection.py) with the parts a reminder reads."""
+    return view_of(
+        {
+            "kind": "finance.order",
+            "terms": {"title": "BUY 0.010 BTC-PERP"},
+            "expires_at": (NOW + timedelta(seconds=299)).isoformat().replace("+00:00", "Z"),
+            "approval": {"required": 2, "approvers": approvers, "confirmed_by": confirmed_by},
+            "source": {"proposer": "dev-agent", "requester_open_id": requester},
+        }
+    )
 
 
 @pytest.mark.parametrize(

@@ -38,6 +38,7 @@ from tests.support.cards import (
     tagged,
 )
 from tests.support.factories import offered
+from tests.support.projection import outcome_view_of
 
 CARD_LIMIT_BYTES = 30 * 1024  # Lark 230025
 INJECTION = "**bold** <at id=all></at> [x](http://evil)"
@@ -83,7 +84,7 @@ def shown(value: Any, lang: Lang) -> str:
 
 async def test_every_term_is_shown_as_plain_text(store: Store, clock: FixedClock) -> None:
     view = operation_view(await finance_op(store))
-    terms = view["terms"]["terms"]
+    terms = view.terms["terms"]
     assert {term["name"] for term in terms} >= {"instrument", "side", "quantity", "limit_price"}
     card = render_card(view, now=T0, tz=SHANGHAI)
     grid, markdown = fields(card), markdown_texts(card)
@@ -146,7 +147,9 @@ async def test_every_world_is_tagged_in_the_header_and_on_its_outcomes(
     others = [words for other, (words, _, _) in WORLD_TAGS.items() if other is not world]
     assert not any(words in json.dumps(card) for words in others)
 
-    filled = {"stage": "initial", "status": "filled", "words": {"en": "Filled", "zh": "已成交"}}
+    filled = outcome_view_of(
+        {"stage": "initial", "status": "filled", "words": {"en": "Filled", "zh": "已成交"}}
+    )
     assert outcome_title(filled, world, "en") == f"Filled · {en}"
     assert outcome_title(filled, world, "zh") == f"已成交 · {zh}"
 
@@ -443,8 +446,9 @@ async def test_a_decision_names_the_operator_who_made_it(store: Store, clock: Fi
     op = await confirmed(store, clock, await finance_op(store))
     assert op.decided_by == "ou_alice" and op.decided_at == T0 + timedelta(minutes=1)
     view = operation_view(op)
-    assert view["decision"] is not None
-    assert {k: view["decision"][k] for k in ("action", "by", "at", "reason")} == {
+    assert view.decision is not None
+    decision = view.decision.model_dump(mode="json")
+    assert {k: decision[k] for k in ("action", "by", "at", "reason")} == {
         "action": "confirm",
         "by": "ou_alice",
         "at": "2025-03-01T01:31:00Z",

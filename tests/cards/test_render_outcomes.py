@@ -15,12 +15,15 @@ from store import (
     ExecutionLedger,
     Observation,
     Operation,
+    OperationView,
     Stage,
     Store,
+    operation_view,
     view,
 )
 from tests.support.cards import STATUS_LINES, outcome_of
 from tests.support.factories import dispatching, offered
+from tests.support.projection import edited
 from workers.execution_failures import meant
 
 
@@ -68,9 +71,10 @@ async def test_an_unknown_then_reconciled_fill_shows_both_stages(store: Store) -
     current = await store.get(op.id)
     assert current is not None
     projection = await view(store, current)
-    assert projection["outcome"]["status"] == "filled"
-    assert projection["outcome"]["reconciles_digest"] == unknown.outcome_digest
-    assert [o["stage"] for o in projection["outcomes"]] == ["initial", "reconciled"]
+    assert projection.outcome is not None
+    assert projection.outcome.status == "filled"
+    assert projection.outcome.reconciles_digest == unknown.outcome_digest
+    assert [o.stage for o in projection.outcomes] == ["initial", "reconciled"]
 
     card = render_card(projection, now=current.updated_at)
     lines = markdown(card)
@@ -111,15 +115,14 @@ async def test_a_preflight_refusal_is_red_with_its_reason(store: Store) -> None:
     assert "Reason: price 60000.25 is off the 0.5 tick" in plain(card)
 
 
-def outcome_view(op: Operation, *outcomes: dict[str, Any], execution: str) -> dict[str, Any]:
-    from store import operation_view
-
-    projection = operation_view(op)
-    projection["state"] = "outcome_observed"
-    projection["execution"] = {"state": execution}
-    projection["outcomes"] = list(outcomes)
-    projection["outcome"] = outcomes[-1]
-    return projection
+def outcome_view(op: Operation, *outcomes: dict[str, Any], execution: str) -> OperationView:
+    return edited(
+        operation_view(op),
+        state="outcome_observed",
+        execution={"state": execution},
+        outcomes=list(outcomes),
+        outcome=outcomes[-1],
+    )
 
 
 @pytest.mark.parametrize("status", sorted(STATUS_LINES))
@@ -134,7 +137,7 @@ async def test_every_outcome_status_reads_right_in_en_and_zh_and_says_simulated(
         execution="completed",
     )
     for lang, line in (("en", en), ("zh", zh)):
-        card = render_card(projection, lang=lang, now=op.updated_at)  # type: ignore[arg-type]
+        card = render_card(projection, lang=lang, now=op.updated_at)
         marker = "SIMULATED" if lang == "en" else "模拟"
         assert f"**{line} · {marker}**" in markdown(card), markdown(card)
         assert card["header"]["template"] == colour
@@ -185,7 +188,7 @@ async def test_a_sent_message_names_its_message_id(store: Store) -> None:
         outcome_of("sent", "message.send", message_id="om_abc"),
         execution="completed",
     )
-    projection["simulated"], projection["world"] = False, None  # a message: not a venue
+    projection = edited(projection, simulated=False, world=None)  # a message: not a venue
     card = render_card(projection, now=op.updated_at)
     assert "**Sent**" in markdown(card) and "Message om_abc" in plain(card)
 

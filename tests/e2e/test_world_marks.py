@@ -15,9 +15,8 @@ from typing import Any
 import pytest
 
 from bot.agents.mcp.results import proposed
-from bot.api.wire import OperationView
 from cards.world import WORLD_COLOUR
-from store import World
+from store import OperationView, World
 from tests.support.dashboard import text_of
 from tests.support.processes import cli
 from tests.support.stack import DEV_TOKEN, Stack, StackFactory, card_says, settled

@@ -63,7 +63,7 @@ async def test_closing_unexecuted_enqueues_one_conclusion_per_route_only_if_rout
         assert closing is not None
         found = await ledger.find(operation_id=op.id)
         assert sorted(d.channel for d in found) == ["reply", "webhook"]
-        assert {d.outcome_digest for d in found} == {closing["outcome_digest"]}
+        assert {d.outcome_digest for d in found} == {closing.outcome_digest}
         assert {d.stage for d in found} == {"initial"}
     assert await ledger.find(operation_id=unrouted.id) == []
     assert await store.expire_due() == []  # a second sweep adds nothing

@@ -85,13 +85,15 @@ async def test_an_outcome_row_carries_its_finality_tone_and_words(store: Store) 
     op = await store.get(operation_id)
     assert op is not None
     view = operation_view(op, outcomes)
-    assert {k: view["outcome"][k] for k in ("status", "final", "tone", "words")} == {
+    assert view.outcome is not None
+    newest = view.outcome.model_dump(mode="json")
+    assert {k: newest[k] for k in ("status", "final", "tone", "words")} == {
         "status": "lit",
         "final": True,
         "tone": "good",
         "words": LIT,
     }
-    assert view["outcomes"][0]["final"] is False
+    assert view.outcomes[0].final is False
 
 
 async def test_an_observation_without_its_meaning_reads_as_an_undeclared_status(

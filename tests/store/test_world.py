@@ -43,7 +43,7 @@ async def test_an_operation_keeps_its_world_and_its_digest_stays_recomputable(
     assert op.envelope.world is world and op.envelope.simulated is simulated
     assert op.confirm_digest == confirm_digest(op.envelope)
     view = operation_view(op)
-    assert (view["world"], view["simulated"]) == (world.value, simulated)
+    assert (view.world, view.simulated) == (world.value, simulated)
 
 
 async def test_a_draft_without_a_world_gets_the_one_its_simulated_flag_implies(
@@ -53,7 +53,7 @@ async def test_a_draft_without_a_world_gets_the_one_its_simulated_flag_implies(
     not_a_venue = await offered(store, simulated=False)
     assert simulated.envelope.world is World.SIMULATED
     assert not_a_venue.envelope.world is None
-    assert operation_view(not_a_venue)["world"] is None
+    assert operation_view(not_a_venue).world is None
 
 
 @pytest.mark.parametrize(

@@ -2,8 +2,9 @@
 message waiting, part way through a quorum, executing, each kind of outcome, reconciled,
 rejected with a reason, expired, cancelled, replaced.
 
-The projections have the shape `store/reads/projection.py` makes, with terms the domains
-themselves project; the card, the sandbox UI and the dashboard tests all read them.
+The projections have the shape `store/reads/projection.py` makes (built as its JSON, read as its
+model), with terms the domains themselves project; the card, the sandbox UI and the
+dashboard tests all read them.
 """
 
 from __future__ import annotations
@@ -11,7 +12,9 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from store import OperationView
 from tests.support.factories import MESSAGE_PAYLOAD, ORDER_PAYLOAD
+from tests.support.projection import view_of
 from workers.domains import DOMAINS, meaning
 from workers.domains.finance.schema import FinanceOrderV1
 from workers.domains.message.schema import MessageSendV1
@@ -120,8 +123,13 @@ PROTECTED = [
 ]
 
 
-def gallery() -> dict[str, dict[str, Any]]:
+def gallery() -> dict[str, OperationView]:
     """Name -> projection, one per state a card shows."""
+    return {name: view_of(data) for name, data in gallery_data().items()}
+
+
+def gallery_data() -> dict[str, dict[str, Any]]:
+    """Name -> projection as the API's JSON, one per state a card shows."""
     quorum = order()
     quorum["approval"].update(
         required=2,

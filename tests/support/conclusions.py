@@ -1,18 +1,20 @@
 """An operation's projection and an outcome, as the conclusion reply reads them (the parts
-cards/conclusion.py uses), for the pure tests of what goes back to the proposer."""
+cards/conclusion.py uses, the rest filled in: tests/support/projection.py), for the pure
+tests of what goes back to the proposer."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from store import CHANGES_REQUESTED, DECLINED, EXPIRED
+from store import CHANGES_REQUESTED, DECLINED, EXPIRED, OperationView, OutcomeView
+from tests.support.projection import outcome_view_of, view_of
 from workers.domains import meaning
 
 # conclusions of operations that never ran: shaped like an outcome, with no row (no meaning)
 CLOSING = frozenset({DECLINED, EXPIRED, CHANGES_REQUESTED})
 
 
-def projection(**overrides: Any) -> dict[str, Any]:
+def projection(**overrides: Any) -> OperationView:
     view: dict[str, Any] = {
         "id": "01OPERATION",
         "kind": "finance.order",
@@ -23,10 +25,10 @@ def projection(**overrides: Any) -> dict[str, Any]:
         "card": {"message_id": "om_card"},
     }
     view.update(overrides)
-    return view
+    return view_of(view)
 
 
-def outcome(**overrides: Any) -> dict[str, Any]:
+def outcome(**overrides: Any) -> OutcomeView:
     found: dict[str, Any] = {
         "stage": "initial",
         "status": "filled",
@@ -40,4 +42,4 @@ def outcome(**overrides: Any) -> dict[str, Any]:
         found.setdefault("final", said.final)
         found.setdefault("tone", said.tone.value)
         found.setdefault("words", said.words.as_json())
-    return found
+    return outcome_view_of(found)

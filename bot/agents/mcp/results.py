@@ -6,9 +6,9 @@ from typing import Any
 
 from pydantic import Field
 
-from bot.api.wire import ApprovalView, OperationView, Wire
+from bot.api.wire import Wire
 from cards.render import SHORT_DIGEST
-from store import World
+from store import ApprovalView, CardDelivery, OperationView, State, World
 
 
 class Proposed(Wire):
@@ -16,7 +16,7 @@ class Proposed(Wire):
 
     operation_id: str
     created: bool = Field(description="false: this request_id had filed it before; the same one")
-    state: str
+    state: State
     title: str | None = Field(description="the card's title")
     terms: dict[str, Any] = Field(description="the exact terms on the card")
     digest_prefix: str = Field(description="the confirm digest's start, printed on the card")
@@ -30,7 +30,7 @@ class Proposed(Wire):
         "money); null: not a venue (a message, a service call)",
     )
     expires_at: str
-    card: str = Field(description="the card's delivery: pending, current or failed")
+    card: CardDelivery = Field(description="the card's delivery: pending, current or failed")
     next_step: str
 
 

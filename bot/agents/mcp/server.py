@@ -29,8 +29,9 @@ from bot.agents.client import ApiError, Client
 from bot.agents.mcp.results import Proposed, proposed
 from bot.agents.mcp.watch import Follower, operation_uri
 from bot.api.intake import MAX_REASON_CHARS, RequestId
-from bot.api.wire import MAX_WAIT_S, CheckView, OperationPage, OperationView
+from bot.api.wire import MAX_WAIT_S, CheckView, OperationPage
 from bot.config import Settings
+from store import OperationView
 from workers.domains import DOMAINS
 
 NAME = "countersign"

@@ -45,7 +45,7 @@ class Follower:
     async def _follow(self, operation_id: str) -> None:
         try:
             view = await self.client.get(operation_id)
-            while not reached(view.model_dump(mode="json"), "final"):
+            while not reached(view, "final"):
                 fresh = await self.client.get(operation_id, wait_s=MAX_WAIT_S, until="changed")
                 if fresh.version != view.version:
                     await self.bus.publish(ResourceUpdated(uri=operation_uri(operation_id)))

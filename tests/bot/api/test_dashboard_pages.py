@@ -34,6 +34,7 @@ from store import (
 from tests.support.api import ClientFactory, auth, make_config
 from tests.support.dashboard import counts, rows, text_of
 from tests.support.factories import dispatching, draft, message_draft_fields, offered
+from tests.support.projection import edited
 from workers.execution_failures import meant
 
 Client = TestClient[Any, Any]
@@ -158,9 +159,8 @@ async def test_the_root_redirects_and_missing_pages_are_html_404s_but_the_api_st
 
 async def test_the_header_says_the_state_in_words_and_the_decision_by_name(store: Store) -> None:
     op = await offered(store, expires_in_s=600)
-    open_view = operation_view(op)
-    open_view["source"]["reason"] = "Rebalance <desk> before the auction"
-    ten_before = parse_iso_utc(open_view["expires_at"]) - timedelta(minutes=10)
+    open_view = edited(operation_view(op), source={"reason": "Rebalance <desk> before the auction"})
+    ten_before = parse_iso_utc(open_view.expires_at) - timedelta(minutes=10)
     html = detail_html(open_view, RECORDS, "en", "-", people=PEOPLE, now=ten_before)
     assert text_of(html, "headline") == headline(open_view, PEOPLE).words("en")
     assert text_of(html, "headline") == "Order to confirm"
@@ -180,11 +180,11 @@ async def test_the_header_says_the_state_in_words_and_the_decision_by_name(store
     zh = detail_html(view, RECORDS, "zh", "-", people=PEOPLE)
     assert text_of(zh, "headline") == "已被 Bob 拒绝：Too big"
     # tables have column headers; values read as the card says them; typed text is escaped
-    view["terms"]["terms"] = [{"name": "reduce_only", "value": False}]
+    view.terms["terms"] = [{"name": "reduce_only", "value": False}]
     html = detail_html(view, RECORDS, "en", "-")
     assert "<th>Term</th><th>Value</th>" in html
     assert '<span>Reduce only</span></td><td data-label="Value"><span class="long">no<' in html
-    view["terms"]["title"] = "<script>alert(1)</script>"
+    view.terms["title"] = "<script>alert(1)</script>"
     assert "<script>alert" not in detail_html(view, RECORDS, "en", "-")
 
 

@@ -34,8 +34,8 @@ def test_the_card_and_the_dashboard_say_the_same_words(name: str, lang: Lang) ->
     on_card = " ".join(markdown_texts(card) + plain_texts(card))
     for title in filter(None, outcome_text(view, lang).split(" → ")):
         assert title in shown and f"**{title}**" in on_card, title
-    for outcome in view["outcomes"]:  # each outcome's details, word for word
-        details = outcome_details(outcome["detail"], lang)
+    for outcome in view.outcomes:  # each outcome's details, word for word
+        details = outcome_details(outcome.detail, lang)
         lines = outcome_lines(outcome, world=world_of(view), lang=lang)
         if details:
             assert lines[1]["text"]["content"] == details

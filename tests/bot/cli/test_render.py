@@ -27,7 +27,7 @@ async def test_show_and_the_dashboard_say_what_is_needed_who_confirmed_and_why_i
     counted = await store.confirm_and_claim(click(op.id, op.confirm_digest, "confirm", "ou_alice"))
     assert isinstance(counted, Counted)
     waiting = with_people(operation_view(counted.operation), NAMES)
-    expires = waiting["expires_at"]
+    expires = waiting.expires_at
     shown = operation_text(waiting, now=parse_iso_utc(expires) - timedelta(minutes=14), tz=UTC)
     first = shown.splitlines()[0]
     assert first == f"{op.id}  Order to confirm — 1 of 2 confirmed  SIMULATED"
@@ -42,7 +42,8 @@ async def test_show_and_the_dashboard_say_what_is_needed_who_confirmed_and_why_i
     )
     assert isinstance(vetoed, Decided)
     view = with_people(operation_view(vetoed.operation), NAMES)
-    decided_at = view["decision"]["at"]
+    assert view.decision is not None and view.decision.at is not None
+    decided_at = view.decision.at
     now = parse_iso_utc(decided_at) + timedelta(minutes=3)
     shown = operation_text(view, now=now, tz=UTC)
     assert shown.splitlines()[0] == f"{op.id}  Rejected by Bob: Too big  SIMULATED"
@@ -60,7 +61,7 @@ async def test_show_and_list_speak_chinese_with_the_same_catalogue(store: Store)
     )
     assert isinstance(confirmed, Claimed)
     view = with_people(operation_view(confirmed.operation), NAMES)
-    now = parse_iso_utc(view["created_at"]) + timedelta(hours=2, minutes=5)
+    now = parse_iso_utc(view.created_at) + timedelta(hours=2, minutes=5)
     shown = operation_text(view, now=now, lang="zh", tz=UTC)
     assert shown.splitlines()[0] == f"{op.id}  已确认 — 执行中  模拟"
     assert "由 Alice 于" in shown and "确认" in shown and "在飞书卡片上" in shown
