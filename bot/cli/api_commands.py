@@ -15,18 +15,17 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from bot import config as config_mod
 from bot.agents.client import DEFAULT_URL, ApiError, Client, Filed
-from bot.cli.common import EXIT_API, EXIT_USAGE, CommandError, config_path
+from bot.cli.common import config_path
+from bot.cli.defaults import DEV_TOKEN_ENV, LANG_ENV
+from bot.cli.errors import EXIT_API, EXIT_USAGE, CommandError
 from bot.cli.render import operation_table, operation_text
-from bot.config.profiles import DEV_TOKEN_ENV
 from cards.strings import Lang
 from cards.vocabulary import state_words
 from kernel.canonical import loads_strict
 from kernel.problems import ProblemsFound
 from store import State, Until, reached
 
-LANG_ENV = "COUNTERSIGN_LANG"
 EXIT_NOT_YET = 3  # show --wait: the time ran out before the operation was what was asked
 
 
@@ -35,6 +34,8 @@ def client_of(args: argparse.Namespace) -> Client:
     token = args.token or os.environ.get(DEV_TOKEN_ENV)
     path = config_path(args)
     if (not url or not token) and path.exists():
+        from bot import config as config_mod  # only then: it loads every kind's settings
+
         settings = config_mod.read_file(path)
         url = url or f"http://{settings.http.host}:{settings.http.port}"
         if not token:

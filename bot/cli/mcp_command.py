@@ -11,7 +11,6 @@ from bot.app.logs import configure
 from bot.cli.api_commands import client_of
 from bot.cli.common import settings_if_any
 
-DEFAULT_MCP_PORT = 8765
 EXIT_REFUSED = 2
 
 

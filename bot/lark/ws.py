@@ -48,8 +48,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-import lark_oapi as lark  # type: ignore[import-untyped]
 import lark_oapi.ws.client as lark_ws_client  # type: ignore[import-untyped]
+from lark_oapi.core.enum import LogLevel  # type: ignore[import-untyped]
 
 from bot.lark.ingress_port import (
     IngressPort,
@@ -107,7 +107,7 @@ class WsTransport:
         self.on_fatal = on_fatal
         self.watchdog_tick_s = watchdog_tick_s
         self.pong_slack_s = pong_slack_s
-        self.sdk_log_level = lark.LogLevel[sdk_log_level]
+        self.sdk_log_level = LogLevel[sdk_log_level]
 
         self._thread: threading.Thread | None = None
         self._ws_loop: asyncio.AbstractEventLoop | None = None
