@@ -29,7 +29,9 @@ from store import State, Until, reached
 EXIT_NOT_YET = 3  # show --wait: the time ran out before the operation was what was asked
 
 
-def client_of(args: argparse.Namespace) -> Client:
+def client_of(args: argparse.Namespace, *, stdlib: bool = True) -> Client:
+    """The client a command acts with: by default over the standard library's HTTP (a command
+    makes a call or a few; importing aiohttp would cost more CPU than they do)."""
     url = args.url or os.environ.get("COUNTERSIGN_URL")
     token = args.token or os.environ.get(DEV_TOKEN_ENV)
     path = config_path(args)
@@ -47,7 +49,7 @@ def client_of(args: argparse.Namespace) -> Client:
             "with the proposer's token_env exported",
             EXIT_USAGE,
         )
-    return Client(url or DEFAULT_URL, token)
+    return Client(url or DEFAULT_URL, token, stdlib=stdlib)
 
 
 def lang_of(args: argparse.Namespace) -> Lang:
@@ -217,7 +219,7 @@ def cmd_health(args: argparse.Namespace) -> int:
     url = (args.url or os.environ.get("COUNTERSIGN_URL") or DEFAULT_URL).rstrip("/")
 
     async def fetch() -> tuple[int, Any]:
-        async with Client(url, attempts=1) as client:
+        async with Client(url, attempts=1, stdlib=True) as client:
             return await client.ready()
 
     try:

@@ -20,8 +20,18 @@ from bot.cli import defaults
 ROOT = Path(__file__).resolve().parents[3]
 # what `--version`, `--help` and a usage error must not load: the SDKs, the ORM, HTTP, models
 HEAVY = ("lark_oapi", "sqlalchemy", "alembic", "aiohttp", "pydantic", "mcp", "httpx", "asyncio")
-# `list` talks to the API: aiohttp and the wire models, but no store, config or Lark
-NOT_FOR_LIST = ("lark_oapi", "sqlalchemy", "alembic", "mcp", "jsonschema", "workers", "bot.config")
+# `list` talks to the API: the client and its wire models over the standard library's HTTP;
+# no aiohttp, store, config or Lark
+NOT_FOR_LIST = (
+    "lark_oapi",
+    "sqlalchemy",
+    "alembic",
+    "aiohttp",
+    "mcp",
+    "jsonschema",
+    "workers",
+    "bot.config",
+)
 
 RUN_AND_LIST = """
 import json, sys
