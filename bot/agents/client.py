@@ -42,6 +42,7 @@ RETRY_STATUSES = frozenset({429, 502, 503, 504})
 ATTEMPTS = 4
 MAX_BACKOFF_S = 30.0
 Result = TypeVar("Result")
+Answer = tuple[int, str, Mapping[str, str], bytes]  # status, reason, headers, body as sent
 
 
 @dataclass(frozen=True)
@@ -243,8 +244,9 @@ class Client:
         if data is not None:
             headers["Content-Type"] = "application/json"
         send = self._urllib if self._stdlib else self._aiohttp
+        url = self.base_url + path + (f"?{urllib.parse.urlencode(params)}" if params else "")
         try:
-            status, reason, answer_headers, raw = await send(method, path, data, params, headers)
+            status, reason, answer_headers, raw = await send(method, url, data, headers)
             body = json.loads(raw) if raw.strip() else None
         except (OSError, TimeoutError) as error:  # aiohttp's connection errors are OSErrors
             why = type(error).__name__ if isinstance(error, TimeoutError) else str(error)
@@ -263,41 +265,26 @@ class Client:
         return status, body
 
     async def _aiohttp(
-        self,
-        method: str,
-        path: str,
-        data: bytes | None,
-        params: dict[str, str] | None,
-        headers: dict[str, str],
-    ) -> tuple[int, str, Mapping[str, str], bytes]:
+        self, method: str, url: str, data: bytes | None, headers: dict[str, str]
+    ) -> Answer:
         import aiohttp  # here: a stdlib client never loads it
 
         if self._session is None:
             timeout = aiohttp.ClientTimeout(total=self._timeout_s)
             self._session = aiohttp.ClientSession(timeout=timeout)
         try:
-            async with self._session.request(
-                method, self.base_url + path, data=data, params=params, headers=headers
-            ) as response:
+            async with self._session.request(method, url, data=data, headers=headers) as response:
                 raw = await response.read()
         except aiohttp.ClientConnectionError as error:
             raise ConnectionError(str(error)) from None
         return response.status, str(response.reason), response.headers, raw
 
     async def _urllib(
-        self,
-        method: str,
-        path: str,
-        data: bytes | None,
-        params: dict[str, str] | None,
-        headers: dict[str, str],
-    ) -> tuple[int, str, Mapping[str, str], bytes]:
-        query = f"?{urllib.parse.urlencode(params)}" if params else ""
-        request = urllib.request.Request(
-            self.base_url + path + query, data=data, headers=headers, method=method
-        )
+        self, method: str, url: str, data: bytes | None, headers: dict[str, str]
+    ) -> Answer:
+        request = urllib.request.Request(url, data=data, headers=headers, method=method)
 
-        def send() -> tuple[int, str, Mapping[str, str], bytes]:
+        def send() -> Answer:
             # header names as _retry_after reads them (aiohttp's headers ignore case)
             try:
                 with urllib.request.urlopen(request, timeout=self._timeout_s) as response:
