@@ -18,13 +18,15 @@ from its content (`request_id_for`), so a retried propose never files twice.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import math
+import threading
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -92,6 +94,33 @@ def _body(proposal: BaseModel | Mapping[str, Any]) -> dict[str, Any]:
     if not body.get("request_id"):
         body["request_id"] = request_id_for(body)
     return body
+
+
+async def off_loop(call: Callable[[], Answer]) -> Answer:
+    """`call()` in a daemon thread of its own, awaited. Not `asyncio.to_thread`: the loop's
+    executor is joined when `asyncio.run` ends, so a Ctrl-C during a long poll would wait
+    out the request it abandoned; a daemon thread is left to the process's exit."""
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[Answer] = loop.create_future()
+
+    def settle(result: Answer | None, error: BaseException | None) -> None:
+        if done.done():  # the awaiting task was cancelled meanwhile
+            return
+        if error is not None:
+            done.set_exception(error)
+        else:
+            done.set_result(result)  # type: ignore[arg-type]
+
+    def run() -> None:
+        try:
+            result, error = call(), None
+        except Exception as failed:
+            result, error = None, failed
+        with contextlib.suppress(RuntimeError):  # the loop closed: nobody waits any more
+            loop.call_soon_threadsafe(settle, result, error)
+
+    threading.Thread(target=run, name="countersign-http", daemon=True).start()
+    return await done
 
 
 def _retryable(error: BaseException) -> bool:
@@ -297,7 +326,7 @@ class Client:
             except urllib.error.URLError as error:
                 raise ConnectionError(str(error.reason)) from None
 
-        return await asyncio.to_thread(send)
+        return await off_loop(send)
 
 
 class SyncClient:
