@@ -1,6 +1,9 @@
 """The Python client of countersign's HTTP API: `Client` (async) and `SyncClient` (blocking).
 
 Used by the CLI, the MCP server (bot/agents/mcp/) and any service that proposes operations.
+The HTTP is aiohttp's (one session per client), or with `stdlib=True` the standard library's
+in a thread: the CLI's choice, one call per process, where importing aiohttp (its SSL
+contexts are built at import) costs more CPU than the call.
 Results are the API's own typed shapes (bot/api/wire.py); a refusal is `ApiError` with the
 API's `{code, message, fields}`. Safe to retry, so it retries: a 429 or 503 after the
 `Retry-After` the API sent (capped), a dropped connection after a short backoff. A proposal
@@ -15,25 +18,33 @@ from its content (`request_id_for`), so a retried propose never files twice.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import math
-from collections.abc import Coroutine, Mapping
+import threading
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-import aiohttp
 from pydantic import BaseModel
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
 from bot.api.wire import MAX_WAIT_S, CheckView, OperationPage
 from store import OperationView, Until, reached
 
+if TYPE_CHECKING:
+    import aiohttp
+
 DEFAULT_URL = "http://127.0.0.1:8080"
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
 ATTEMPTS = 4
 MAX_BACKOFF_S = 30.0
 Result = TypeVar("Result")
+Answer = tuple[int, str, Mapping[str, str], bytes]  # status, reason, headers, body as sent
 
 
 @dataclass(frozen=True)
@@ -85,6 +96,33 @@ def _body(proposal: BaseModel | Mapping[str, Any]) -> dict[str, Any]:
     return body
 
 
+async def off_loop(call: Callable[[], Answer]) -> Answer:
+    """`call()` in a daemon thread of its own, awaited. Not `asyncio.to_thread`: the loop's
+    executor is joined when `asyncio.run` ends, so a Ctrl-C during a long poll would wait
+    out the request it abandoned; a daemon thread is left to the process's exit."""
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[Answer] = loop.create_future()
+
+    def settle(result: Answer | None, error: BaseException | None) -> None:
+        if done.done():  # the awaiting task was cancelled meanwhile
+            return
+        if error is not None:
+            done.set_exception(error)
+        else:
+            done.set_result(result)  # type: ignore[arg-type]
+
+    def run() -> None:
+        try:
+            result, error = call(), None
+        except Exception as failed:
+            result, error = None, failed
+        with contextlib.suppress(RuntimeError):  # the loop closed: nobody waits any more
+            loop.call_soon_threadsafe(settle, result, error)
+
+    threading.Thread(target=run, name="countersign-http", daemon=True).start()
+    return await done
+
+
 def _retryable(error: BaseException) -> bool:
     return isinstance(error, ApiError) and (error.status == 0 or error.status in RETRY_STATUSES)
 
@@ -116,11 +154,13 @@ class Client:
         *,
         timeout_s: float = 90.0,
         attempts: int = ATTEMPTS,
+        stdlib: bool = False,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self._headers = {"Authorization": f"Bearer {token}"} if token else {}
-        self._timeout = aiohttp.ClientTimeout(total=timeout_s)
+        self._timeout_s = timeout_s
         self._attempts = attempts
+        self._stdlib = stdlib
         self._session: aiohttp.ClientSession | None = None
 
     async def __aenter__(self) -> Client:
@@ -232,28 +272,61 @@ class Client:
         headers = dict(self._headers)
         if data is not None:
             headers["Content-Type"] = "application/json"
-        if self._session is None:
-            self._session = aiohttp.ClientSession(timeout=self._timeout)
+        send = self._urllib if self._stdlib else self._aiohttp
+        url = self.base_url + path + (f"?{urllib.parse.urlencode(params)}" if params else "")
         try:
-            async with self._session.request(
-                method, self.base_url + path, data=data, params=params, headers=headers
-            ) as response:
-                body = await response.json(content_type=None)
-        except (aiohttp.ClientConnectionError, TimeoutError) as error:
+            status, reason, answer_headers, raw = await send(method, url, data, headers)
+            body = json.loads(raw) if raw.strip() else None
+        except (OSError, TimeoutError) as error:  # aiohttp's connection errors are OSErrors
             why = type(error).__name__ if isinstance(error, TimeoutError) else str(error)
             raise ApiError(0, "unreachable", f"cannot reach {self.base_url} ({why})") from None
         except ValueError:
             raise ApiError(0, "bad_response", f"{self.base_url} did not answer with JSON") from None
-        if response.status >= 400 and not refused_ok:
+        if status >= 400 and not refused_ok:
             detail = (body or {}).get("error", {}) if isinstance(body, dict) else {}
             raise ApiError(
-                response.status,
+                status,
                 str(detail.get("code", "http_error")),
-                str(detail.get("message", response.reason)),
+                str(detail.get("message", reason)),
                 tuple(detail.get("fields", ())),
-                _retry_after(response.headers),
+                _retry_after(answer_headers),
             )
-        return response.status, body
+        return status, body
+
+    async def _aiohttp(
+        self, method: str, url: str, data: bytes | None, headers: dict[str, str]
+    ) -> Answer:
+        import aiohttp  # here: a stdlib client never loads it
+
+        if self._session is None:
+            timeout = aiohttp.ClientTimeout(total=self._timeout_s)
+            self._session = aiohttp.ClientSession(timeout=timeout)
+        try:
+            async with self._session.request(method, url, data=data, headers=headers) as response:
+                raw = await response.read()
+        except aiohttp.ClientConnectionError as error:
+            raise ConnectionError(str(error)) from None
+        return response.status, str(response.reason), response.headers, raw
+
+    async def _urllib(
+        self, method: str, url: str, data: bytes | None, headers: dict[str, str]
+    ) -> Answer:
+        request = urllib.request.Request(url, data=data, headers=headers, method=method)
+
+        def send() -> Answer:
+            # header names as _retry_after reads them (aiohttp's headers ignore case)
+            try:
+                with urllib.request.urlopen(request, timeout=self._timeout_s) as response:
+                    named = {name.title(): value for name, value in response.headers.items()}
+                    return response.status, response.reason, named, response.read()
+            except urllib.error.HTTPError as refused:  # a 4xx/5xx answer: still the API's
+                with refused:
+                    named = {name.title(): value for name, value in refused.headers.items()}
+                    return refused.code, str(refused.reason), named, refused.read()
+            except urllib.error.URLError as error:
+                raise ConnectionError(str(error.reason)) from None
+
+        return await off_loop(send)
 
 
 class SyncClient:

@@ -15,27 +15,30 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from bot import config as config_mod
 from bot.agents.client import DEFAULT_URL, ApiError, Client, Filed
 from bot.api.wire import OperationPage
-from bot.cli.common import EXIT_API, EXIT_USAGE, CommandError, config_path
+from bot.cli.common import config_path
+from bot.cli.defaults import DEV_TOKEN_ENV, LANG_ENV
+from bot.cli.errors import EXIT_API, EXIT_USAGE, CommandError
 from bot.cli.render import operation_table, operation_text
-from bot.config.profiles import DEV_TOKEN_ENV
 from cards.strings import Lang
 from cards.vocabulary import state_words
 from kernel.canonical import loads_strict
 from kernel.problems import ProblemsFound
 from store import OperationView, State, Until, reached
 
-LANG_ENV = "COUNTERSIGN_LANG"
 EXIT_NOT_YET = 3  # show --wait: the time ran out before the operation was what was asked
 
 
-def client_of(args: argparse.Namespace) -> Client:
+def client_of(args: argparse.Namespace, *, stdlib: bool = True) -> Client:
+    """The client a command acts with: by default over the standard library's HTTP (a command
+    makes a call or a few; importing aiohttp would cost more CPU than they do)."""
     url = args.url or os.environ.get("COUNTERSIGN_URL")
     token = args.token or os.environ.get(DEV_TOKEN_ENV)
     path = config_path(args)
     if (not url or not token) and path.exists():
+        from bot import config as config_mod  # only then: it loads every kind's settings
+
         settings = config_mod.read_file(path)
         url = url or f"http://{settings.http.host}:{settings.http.port}"
         if not token:
@@ -47,7 +50,7 @@ def client_of(args: argparse.Namespace) -> Client:
             "with the proposer's token_env exported",
             EXIT_USAGE,
         )
-    return Client(url or DEFAULT_URL, token)
+    return Client(url or DEFAULT_URL, token, stdlib=stdlib)
 
 
 def lang_of(args: argparse.Namespace) -> Lang:
@@ -226,7 +229,7 @@ def cmd_health(args: argparse.Namespace) -> int:
     url = (args.url or os.environ.get("COUNTERSIGN_URL") or DEFAULT_URL).rstrip("/")
 
     async def fetch() -> tuple[int, Any]:
-        async with Client(url, attempts=1) as client:
+        async with Client(url, attempts=1, stdlib=True) as client:
             return await client.ready()
 
     try:

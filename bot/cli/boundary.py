@@ -1,7 +1,9 @@
 """The one error boundary: every expected failure becomes one line on stderr and an exit code.
 
 Commands raise; nothing below this module prints a traceback for a busy port, a directory
-given as a file, Ctrl-C or a reader that closed the pipe.
+given as a file, Ctrl-C or a reader that closed the pipe. The failures other modules define
+are told apart only once one happened (`expected`): the parser and this boundary import
+nothing a command does not use (bot/cli/lazy.py).
 """
 
 from __future__ import annotations
@@ -12,10 +14,7 @@ import os
 import sys
 from collections.abc import Callable
 
-from bot.cli.common import EXIT_API, EXIT_USAGE, CommandError
-from bot.lark.sdk_check import SdkMismatch
-from kernel.problems import ProblemsFound
-from store import StoreNotMigrated
+from bot.cli.errors import EXIT_API, EXIT_USAGE, CommandError
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, what shells report for Ctrl-C
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what `head` leaves behind for other tools
@@ -26,16 +25,9 @@ def run_command(command: Callable[[argparse.Namespace], int], args: argparse.Nam
         code = command(args)
         sys.stdout.flush()  # inside the boundary: a reader that left shows up here, not at exit
         return code
-    except ProblemsFound as error:
-        for problem in error.problems:
-            print(problem.line(), file=sys.stderr)
-        return EXIT_USAGE
     except CommandError as error:
         print(f"error: {error.message}", file=sys.stderr)
         return error.exit_code
-    except (SdkMismatch, StoreNotMigrated) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return EXIT_API
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -51,6 +43,29 @@ def run_command(command: Callable[[argparse.Namespace], int], args: argparse.Nam
             raise
         print(f"error: {line}", file=sys.stderr)
         return EXIT_USAGE
+    except Exception as error:
+        known = expected(error)
+        if known is None:
+            raise
+        return known
+
+
+def expected(error: Exception) -> int | None:
+    """Print a failure another module defines and give its exit code (None: not one of
+    them). Their classes are imported here, after one was raised: the store's would load
+    Alembic and SQLAlchemy, which `--help` must not pay."""
+    from bot.lark.sdk_check import SdkMismatch
+    from kernel.problems import ProblemsFound
+    from store import StoreNotMigrated
+
+    if isinstance(error, ProblemsFound):
+        for problem in error.problems:
+            print(problem.line(), file=sys.stderr)
+        return EXIT_USAGE
+    if isinstance(error, SdkMismatch | StoreNotMigrated):
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_API
+    return None
 
 
 def os_error_line(error: OSError) -> str | None:

@@ -1,4 +1,8 @@
-"""What every command shares: defaults, exit codes, how a config is found and a store opened."""
+"""What every command shares: defaults, how a config is found and a store opened.
+
+The config package is imported by the functions that read one: it loads every kind's
+settings (the registry, SQLAlchemy, pydantic), which `countersign list --token T` never needs.
+"""
 
 from __future__ import annotations
 
@@ -8,24 +12,15 @@ import os
 import sys
 from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from bot import config as config_mod
-from bot.config.profiles import DEFAULT_DEV_DIR, DEV_ENVIRON, dev_settings
+from bot.cli.defaults import DEFAULT_DEV_DIR
+
+if TYPE_CHECKING:
+    from bot.config import Settings
 
 DEFAULT_CONFIG = Path("countersign.toml")
 DEFAULT_PORT = 8080
-EXIT_API = 1
-EXIT_USAGE = 2
-
-
-class CommandError(Exception):
-    """An expected failure: the boundary prints `error: <message>` and exits with `exit_code`."""
-
-    def __init__(self, message: str, exit_code: int = EXIT_API) -> None:
-        super().__init__(message)
-        self.message = message
-        self.exit_code = exit_code
 
 
 def config_path(args: argparse.Namespace) -> Path:
@@ -35,7 +30,9 @@ def config_path(args: argparse.Namespace) -> Path:
 
 
 def file_data(args: argparse.Namespace) -> dict[str, Any]:
-    data = config_mod.load(config_path(args))
+    from bot.config import load
+
+    data = load(config_path(args))
     http = data.get("http", {})
     if getattr(args, "port", None) is not None and isinstance(http, dict):
         # Overridden in the data, not on the model, so the port is validated like the file.
@@ -61,27 +58,36 @@ def uses_dev_data(args: argparse.Namespace) -> bool:
     return False
 
 
-def settings_and_source(args: argparse.Namespace) -> tuple[config_mod.Settings, bool]:
+def settings_and_source(args: argparse.Namespace) -> tuple[Settings, bool]:
     """The settings, and whether they are the dev profile's (over the demo's data)."""
+    from bot.config import parse
+    from bot.config.profiles import dev_settings
+
     if uses_dev_data(args):
         port = getattr(args, "port", None)
         return dev_settings(args.data_dir, DEFAULT_PORT if port is None else port), True
-    return config_mod.parse(file_data(args)), False
+    return parse(file_data(args)), False
 
 
-def settings_of(args: argparse.Namespace) -> config_mod.Settings:
+def settings_of(args: argparse.Namespace) -> Settings:
     return settings_and_source(args)[0]
 
 
-def settings_if_any(args: argparse.Namespace) -> config_mod.Settings | None:
+def settings_if_any(args: argparse.Namespace) -> Settings | None:
     """The config the bot runs with, when there is one here: a kind's schema may depend on
     its table (None: every domain's defaults)."""
     path = config_path(args)
-    return config_mod.read_file(path) if path.exists() else None
+    if not path.exists():
+        return None
+    from bot.config import read_file
+
+    return read_file(path)
 
 
 def environ_for(dev: bool) -> Mapping[str, str]:
     """Where secrets are read: the dev profile's are its own (nothing to export first)."""
+    from bot.config.profiles import DEV_ENVIRON
+
     return {**os.environ, **DEV_ENVIRON} if dev else os.environ
 
 

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 from pathlib import Path
 
-from bot.cli.common import EXIT_USAGE, CommandError
+from bot.cli.errors import EXIT_USAGE, CommandError
 
 SDK_MODULES = ("hyperliquid", "eth_account", "eth_utils", "msgpack")
 INSTALL_HINT = "hl-sandbox needs the Hyperliquid SDK: pip install 'countersign[hyperliquid]'"
@@ -25,6 +24,8 @@ def add_hl_sandbox(commands: argparse._SubParsersAction[argparse.ArgumentParser]
 
 
 def cmd_hl_sandbox(args: argparse.Namespace) -> int:
+    import asyncio  # here: the parser imports this module for add_hl_sandbox
+
     # the sandbox verifies signatures with the SDK's own code: without it, one line saying so
     try:
         from hlsandbox.serve import serve

@@ -8,7 +8,8 @@ import json
 from typing import Any
 
 from bot.agents import kinds
-from bot.cli.common import EXIT_USAGE, CommandError, settings_if_any
+from bot.cli.common import settings_if_any
+from bot.cli.errors import EXIT_USAGE, CommandError
 from cards.strings import text
 from cards.world import world_words
 from store import World

@@ -11,7 +11,6 @@ from bot.app.logs import configure
 from bot.cli.api_commands import client_of
 from bot.cli.common import settings_if_any
 
-DEFAULT_MCP_PORT = 8765
 EXIT_REFUSED = 2
 
 
@@ -22,14 +21,15 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
     configure()  # logs go to stderr: on stdio, stdout is the protocol's
     if not args.http:
-        asyncio.run(serve_stdio(client_of(args), settings_if_any(args)))
+        # a server: one aiohttp session for all its calls
+        asyncio.run(serve_stdio(client_of(args, stdlib=False), settings_if_any(args)))
         return 0
     try:  # before anything starts: who may talk to it (bot/agents/mcp/http_guard.py)
         guard = guard_for(args.host, os.environ)
     except GuardError as refused:
         print(f"countersign mcp: {refused}", file=sys.stderr)
         return EXIT_REFUSED
-    client = client_of(args)
+    client = client_of(args, stdlib=False)
     settings = settings_if_any(args)
     needs = " with its bearer token" if guard.token is not None else ""
 

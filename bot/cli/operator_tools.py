@@ -11,14 +11,13 @@ from collections.abc import Mapping
 
 from bot import config as config_mod
 from bot.cli.common import (
-    EXIT_USAGE,
-    CommandError,
     config_path,
     file_data,
     settings_of,
     uses_dev_data,
     with_store,
 )
+from bot.cli.errors import EXIT_USAGE, CommandError
 from bot.config.profiles import DEV_ENVIRON
 
 

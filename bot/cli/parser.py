@@ -1,35 +1,16 @@
-"""The argument parser: every command, its options and the function that runs it."""
+"""The argument parser: every command, its options and the function that runs it (named by
+its module, imported only when it runs: bot/cli/lazy.py)."""
 
 from __future__ import annotations
 
 import argparse
-from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bot.agents.kinds import names as kind_names
-from bot.cli.api_commands import (
-    LANG_ENV,
-    cmd_cancel,
-    cmd_health,
-    cmd_list,
-    cmd_propose,
-    cmd_show,
-)
+from bot import __version__
+from bot.cli.defaults import DEFAULT_DEV_DIR, DEFAULT_MCP_PORT, DEV_TOKEN_ENV, LANG_ENV
 from bot.cli.hl_sandbox_command import add_hl_sandbox
-from bot.cli.kinds_command import cmd_kinds
-from bot.cli.mcp_command import DEFAULT_MCP_PORT, cmd_mcp
-from bot.cli.operator_tools import (
-    cmd_config_check,
-    cmd_db_upgrade,
-    cmd_deliveries_list,
-    cmd_deliveries_retry,
-    cmd_reconcile,
-    cmd_venue_orders,
-)
-from bot.cli.serving import cmd_demo, cmd_run, cmd_sandbox, cmd_worker
-from bot.cli.venue_qualify import cmd_venue_profile, cmd_venue_qualify
-from bot.config.profiles import DEFAULT_DEV_DIR, DEV_TOKEN_ENV
+from bot.cli.lazy import Command, Parser
 
 
 def config_options(sub: argparse.ArgumentParser) -> None:
@@ -66,18 +47,11 @@ def wait_seconds(text: str) -> int:
     return int(text)
 
 
-def installed_version() -> str:
-    try:
-        return metadata.version("countersign")
-    except metadata.PackageNotFoundError:  # run from a source tree that was never installed
-        return "unknown (not installed)"
-
-
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser: argparse.ArgumentParser = Parser(
         prog="countersign", description="Human-confirmed operations over Lark/Feishu cards."
     )
-    parser.add_argument("--version", action="version", version=f"countersign {installed_version()}")
+    parser.add_argument("--version", action="version", version=f"countersign {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     add_serving(commands)
     add_hl_sandbox(commands)
@@ -118,7 +92,7 @@ def add_serving(commands: Commands) -> None:
     run.add_argument("--sandbox-url", help="use a sandbox that is already running")
     run.add_argument("--lark-mode", choices=("ws", "webhook"), default="ws", help="with --sandbox")
     venue_options(run, "with --dev or --sandbox: ")
-    run.set_defaults(func=cmd_run)
+    run.set_defaults(func=Command("bot.cli.serving", "cmd_run"))
 
     demo = commands.add_parser(
         "demo", help="sandbox + bot + simulated venue with sample operations to click"
@@ -128,19 +102,19 @@ def add_serving(commands: Commands) -> None:
     demo.add_argument("--port", type=int, help="bot HTTP port (default 8080)")
     demo.add_argument("--sandbox-port", type=int, default=9090)
     venue_options(demo, "")
-    demo.set_defaults(func=cmd_demo)
+    demo.set_defaults(func=Command("bot.cli.serving", "cmd_demo"))
 
     worker = commands.add_parser(
         "worker", help="run the workers alone (executor, reconciler, cards, expiry)"
     )
     config_options(worker)
-    worker.set_defaults(func=cmd_worker)
+    worker.set_defaults(func=Command("bot.cli.serving", "cmd_worker"))
 
     sandbox = commands.add_parser("sandbox", help="run the local Lark sandbox")
     sandbox.add_argument("--host", default="127.0.0.1")
     sandbox.add_argument("--port", type=int, default=9090)
     sandbox.add_argument("--state", type=Path, help="load/persist sandbox state in this JSON file")
-    sandbox.set_defaults(func=cmd_sandbox)
+    sandbox.set_defaults(func=Command("bot.cli.serving", "cmd_sandbox"))
 
 
 def add_operator_tools(commands: Commands) -> None:
@@ -150,7 +124,7 @@ def add_operator_tools(commands: Commands) -> None:
     )
     reconcile.add_argument("id", nargs="?", help="one operation (default: all)")
     config_options(reconcile)
-    reconcile.set_defaults(func=cmd_reconcile)
+    reconcile.set_defaults(func=Command("bot.cli.operator_tools", "cmd_reconcile"))
 
     deliveries = commands.add_parser(
         "deliveries", help="result return: replies and webhooks to proposers"
@@ -164,11 +138,11 @@ def add_operator_tools(commands: Commands) -> None:
     listing.add_argument("--limit", type=int, default=50)
     listing.add_argument("--json", action="store_true")
     config_options(listing)
-    listing.set_defaults(func=cmd_deliveries_list)
+    listing.set_defaults(func=Command("bot.cli.operator_tools", "cmd_deliveries_list"))
     replay = deliveries_sub.add_parser("retry", help="replay a failed delivery (same id)")
     replay.add_argument("id")
     config_options(replay)
-    replay.set_defaults(func=cmd_deliveries_retry)
+    replay.set_defaults(func=Command("bot.cli.operator_tools", "cmd_deliveries_retry"))
 
     config_cmd = commands.add_parser("config", help="configuration tools")
     config_sub = config_cmd.add_subparsers(dest="config_command", required=True, metavar="ACTION")
@@ -176,13 +150,13 @@ def add_operator_tools(commands: Commands) -> None:
         "check", help="print the effective config (secrets redacted) and its problems"
     )
     config_options(check)
-    check.set_defaults(func=cmd_config_check)
+    check.set_defaults(func=Command("bot.cli.operator_tools", "cmd_config_check"))
 
     db = commands.add_parser("db", help="database tools")
     db_sub = db.add_subparsers(dest="db_command", required=True, metavar="ACTION")
     up = db_sub.add_parser("upgrade", help="apply migrations")
     config_options(up)
-    up.set_defaults(func=cmd_db_upgrade)
+    up.set_defaults(func=Command("bot.cli.operator_tools", "cmd_db_upgrade"))
 
     venue = commands.add_parser(
         "venue", help="venues: the simulated venue's orders, profiles, qualify"
@@ -192,7 +166,7 @@ def add_operator_tools(commands: Commands) -> None:
     config_options(venue_orders)
     venue_orders.add_argument("--json", action="store_true")
     venue_orders.add_argument("--account")
-    venue_orders.set_defaults(func=cmd_venue_orders)
+    venue_orders.set_defaults(func=Command("bot.cli.operator_tools", "cmd_venue_orders"))
     add_venue_reads(venue_sub)
 
 
@@ -204,7 +178,7 @@ def add_venue_reads(venue_sub: Commands) -> None:
     profile.add_argument("venue", nargs="?", metavar="VENUE", help="one venue (default: all)")
     config_options(profile)
     profile.add_argument("--json", action="store_true")
-    profile.set_defaults(func=cmd_venue_profile)
+    profile.set_defaults(func=Command("bot.cli.venue_qualify", "cmd_venue_profile"))
     qualify = venue_sub.add_parser(
         "qualify",
         help="read an account (never trades) and say what it can carry",
@@ -216,29 +190,37 @@ def add_venue_reads(venue_sub: Commands) -> None:
     qualify.add_argument("--account", required=True, help="a [[domains.finance.accounts]] name")
     config_options(qualify)
     qualify.add_argument("--json", action="store_true")
-    qualify.set_defaults(func=cmd_venue_qualify)
+    qualify.set_defaults(func=Command("bot.cli.venue_qualify", "cmd_venue_qualify"))
+
+
+def propose_description() -> str:
+    from bot.agents.kinds import names as kind_names
+
+    return (
+        "Propose an operation from a JSON file (or - for stdin). A file without "
+        "a request_id gets one made from its content (cli-<sha256 prefix>), printed on "
+        "stderr: proposing the same file again reuses it, so a retry after a lost answer "
+        "never files the operation twice. To file the same content as a new operation, "
+        "give it a request_id of its own. The file is {request_id?, kind, payload, audience, "
+        f"expires_in_s?, source?}}; kinds: {', '.join(kind_names())} (`countersign kinds "
+        "KIND` shows a kind's payload schema and example payloads)."
+    )
 
 
 def add_api_commands(commands: Commands) -> None:
     health = commands.add_parser("health", help="readiness of a running bot (/readyz)")
     health.add_argument("--url", help="bot URL (env COUNTERSIGN_URL)")
     health.add_argument("--json", action="store_true")
-    health.set_defaults(func=cmd_health)
+    health.set_defaults(func=Command("bot.cli.api_commands", "cmd_health"))
 
     propose = commands.add_parser(
         "propose",
         help="propose an operation from a JSON file or -",
-        description="Propose an operation from a JSON file (or - for stdin). A file without "
-        "a request_id gets one made from its content (cli-<sha256 prefix>), printed on "
-        "stderr: proposing the same file again reuses it, so a retry after a lost answer "
-        "never files the operation twice. To file the same content as a new operation, "
-        "give it a request_id of its own. The file is {request_id?, kind, payload, audience, "
-        f"expires_in_s?, source?}}; kinds: {', '.join(kind_names())} (`countersign kinds "
-        "KIND` shows a kind's payload schema and example payloads).",
+        describe=propose_description,  # the kinds' registry is read only to show it
     )
     propose.add_argument("file", metavar="FILE|-")
     client_options(propose)
-    propose.set_defaults(func=cmd_propose)
+    propose.set_defaults(func=Command("bot.cli.api_commands", "cmd_propose"))
 
     show = commands.add_parser("show", help="show one operation")
     show.add_argument("id")
@@ -256,14 +238,14 @@ def add_api_commands(commands: Commands) -> None:
         "(no operator decision pending: confirmed, rejected, or closed without one)",
     )
     client_options(show)
-    show.set_defaults(func=cmd_show)
+    show.set_defaults(func=Command("bot.cli.api_commands", "cmd_show"))
 
     lister = commands.add_parser("list", help="list operations, newest first")
     lister.add_argument("--state")
     lister.add_argument("--limit", type=int)
     lister.add_argument("--cursor")
     client_options(lister)
-    lister.set_defaults(func=cmd_list)
+    lister.set_defaults(func=Command("bot.cli.api_commands", "cmd_list"))
 
     mcp = commands.add_parser(
         "mcp",
@@ -282,7 +264,7 @@ def add_api_commands(commands: Commands) -> None:
     mcp.add_argument(
         "--port", type=int, default=DEFAULT_MCP_PORT, help=f"with --http ({DEFAULT_MCP_PORT})"
     )
-    mcp.set_defaults(func=cmd_mcp)
+    mcp.set_defaults(func=Command("bot.cli.mcp_command", "cmd_mcp"))
 
     listing = commands.add_parser(
         "kinds",
@@ -295,9 +277,9 @@ def add_api_commands(commands: Commands) -> None:
     listing.add_argument("kind", nargs="?", metavar="KIND")
     listing.add_argument("--config", help="shape schemas by this config (default as for run)")
     listing.add_argument("--json", action="store_true", help="print the list as JSON")
-    listing.set_defaults(func=cmd_kinds)
+    listing.set_defaults(func=Command("bot.cli.kinds_command", "cmd_kinds"))
 
     cancel = commands.add_parser("cancel", help="cancel an unclaimed operation")
     cancel.add_argument("id")
     client_options(cancel)
-    cancel.set_defaults(func=cmd_cancel)
+    cancel.set_defaults(func=Command("bot.cli.api_commands", "cmd_cancel"))

@@ -13,13 +13,8 @@ from typing import Any
 
 from bot import config as config_mod
 from bot.app.logs import configure, redact
-from bot.cli.common import (
-    DEFAULT_PORT,
-    EXIT_USAGE,
-    CommandError,
-    environ_for,
-    settings_and_source,
-)
+from bot.cli.common import DEFAULT_PORT, environ_for, settings_and_source
+from bot.cli.errors import EXIT_USAGE, CommandError
 from bot.config.profiles import DEV_TOKEN, DEV_TOKEN_ENV, dev_config
 
 

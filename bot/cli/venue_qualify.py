@@ -17,7 +17,8 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from bot.cli.common import EXIT_API, EXIT_USAGE, CommandError, environ_for, settings_and_source
+from bot.cli.common import environ_for, settings_and_source
+from bot.cli.errors import EXIT_API, EXIT_USAGE, CommandError
 from store import World
 
 if TYPE_CHECKING:

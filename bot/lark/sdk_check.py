@@ -10,7 +10,6 @@ naming what is missing, instead of failing on the first click.
 from __future__ import annotations
 
 import importlib
-from importlib.metadata import PackageNotFoundError, version
 from types import ModuleType
 from typing import Any
 
@@ -75,9 +74,9 @@ def sdk_mismatch(client_class: Any | None = None, log_level: Any = None) -> list
         if not callable(getattr(client_class, name, None))
     ]
     if log_level is None:
-        import lark_oapi as lark  # type: ignore[import-untyped]
+        from lark_oapi.core.enum import LogLevel  # type: ignore[import-untyped]
 
-        log_level = lark.LogLevel.WARNING
+        log_level = LogLevel.WARNING
     # Building one opens nothing: the SDK connects in start(). (It does set the SDK's logger
     # level, so pass the level the transport will use anyway.)
     probe = client_class("cli_sdk_check", "-", log_level=log_level)
@@ -97,6 +96,8 @@ def check_http_parts() -> None:
 
 def _refuse(missing: list[str]) -> None:
     if missing:
+        from importlib.metadata import PackageNotFoundError, version  # on a refusal only
+
         try:
             installed = version("lark-oapi")
         except PackageNotFoundError:

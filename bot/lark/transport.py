@@ -11,14 +11,13 @@ into its response model. Only the send differs; the bytes on the wire are the SD
 from __future__ import annotations
 
 import json
+import urllib.parse
 from typing import Any, TypeVar
 
 import httpx
-import lark_oapi as lark  # type: ignore[import-untyped]
 from lark_oapi.core.const import UTF_8  # type: ignore[import-untyped]
 from lark_oapi.core.json import JSON  # type: ignore[import-untyped]
-from lark_oapi.core.log import logger as lark_logger  # type: ignore[import-untyped]
-from lark_oapi.core.model import BaseRequest, RawResponse  # type: ignore[import-untyped]
+from lark_oapi.core.model import BaseRequest, Config, RawResponse  # type: ignore[import-untyped]
 from lark_oapi.core.token import verify  # type: ignore[import-untyped]
 
 from bot.lark.sdk_check import check_http_parts
@@ -28,20 +27,35 @@ __all__ = ["LarkTransport"]
 R = TypeVar("R")
 
 
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def checked_domain(domain: str) -> str:
+    """The rule of the SDK's `ClientBuilder.domain` (lark_oapi/client.py `_validate_domain`),
+    which lives beside the client that imports every API namespace: an https origin, or http
+    on loopback; no credentials, path, query or fragment. ValueError otherwise.
+    tests/bot/lark/test_namespaces.py compares the two."""
+    parsed = urllib.parse.urlsplit(domain)
+    plain_http_ok = parsed.scheme == "http" and (parsed.hostname or "").lower() in LOOPBACK
+    if not domain or not (parsed.scheme == "https" or plain_http_ok):
+        raise ValueError(f"domain must use https scheme (got {domain!r})")
+    if not parsed.netloc or "@" in parsed.netloc:
+        raise ValueError(f"domain must be a host without credentials (got {domain!r})")
+    if parsed.path or parsed.query or parsed.fragment:
+        raise ValueError(f"domain must be an origin, no path/query/fragment (got {domain!r})")
+    return domain
+
+
 def sdk_config(domain: str, timeout_s: float) -> Any:
-    """The SDK's client config, by its own builder (which refuses a domain that is not an https
-    origin, or http on loopback), for calls with a token we pass in: no app credentials, so the
-    SDK's own synchronous token fetch cannot run; a call that reached it would fail at once."""
-    level = lark_logger.level  # build() sets the SDK's process-global logger level; keep it
-    client = (
-        lark.Client.builder()
-        .enable_set_token(True)
-        .domain(domain.rstrip("/"))
-        .timeout(timeout_s)
-        .build()
-    )
-    lark_logger.setLevel(level)
-    return client._config
+    """The SDK's client config, as its builder makes it for calls with a token we pass in: no
+    app credentials, so the SDK's own synchronous token fetch cannot run; a call that reached
+    it would fail at once. Built here, not by `lark.Client.builder()`: that client carries
+    every API namespace (bot/lark/namespaces.py)."""
+    config = Config()
+    config.enable_set_token = True
+    config.domain = checked_domain(domain.rstrip("/"))
+    config.timeout = timeout_s
+    return config
 
 
 class LarkTransport:

@@ -46,10 +46,10 @@ import threading
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
-import lark_oapi as lark  # type: ignore[import-untyped]
-import lark_oapi.ws.client as lark_ws_client  # type: ignore[import-untyped]
+from lark_oapi.core.enum import LogLevel  # type: ignore[import-untyped]
 
 from bot.lark.ingress_port import (
     IngressPort,
@@ -58,8 +58,10 @@ from bot.lark.ingress_port import (
     is_callback,
 )
 from bot.lark.sdk_check import check_sdk
-from bot.lark.ws_client import FrameClient, close_sdk_loop
 from kernel.canonical import MAX_ENVELOPE_DEPTH, too_deep
+
+if TYPE_CHECKING:
+    from bot.lark.ws_client import FrameClient
 
 log = logging.getLogger("countersign.lark.ws")
 
@@ -107,7 +109,7 @@ class WsTransport:
         self.on_fatal = on_fatal
         self.watchdog_tick_s = watchdog_tick_s
         self.pong_slack_s = pong_slack_s
-        self.sdk_log_level = lark.LogLevel[sdk_log_level]
+        self.sdk_log_level = LogLevel[sdk_log_level]
 
         self._thread: threading.Thread | None = None
         self._ws_loop: asyncio.AbstractEventLoop | None = None
@@ -133,6 +135,12 @@ class WsTransport:
         """Start the SDK thread and the watchdog. Call on the main loop. Raises `SdkMismatch`
         first if the installed lark-oapi lacks a private part `_Client` overrides."""
         check_sdk(self.sdk_log_level)
+        # imported by the transport that starts, not with this module: the SDK's long
+        # connection client reads every namespace's event processors (~15 MB), which the
+        # worker child, importing the composition root, never uses
+        from bot.lark import ws_client
+
+        self._sdk: ModuleType = ws_client
         with WsTransport._running_lock:
             if WsTransport._running is not None:
                 raise RuntimeError("a lark ws transport is already running in this process")
@@ -147,12 +155,15 @@ class WsTransport:
     def _run(self) -> None:
         loop = asyncio.new_event_loop()
         asyncio.set_event_loop(loop)
-        lark_ws_client.loop = loop  # before the client exists: the SDK schedules on this global
+        # before the client exists: the SDK schedules on this global
+        self._sdk.lark_ws_client.loop = loop
         self._ws_loop = loop
         self._loop_ready.set()
         try:
             if not self._stopping:
-                self._client = FrameClient(self, self.app_id, self._app_secret, self.domain)
+                self._client = self._sdk.FrameClient(
+                    self, self.app_id, self._app_secret, self.domain
+                )
                 self._client.start()  # blocks until stop() stops the loop, or raises
         except RuntimeError as error:
             if not self._stopping:  # else: "Event loop stopped before Future completed"
@@ -165,7 +176,7 @@ class WsTransport:
             self._shutdown(loop)
 
     def _shutdown(self, loop: asyncio.AbstractEventLoop) -> None:
-        close_sdk_loop(loop, self._client)
+        self._sdk.close_sdk_loop(loop, self._client)
 
     async def stop(self, timeout_s: float = 10.0) -> bool:
         """Best effort (the SDK has no stop): stop its loop, cancel its tasks, close the socket.

@@ -15,15 +15,17 @@ view, not on a change seen, so a waiter that asks again never misses one.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from kernel.timeutil import iso_utc
-from store.authority.records import Operation
-from store.execution.records import Outcome
 from store.lifecycle import OPEN_UNCLAIMED, TERMINAL_UNCLAIMED
 from store.vocabulary import CardDelivery, ClickAction, Entry, Execution, Stage, State, Tone, World
+
+if TYPE_CHECKING:  # the records' modules load SQLAlchemy; a client reading views needs none
+    from store.authority.records import Operation
+    from store.execution.records import Outcome
 
 PROJECTION_VERSION = 1
 

@@ -64,7 +64,7 @@ async def test_the_guides_mcp_configs_and_tools_table_match_the_server() -> None
     server = stdio["mcpServers"]["countersign"]
     assert server["command"] == "countersign" and "COUNTERSIGN_TOKEN" in server["env"]
     parser = build_parser()
-    assert parser.parse_args(server["args"]).func is cmd_mcp
+    assert parser.parse_args(server["args"]).func.resolve() is cmd_mcp
     http_line = next(line for line in text.splitlines() if "countersign mcp --http" in line)
     http_args = shlex.split(http_line.split("countersign ", 1)[1].split("#")[0])
     assert parser.parse_args(http_args).http

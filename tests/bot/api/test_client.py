@@ -1,6 +1,7 @@
 """The Python client (bot/agents/client.py) against the real API on a loopback port (issue 16): typed
 answers that match what the API sends, an idempotent propose, the API's refusals as ApiError,
-Retry-After honoured on 429, and the blocking SyncClient. Both backends."""
+Retry-After honoured on 429, and the blocking SyncClient. Both backends, and both HTTP
+stacks the client sends with (aiohttp, and the standard library the CLI uses)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,12 @@ from tests.support.wire import unknown_fields
 DEV, OTHER = TOKENS["DEV_AGENT_TOKEN"], TOKENS["OTHER_AGENT_TOKEN"]
 
 
+@pytest.fixture(params=[False, True], ids=["aiohttp", "stdlib"])
+def stdlib(request: pytest.FixtureRequest) -> bool:
+    chosen: bool = request.param
+    return chosen
+
+
 def url_of(api: TestClient[Any, Any]) -> str:
     return str(api.make_url("")).rstrip("/")
 
@@ -32,10 +39,10 @@ def without_request_id() -> dict[str, Any]:
 
 
 async def test_a_proposal_without_request_id_files_once_however_often_it_is_sent(
-    api: TestClient[Any, Any], store: Store
+    api: TestClient[Any, Any], store: Store, stdlib: bool
 ) -> None:
     body = without_request_id()
-    async with Client(url_of(api), DEV) as client:
+    async with Client(url_of(api), DEV, stdlib=stdlib) as client:
         first = await client.propose(body)
         again = await client.propose(dict(body))
     assert first.created and not again.created
@@ -47,9 +54,10 @@ async def test_a_proposal_without_request_id_files_once_however_often_it_is_sent
 
 async def test_the_apis_own_request_model_is_accepted_and_reads_come_back_typed(
     api: TestClient[Any, Any],
+    stdlib: bool,
 ) -> None:
     proposal = ProposalIn.model_validate(order_request("client-typed"))
-    async with Client(url_of(api), DEV) as client:
+    async with Client(url_of(api), DEV, stdlib=stdlib) as client:
         filed = await client.propose(proposal)
         got = await client.get(filed.operation.id)
         page = await client.list(limit=5)
@@ -62,8 +70,10 @@ async def test_the_apis_own_request_model_is_accepted_and_reads_come_back_typed(
         assert unknown_fields(typed) == []
 
 
-async def test_refusals_are_the_apis_code_message_and_fields(api: TestClient[Any, Any]) -> None:
-    async with Client(url_of(api), DEV) as client:
+async def test_refusals_are_the_apis_code_message_and_fields(
+    api: TestClient[Any, Any], stdlib: bool
+) -> None:
+    async with Client(url_of(api), DEV, stdlib=stdlib) as client:
         with pytest.raises(ApiError) as bad:
             await client.propose({**order_request("client-bad"), "audience": "nobody"})
         with pytest.raises(ApiError) as missing:
@@ -76,8 +86,12 @@ async def test_refusals_are_the_apis_code_message_and_fields(api: TestClient[Any
 
 async def test_another_proposers_token_cannot_read_the_operation(
     api: TestClient[Any, Any],
+    stdlib: bool,
 ) -> None:
-    async with Client(url_of(api), DEV) as mine, Client(url_of(api), OTHER) as theirs:
+    async with (
+        Client(url_of(api), DEV, stdlib=stdlib) as mine,
+        Client(url_of(api), OTHER, stdlib=stdlib) as theirs,
+    ):
         filed = await mine.propose(order_request("client-mine"))
         with pytest.raises(ApiError) as refused:
             await theirs.get(filed.operation.id)
@@ -87,23 +101,24 @@ async def test_another_proposers_token_cannot_read_the_operation(
 
 async def test_a_429_is_retried_after_the_retry_after_it_carries(
     client_for: ClientFactory,
+    stdlib: bool,
 ) -> None:
     # a token every 10 s: the second ask, sent at once, is refused unless 10 s pass between
     rate = {"proposer_rate_per_s": 0.1, "proposer_burst": 1}
     limited = await client_for(make_config(http=rate))
-    async with Client(url_of(limited), DEV, attempts=1) as once:
+    async with Client(url_of(limited), DEV, attempts=1, stdlib=stdlib) as once:
         await once.list()  # the burst of one is spent
         with pytest.raises(ApiError) as refused:
             await once.list()
     assert refused.value.status == 429
     assert refused.value.retry_after_s is not None and 1 <= refused.value.retry_after_s <= 10
-    async with Client(url_of(limited), DEV) as patient:
+    async with Client(url_of(limited), DEV, stdlib=stdlib) as patient:
         page = await patient.list()  # refused, then asked again after Retry-After
     assert page.items == []
 
 
-async def test_an_unreachable_api_is_one_clear_error() -> None:
-    async with Client(f"http://127.0.0.1:{free_port()}", DEV, attempts=2) as client:
+async def test_an_unreachable_api_is_one_clear_error(stdlib: bool) -> None:
+    async with Client(f"http://127.0.0.1:{free_port()}", DEV, attempts=2, stdlib=stdlib) as client:
         with pytest.raises(ApiError) as unreachable:
             await client.list()
     assert unreachable.value.status == 0 and unreachable.value.code == "unreachable"
@@ -111,9 +126,10 @@ async def test_an_unreachable_api_is_one_clear_error() -> None:
 
 async def test_the_sync_client_proposes_and_reads_without_an_event_loop(
     api: TestClient[Any, Any],
+    stdlib: bool,
 ) -> None:
     def blocking() -> tuple[str, str]:
-        with SyncClient(url_of(api), DEV) as client:
+        with SyncClient(url_of(api), DEV, stdlib=stdlib) as client:
             filed = client.propose(order_request("client-sync"))
             return filed.operation.id, client.get(filed.operation.id).id
 

@@ -12,7 +12,7 @@ import lark_oapi as lark  # type: ignore[import-untyped]
 import lark_oapi.ws.client as lark_ws_client  # type: ignore[import-untyped]
 import pytest
 
-from bot.cli.common import EXIT_API
+from bot.cli.errors import EXIT_API
 from bot.lark.sdk_check import TESTED_RANGE, SdkMismatch, check_sdk, sdk_mismatch
 from bot.lark.transport import LarkTransport
 from tests.support.processes import ENV, ROOT, free_port
