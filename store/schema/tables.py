@@ -32,6 +32,7 @@ from store.vocabulary import Execution
 CARD_REFUSED = "card_error IS NOT NULL"
 CARD_WAITING = "card_due_at IS NOT NULL AND card_error IS NULL"
 SUBMISSION_UNKNOWN = f"execution_state = '{Execution.SUBMISSION_UNKNOWN.value}'"
+SUBMITTED = f"execution_state = '{Execution.SUBMITTED.value}'"  # orders working at a venue
 # outcome statuses that put an operation before a person (store/reads/attention.py)
 NEEDS_PEOPLE = ("unknown", "unresolved")
 
@@ -129,7 +130,8 @@ class OperationRow(Base):
         Index("ix_operations_state_created_at_id", "state", "created_at", "id"),
         Index("ix_operations_state_expires_at", "state", "expires_at"),
         Index("ix_operations_card_due_at", "card_due_at"),
-        Index("ix_operations_exec_due_at", "exec_due_at"),
+        # only what is scheduled (a lease's `<=` implies it; a reconcile asks IS NOT NULL)
+        partial("operations", "exec_due_at", ("exec_due_at",), "exec_due_at IS NOT NULL"),
         Index("ix_operations_remind_at", "remind_at"),
         Index("ix_operations_auto_send_at", "auto_send_at"),
         # the dashboard's change mark and recent activity: the newest change first
@@ -139,6 +141,7 @@ class OperationRow(Base):
         partial("operations", "card_refused", ("created_at", "id"), CARD_REFUSED),
         partial("operations", "card_waiting", ("updated_at",), CARD_WAITING),
         partial("operations", "unknown_submissions", ("created_at", "id"), SUBMISSION_UNKNOWN),
+        partial("operations", "working_orders", ("id",), SUBMITTED),
         *vocabulary_checks("operations"),
     )
 

@@ -282,6 +282,7 @@ BOUNDED_READ_INDEXES = {
         "ix_operations_card_refused",
         "ix_operations_card_waiting",
         "ix_operations_unknown_submissions",
+        "ix_operations_working_orders",
     },
     "outcomes": {"ix_outcomes_unknown", "ix_outcomes_unresolved"},
     "reservations": {"ix_reservations_account_state_released_at"},

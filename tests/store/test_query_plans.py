@@ -190,6 +190,8 @@ CASES: dict[str, Case] = {
     "reminder_lease": Case(lambda s, _: ReminderLedger(s).lease_due(5)),
     "expiry": Case(lambda s, _: s.expire_due()),
     "auto_send_due": Case(lambda s, _: _auto_send(s)),
+    # an operator's "check again" (`countersign reconcile`), inside a write
+    "reconcile_now": Case(lambda s, _: ExecutionLedger(s).reconcile_now()),
     # start-up: what recovery asks for
     "recovery": Case(_recovery),
 }

@@ -8,11 +8,14 @@ Each one serves a read that scanned a history table (the plans: tests/store/test
 - operations (updated_at, id): the dashboard's change mark and recent activity;
 - operations (source_proposer, created_at, id): a proposer's list, newest first, in order;
 - partial, on operations: cards Lark refused (card_error IS NOT NULL), cards waiting
-  (card_due_at IS NOT NULL AND card_error IS NULL), submissions still unknown;
+  (card_due_at IS NOT NULL AND card_error IS NULL), submissions still unknown, orders still
+  working at a venue (an operator's "check again" looks at those two);
 - partial, on outcomes: the rows whose status puts an operation before a person
   (unknown, unresolved);
 - reservations (account, state, released_at) in place of (account, state): what an account
-  holds now is two seeks, never its history.
+  holds now is two seeks, never its history;
+- operations (exec_due_at) rebuilt partial, over the scheduled rows only: the executor's
+  leases seek it as before, and an operator's "check again" can ask IS NOT NULL of it.
 
 Only indexes: nothing is rewritten. SQLite builds each in the upgrade's one transaction;
 PostgreSQL takes a plain CREATE INDEX (writes wait while it builds: seconds at 100k
@@ -33,6 +36,7 @@ depends_on = None
 CARD_REFUSED = "card_error IS NOT NULL"
 CARD_WAITING = "card_due_at IS NOT NULL AND card_error IS NULL"
 SUBMISSION_UNKNOWN = "execution_state = 'submission_unknown'"
+SUBMITTED = "execution_state = 'submitted'"
 NEEDS_PEOPLE = ("unknown", "unresolved")
 
 # (table, name, columns, partial predicate or None)
@@ -47,6 +51,7 @@ INDEXES: tuple[tuple[str, str, tuple[str, ...], str | None], ...] = (
     ("operations", "ix_operations_card_refused", ("created_at", "id"), CARD_REFUSED),
     ("operations", "ix_operations_card_waiting", ("updated_at",), CARD_WAITING),
     ("operations", "ix_operations_unknown_submissions", ("created_at", "id"), SUBMISSION_UNKNOWN),
+    ("operations", "ix_operations_working_orders", ("id",), SUBMITTED),
     *(
         ("outcomes", f"ix_outcomes_{status}", ("operation_id", "id"), f"status = '{status}'")
         for status in NEEDS_PEOPLE
@@ -66,7 +71,15 @@ def _where(predicate: str | None) -> dict[str, object]:
     return {"sqlite_where": sa.text(predicate), "postgresql_where": sa.text(predicate)}
 
 
+SCHEDULED = "exec_due_at IS NOT NULL"
+
+
 def upgrade() -> None:
+    with op.batch_alter_table("operations", schema=None) as batch_op:
+        batch_op.drop_index("ix_operations_exec_due_at")
+        batch_op.create_index(
+            "ix_operations_exec_due_at", ["exec_due_at"], unique=False, **_where(SCHEDULED)
+        )
     for table, name, columns, predicate in INDEXES:
         with op.batch_alter_table(table, schema=None) as batch_op:
             batch_op.create_index(name, list(columns), unique=False, **_where(predicate))
@@ -80,3 +93,6 @@ def downgrade() -> None:
     for table, name, _columns, _predicate in reversed(INDEXES):
         with op.batch_alter_table(table, schema=None) as batch_op:
             batch_op.drop_index(name)
+    with op.batch_alter_table("operations", schema=None) as batch_op:
+        batch_op.drop_index("ix_operations_exec_due_at")
+        batch_op.create_index("ix_operations_exec_due_at", ["exec_due_at"], unique=False)
