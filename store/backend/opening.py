@@ -29,8 +29,8 @@ async def open_store(
     try:
         if is_sqlite(url):
             before = await current_revision(engine)
-            await upgrade(engine)
-            if before != head_revision():
+            if before != head_revision():  # at head (every start but an upgrade's): no lock
+                await upgrade(engine)
                 # One line instead of alembic's one per step (quiet at INFO).
                 log.info("store migrated from %s to %s", before or "nothing", head_revision())
         else:

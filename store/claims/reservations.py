@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 
-from sqlalchemy import Connection, and_, insert, or_, select, update
+from sqlalchemy import Connection, insert, select, update
 
 from kernel.timeutil import Clock
 from store.authority.store import Store
@@ -75,20 +75,22 @@ def hold(
     version = conn.execute(
         select(AccountRow.version).where(AccountRow.account == account).with_for_update()
     ).scalar_one()
-    holding = ReservationRow.state == ReservationState.ACTIVE.value
+    columns = (ReservationRow.operation_id, ReservationRow.amount, ReservationRow.state)
+    mine = ReservationRow.account == account
+    # two seeks on ix_reservations_account_state_released_at, never the account's history
+    rows = list(
+        conn.execute(
+            select(*columns).where(mine, ReservationRow.state == ReservationState.ACTIVE.value)
+        ).all()
+    )
     if exposure.observed_at is not None:
-        holding = or_(
-            holding,
-            and_(
+        rows += conn.execute(
+            select(*columns).where(
+                mine,
                 ReservationRow.state == ReservationState.CONVERTED.value,
                 ReservationRow.released_at >= exposure.observed_at,
-            ),
-        )
-    rows = conn.execute(
-        select(ReservationRow.operation_id, ReservationRow.amount, ReservationRow.state).where(
-            ReservationRow.account == account, holding
-        )
-    ).all()
+            )
+        ).all()
     held = sum((Decimal(row.amount) for row in rows), Decimal(0))
     if any(
         row.operation_id == operation_id and row.state == ReservationState.ACTIVE.value

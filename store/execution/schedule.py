@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Connection, and_, exists, or_, select, update
+from sqlalchemy import Connection, and_, exists, select, update
 
 from kernel.timeutil import Clock
 from store.authority.records import Operation
@@ -19,7 +19,7 @@ from store.authority.store import Store
 from store.backend import leases
 from store.execution.records import FailedPass
 from store.lifecycle import Execution
-from store.schema.tables import AttemptRow, OperationRow
+from store.schema.tables import AttemptRow, OperationRow, constant
 
 EXEC_LEASE_S = 60
 
@@ -104,23 +104,20 @@ async def reconcile_now(store: Store, operation_id: str | None = None) -> list[s
     """Look at unknown submissions and working orders now (all, or one): an operator's
     "check again" after fixing a venue or a network. Never touches an operation mid-dispatch
     (its worker holds it) or one that is settled."""
-    looking = or_(
-        OperationRow.execution_state.in_(
-            [Execution.SUBMISSION_UNKNOWN.value, Execution.SUBMITTED.value]
-        ),
-        and_(
-            OperationRow.execution_state.in_(
-                [Execution.COMPLETED.value, Execution.RECONCILED.value]
-            ),
-            OperationRow.exec_due_at.is_not(None),
-        ),
+    # three seeks (two partial indexes and the schedule's), never a look at every operation
+    # inside the write
+    unknown = OperationRow.execution_state == constant(Execution.SUBMISSION_UNKNOWN.value)
+    working = OperationRow.execution_state == constant(Execution.SUBMITTED.value)
+    tracked = and_(
+        OperationRow.exec_due_at.is_not(None),
+        OperationRow.execution_state.in_([Execution.COMPLETED.value, Execution.RECONCILED.value]),
     )
-    query = select(OperationRow.id).where(looking)
+    queries = [select(OperationRow.id).where(looking) for looking in (unknown, working, tracked)]
     if operation_id is not None:
-        query = query.where(OperationRow.id == operation_id)
+        queries = [query.where(OperationRow.id == operation_id) for query in queries]
 
     def write(conn: Connection) -> list[str]:
-        ids = list(conn.execute(query).scalars())
+        ids = sorted({found for query in queries for found in conn.execute(query).scalars()})
         if ids:
             conn.execute(
                 update(OperationRow)

@@ -20,7 +20,7 @@ from store.authority.records import Operation
 from store.lifecycle import State
 from store.reads.operations import page_of
 from store.reads.paging import MAX_PAGE_SIZE, Page
-from store.schema.tables import DeliveryRow, OperationRow, OutcomeRow
+from store.schema.tables import NEEDS_PEOPLE, DeliveryRow, OperationRow, OutcomeRow, constant
 from store.vocabulary import DeliveryState
 
 if TYPE_CHECKING:
@@ -42,11 +42,14 @@ class Group:
     operations: tuple[Operation, ...]  # the first `limit` of them
 
 
-def _newest_outcome_is(statuses: Collection[str]) -> ColumnElement[bool]:
-    """The operation's newest outcome has one of `statuses` (driven from outcomes: few rows)."""
+def _newest_outcome_is(status: str) -> ColumnElement[bool]:
+    """The operation's newest outcome has `status`: driven from the outcomes with it (a
+    partial index, ix_outcomes_<status>, holds just those), each one checked for a later
+    outcome of its operation by a seek on ix_outcomes_operation_id."""
+    assert status in NEEDS_PEOPLE, status
     newer = aliased(OutcomeRow)
     newest = select(OutcomeRow.operation_id).where(
-        OutcomeRow.status.in_(sorted(statuses)),
+        OutcomeRow.status == constant(status),
         ~exists().where(newer.operation_id == OutcomeRow.operation_id, newer.id > OutcomeRow.id),
     )
     return OperationRow.id.in_(newest)
@@ -67,7 +70,7 @@ def _group_condition(key: str) -> ColumnElement[bool]:
     if key == AWAITING:
         return OperationRow.state.in_(OPEN)
     if key in (UNKNOWN, UNRESOLVED):
-        return _newest_outcome_is([key])
+        return _newest_outcome_is(key)
     if key == CARD_FAILED:
         return OperationRow.card_error.is_not(None)
     failed = select(DeliveryRow.operation_id).where(DeliveryRow.state == DeliveryState.FAILED.value)
@@ -83,21 +86,22 @@ def _group_order(key: str) -> tuple[Any, ...]:
 async def attention(store: Store, limit: int = MAX_PAGE_SIZE) -> list[Group]:
     """Every group with its count and its first `limit` operations (an operation may be in
     more than one: a card that failed to post for an order still awaiting confirmation)."""
-    groups = []
     async with store.read() as conn:
-        for key in GROUPS:
-            condition = _group_condition(key)
-            count = await _count(conn, condition)
-            rows = (
-                await conn.execute(
-                    select(OperationRow.__table__)
-                    .where(condition)
-                    .order_by(*_group_order(key))
-                    .limit(limit)
-                )
-            ).all()
-            groups.append(Group(key, count, tuple(Operation.from_row(row) for row in rows)))
-    return groups
+        return [await _group(conn, key, limit) for key in GROUPS]
+
+
+async def group(store: Store, key: str, limit: int = MAX_PAGE_SIZE) -> Group:
+    """One group of `attention`: its count and its first `limit` operations."""
+    async with store.read() as conn:
+        return await _group(conn, key, limit)
+
+
+async def _group(conn: AsyncConnection, key: str, limit: int) -> Group:
+    condition = _group_condition(key)
+    count = await _count(conn, condition)
+    query = select(OperationRow.__table__).where(condition).order_by(*_group_order(key))
+    rows = (await conn.execute(query.limit(limit))).all()
+    return Group(key, count, tuple(Operation.from_row(row) for row in rows))
 
 
 async def counts(store: Store, keys: Collection[str] = GROUPS) -> dict[str, int]:

@@ -11,7 +11,7 @@ from collections.abc import Collection
 from contextlib import AbstractAsyncContextManager
 from typing import Protocol
 
-from sqlalchemy import ColumnElement, and_, func, or_, select
+from sqlalchemy import ColumnElement, func, select, tuple_
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from store.authority.records import AuditEntry, Confirmation, Operation
@@ -56,11 +56,10 @@ async def page_of(
     """One page of the operations meeting `conditions`, newest first, from `cursor`."""
     if cursor is not None:
         created_at, operation_id = decode_cursor(cursor)
+        # a row value, so the (created_at, id) index seeks to it (an OR of the two would
+        # walk the index from the top)
         conditions.append(
-            or_(
-                OperationRow.created_at < created_at,
-                and_(OperationRow.created_at == created_at, OperationRow.id < operation_id),
-            )
+            tuple_(OperationRow.created_at, OperationRow.id) < tuple_(created_at, operation_id)
         )
     query = (
         select(OperationRow.__table__)

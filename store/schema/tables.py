@@ -6,6 +6,7 @@ re-exported here for the modules that have always imported them from this one)."
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import (
     Boolean,
@@ -15,6 +16,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    literal_column,
     text,
 )
 from sqlalchemy.orm import Mapped, mapped_column
@@ -22,6 +24,31 @@ from sqlalchemy.orm import Mapped, mapped_column
 from store.schema.columns import Base as Base
 from store.schema.columns import BigId, operation_ref, vocabulary_checks
 from store.schema.columns import UTCDateTime as UTCDateTime
+from store.vocabulary import Execution
+
+# What the reads of outstanding work ask, and the partial indexes that hold just that: SQLite
+# uses a partial index only for a WHERE term that is the index's own, constants written as
+# constants (a bound parameter is not), so both are written from these (issue 34).
+CARD_REFUSED = "card_error IS NOT NULL"
+CARD_WAITING = "card_due_at IS NOT NULL AND card_error IS NULL"
+SUBMISSION_UNKNOWN = f"execution_state = '{Execution.SUBMISSION_UNKNOWN.value}'"
+SUBMITTED = f"execution_state = '{Execution.SUBMITTED.value}'"  # orders working at a venue
+# outcome statuses that put an operation before a person (store/reads/attention.py)
+NEEDS_PEOPLE = ("unknown", "unresolved")
+
+
+def partial(table: str, name: str, columns: tuple[str, ...], where: str) -> Index:
+    """An index over only the rows `where` holds, on both backends."""
+    return Index(
+        f"ix_{table}_{name}", *columns, sqlite_where=text(where), postgresql_where=text(where)
+    )
+
+
+def constant(value: str) -> Any:
+    """`value` as a SQL constant in a statement (our own words only), so a partial index on
+    it can serve the statement."""
+    assert "'" not in value, value
+    return literal_column(f"'{value}'")
 
 
 class OperationRow(Base):
@@ -103,9 +130,18 @@ class OperationRow(Base):
         Index("ix_operations_state_created_at_id", "state", "created_at", "id"),
         Index("ix_operations_state_expires_at", "state", "expires_at"),
         Index("ix_operations_card_due_at", "card_due_at"),
-        Index("ix_operations_exec_due_at", "exec_due_at"),
+        # only what is scheduled (a lease's `<=` implies it; a reconcile asks IS NOT NULL)
+        partial("operations", "exec_due_at", ("exec_due_at",), "exec_due_at IS NOT NULL"),
         Index("ix_operations_remind_at", "remind_at"),
         Index("ix_operations_auto_send_at", "auto_send_at"),
+        # the dashboard's change mark and recent activity: the newest change first
+        Index("ix_operations_updated_at_id", "updated_at", "id"),
+        # a proposer's list (the API, `countersign list`), newest first
+        Index("ix_operations_source_proposer_created_at_id", "source_proposer", "created_at", "id"),
+        partial("operations", "card_refused", ("created_at", "id"), CARD_REFUSED),
+        partial("operations", "card_waiting", ("updated_at",), CARD_WAITING),
+        partial("operations", "unknown_submissions", ("created_at", "id"), SUBMISSION_UNKNOWN),
+        partial("operations", "working_orders", ("id",), SUBMITTED),
         *vocabulary_checks("operations"),
     )
 
@@ -260,7 +296,13 @@ class OutcomeRow(Base):
     tone: Mapped[str] = mapped_column(String(8), nullable=False)
     words: Mapped[str] = mapped_column(Text, nullable=False)
 
-    __table_args__ = vocabulary_checks("outcomes")
+    __table_args__ = (
+        *(
+            partial("outcomes", status, ("operation_id", "id"), f"status = '{status}'")
+            for status in NEEDS_PEOPLE
+        ),
+        *vocabulary_checks("outcomes"),
+    )
 
 
 class AccountRow(Base):
@@ -287,7 +329,8 @@ class ReservationRow(Base):
     released_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
     __table_args__ = (
-        Index("ix_reservations_account_state", "account", "state"),
+        # what an account holds: its active ones, and those converted since an observation
+        Index("ix_reservations_account_state_released_at", "account", "state", "released_at"),
         *vocabulary_checks("reservations"),
     )
 

@@ -11,13 +11,15 @@ from typing import Any
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy import Connection, MetaData, select
+from sqlalchemy import Connection, MetaData, inspect, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from kernel.timeutil import utc_now
 from store.authority.envelope import Conversation, Source
 from store.authority.store import Store
+from store.backend.engine import SQLITE_IMMEDIATE
+from store.backend.opening import open_store
 from store.cards.card_ledger import CardLedger
 from store.claims.decisions import Claimed, Click
 from store.claims.reservations import Exposure
@@ -271,3 +273,53 @@ async def test_0007_drops_the_attempt_state_and_a_downgrade_rebuilds_it(
         await upgrade(engine)  # and forward again, keeping every row
         assert "state" not in await columns_of(engine, "attempts")
         assert len((await every_row(engine))["attempts"]) == 4
+
+
+BOUNDED_READ_INDEXES = {
+    "operations": {
+        "ix_operations_updated_at_id",
+        "ix_operations_source_proposer_created_at_id",
+        "ix_operations_card_refused",
+        "ix_operations_card_waiting",
+        "ix_operations_unknown_submissions",
+        "ix_operations_working_orders",
+    },
+    "outcomes": {"ix_outcomes_unknown", "ix_outcomes_unresolved"},
+    "reservations": {"ix_reservations_account_state_released_at"},
+}
+
+
+async def index_names(engine: AsyncEngine, table: str) -> set[str]:
+    async with engine.connect() as conn:
+        found = await conn.run_sync(lambda sync: inspect(sync).get_indexes(table))
+    return {str(index["name"]) for index in found}
+
+
+async def test_0023_indexes_a_store_with_rows_and_keeps_every_row(
+    backend: Backend, tmp_path: Path
+) -> None:
+    async with seeded_at(backend, tmp_path, "0022") as engine:
+        for table, names in BOUNDED_READ_INDEXES.items():
+            assert not names & await index_names(engine, table)
+        before = await every_row(engine)
+        await upgrade(engine)
+        assert await every_row(engine) == before
+        for table, names in BOUNDED_READ_INDEXES.items():
+            assert names <= await index_names(engine, table)
+        assert "ix_reservations_account_state" not in await index_names(engine, "reservations")
+        await downgrade(engine, "0022")
+        assert "ix_reservations_account_state" in await index_names(engine, "reservations")
+
+
+async def test_opening_a_store_at_head_writes_nothing(store: Store, backend: Backend) -> None:
+    """At head, opening reads the revision and goes: no migration's write lock, and on
+    SQLite no `foreign_key_check` over every row (seconds a year in, every start)."""
+    async with store.engine.connect() as holder:
+        # another process writing: SQLite's write lock, or PostgreSQL's on the revision
+        holder = await holder.execution_options(**{SQLITE_IMMEDIATE: True})
+        await holder.begin()
+        if backend.name == "postgresql":
+            await holder.exec_driver_sql("LOCK TABLE alembic_version IN EXCLUSIVE MODE")
+        opened = await open_store(backend.url, schema=backend.schema)
+        await opened.close()
+        await holder.rollback()
