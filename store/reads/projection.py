@@ -117,8 +117,8 @@ class OutcomeView(Projected):
 
 
 class OperationView(Projected):
-    """An operation as every surface reads it; the API answers it (GET
-    /api/v1/operations/{id}) as JSON."""
+    """An operation as every surface reads it; the API answers it as JSON (an operation's
+    GET, docs/agents.md)."""
 
     projection_version: int
     id: str
