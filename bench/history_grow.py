@@ -66,11 +66,16 @@ MIX: tuple[tuple[str, dict[str, Any], str, bool], ...] = (
 
 
 def config_data(
-    sandbox: SandboxProcess, data: Path, store: dict[str, Any], port: int
+    sandbox: SandboxProcess, data: Path, store: dict[str, Any], port: int, name: str
 ) -> dict[str, Any]:
     """The bot's config: bench/callback_ack.py's, with a 2-of-2 rule for large orders and a
-    message destination; workers in their own process, as `run` has them by default."""
+    message destination; workers in their own process, as `run` has them by default; a
+    simulated venue of its own for each run, so no run inherits another's orders."""
     settings = settings_data(sandbox, data, port, {"workers": "process"}, store)
+    venue = data / f"venue-{name}.db"
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{venue}{suffix}").unlink(missing_ok=True)
+    settings["domains"]["finance"]["venue_path"] = str(venue)
     settings["approval_rules"] = [
         {
             "name": "large",
@@ -127,7 +132,7 @@ async def start_bot(
     """`countersign run` on `store`, until /readyz answers 200 and a worker child runs."""
     port = free_port()
     config = data / f"{name}.toml"
-    config.write_text(toml_document(config_data(sandbox, data, store, port)))
+    config.write_text(toml_document(config_data(sandbox, data, store, port, name)))
     log = data / f"{name}.log"
     started = time.monotonic()
     with log.open("wb") as sink:

@@ -16,7 +16,7 @@ from store import create_engine, upgrade
 
 PG_SERVER = os.environ.get("COUNTERSIGN_BENCH_PG", "postgresql+asyncpg://postgres@127.0.0.1:5432")
 PG_ADMIN_DB = "test"  # where CREATE and DROP DATABASE are sent from
-SQLITE_FILES = ("", "-wal", "-shm")
+SQLITE_FILES = ("", "-wal", "-shm", "-turn")
 
 
 @dataclass(frozen=True)
