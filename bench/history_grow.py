@@ -5,7 +5,8 @@ The mix, repeated until `count` operations are filed: filled orders (some replie
 their source conversation, one with a protective stop-loss, one first clicked by a person who
 may not decide), 2-of-2 quorum orders, an order the pre-check refuses after its claim,
 rejects with and without a reason, a proposer's cancel, an expiry, message drafts sent, and a
-draft returned with "Request changes"."""
+draft returned with "Request changes". Not in it yet: signed result webhooks, text commands,
+and counterparty texts (signals): those tables stay as the drive leaves them (signals: empty)."""
 
 from __future__ import annotations
 

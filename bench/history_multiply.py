@@ -119,15 +119,16 @@ def ulid_time_ms(sqlite: bool, column: str) -> str:
 
 
 def shifted_ulid(sqlite: bool, column: str) -> str:
-    """SQL: the ULID in `column` with its time moved back by the copy's `c.shift_ms`."""
-    ms = f"({ulid_time_ms(sqlite, column)} - c.shift_ms)"
+    """SQL: the ULID in `t.column` with its time moved back by the copy's `c.shift_ms` (its
+    time decoded once, into the staging table's `ms_<column>`)."""
+    ms = f"(t.ms_{column} - c.shift_ms)"
     # PostgreSQL's substr takes an integer position, not the bigint the arithmetic gives
     kind = "INTEGER"
     chars = [
         f"substr('{ALPHABET}', CAST((({ms} / {32 ** (9 - i)}) % 32) + 1 AS {kind}), 1)"
         for i in range(10)
     ]
-    return "(" + " || ".join(chars) + f" || substr({column}, 11))"
+    return "(" + " || ".join(chars) + f" || substr(t.{column}, 11))"
 
 
 def shifted_time(sqlite: bool, column: str) -> str:
@@ -158,16 +159,14 @@ def column_sql(table: Table, column: Column[object], sqlite: bool, strides: dict
     points_at = references(table).get(name)
     if name in DUE_COLUMNS.get(table.name, ()):
         return "NULL"
-    if column.primary_key and table.name in ULID_TABLES:
-        return shifted_ulid(sqlite, ref)
+    if name in ulid_columns(table):
+        return shifted_ulid(sqlite, name)
     if column.primary_key and table.name in strides:
         return f"{ref} + c.k * {strides[table.name]}"
-    if points_at in ULID_TABLES:
-        return shifted_ulid(sqlite, ref)
     if points_at in strides:
         return f"{ref} + c.k * {strides[points_at]}"
     if table.name == "attempts" and name == "client_id":  # the prefix and the operation id
-        return f"replace({ref}, t.operation_id, {shifted_ulid(sqlite, 't.operation_id')})"
+        return f"replace({ref}, t.operation_id, {shifted_ulid(sqlite, 'operation_id')})"
     if name in DIGESTS.get(table.name, ()):
         return f"(substr({ref}, 1, 56) || {padded_copy(sqlite)})"
     if suffix := SUFFIXED.get(table.name, {}).get(name):
@@ -183,11 +182,22 @@ def base_predicate(table: Table) -> str:
     return "t.operation_id IN (SELECT id FROM hist_base_ops)"
 
 
-def staging_sql(table: Table) -> str:
+def ulid_columns(table: Table) -> list[str]:
+    """Columns holding a ULID: the table's own id, or a reference to a ULID-keyed table."""
+    pointing = references(table)
+    return [
+        c.name
+        for c in table.columns
+        if (c.primary_key and table.name in ULID_TABLES) or pointing.get(c.name) in ULID_TABLES
+    ]
+
+
+def staging_sql(table: Table, sqlite: bool) -> str:
     """The originals of `table`, set aside once: every batch copies from them, never from the
-    growing table (that would read more each batch)."""
+    growing table (that would read more each batch); each ULID's time decoded beside it."""
+    times = "".join(f", {ulid_time_ms(sqlite, f't.{c}')} AS ms_{c}" for c in ulid_columns(table))
     return (
-        f"CREATE TEMP TABLE hb_{table.name} AS SELECT t.* FROM {table.name} t "
+        f"CREATE TEMP TABLE hb_{table.name} AS SELECT t.*{times} FROM {table.name} t "
         f"WHERE {base_predicate(table)}"
     )
 
@@ -279,11 +289,13 @@ async def multiply(
         )
     )
     for table in tables:
-        await conn.execute(text(staging_sql(table)))
+        await conn.execute(text(staging_sql(table, sqlite)))
     base_rows = sum([await scalar(conn, f"SELECT count(*) FROM hb_{t.name}") for t in tables])
     per_batch = max(1, rows_per_batch // max(1, base_rows))
     statements = [copy_sql(t, sqlite, strides) for t in tables]
     await conn.commit()
+    if not sqlite:  # no per-row FK triggers while copying: every reference is built above
+        await conn.execute(text("SET session_replication_role = replica"))
     for ks in batches(copies, per_batch):
         await conn.execute(text("DELETE FROM hist_copies"))
         await conn.execute(
@@ -301,6 +313,7 @@ async def multiply(
     for name in [*temporary, "hist_base_signals", *(f"hb_{t.name}" for t in tables)]:
         await conn.execute(text(f"DROP TABLE {name}"))
     if not sqlite:  # the sequences continue above the copies' ids
+        await conn.execute(text("SET session_replication_role = DEFAULT"))
         for name in strides:
             await conn.execute(
                 text(
