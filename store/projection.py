@@ -115,8 +115,8 @@ class OutcomeView(Projected):
 
 
 class OperationView(Projected):
-    """An operation as every surface reads it; the API answers it (GET
-    /api/v1/operations/{id}) as JSON."""
+    """An operation as every surface reads it; the API answers it as JSON (an operation's
+    read, its list's items, a proposal's and a cancel's answer)."""
 
     projection_version: int
     id: str
