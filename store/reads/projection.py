@@ -118,7 +118,7 @@ class OutcomeView(Projected):
 
 class OperationView(Projected):
     """An operation as every surface reads it; the API answers it as JSON (an operation's
-    GET, docs/agents.md)."""
+    read, its list's items, a proposal's and a cancel's answer)."""
 
     projection_version: int
     id: str

@@ -12,6 +12,7 @@ from aiohttp.test_utils import make_mocked_request
 from bot.api.dashboard import allowed
 from bot.api.dashboard_view import outcome_text
 from cards.vocabulary import headline
+from store import OperationView
 from tests.support.dashboard import text_of
 from tests.support.demo_samples import demo_samples
 from tests.support.factories import order_request
@@ -43,8 +44,16 @@ async def test_the_dashboard_shows_what_the_api_shows_and_browsing_changes_nothi
     assert f'<tr data-op="{view["id"]}">' in listing and ">Filled</span>" in listing
     assert "SIMULATED" in listing
     detail = await page(stack, f"/ops/{view['id']}")
-    assert text_of(detail, "headline") == headline(api, PEOPLE).words("en") == "Filled"
-    assert text_of(detail, "outcome") == outcome_text(api) == "Filled · SIMULATED"
+    assert (
+        text_of(detail, "headline")
+        == headline(OperationView.model_validate(api), PEOPLE).words("en")
+        == "Filled"
+    )
+    assert (
+        text_of(detail, "outcome")
+        == outcome_text(OperationView.model_validate(api))
+        == "Filled · SIMULATED"
+    )
     assert api["confirm_digest"] in detail and f"cs-{view['id']}" in detail
     assert "Confirmed by Alice at " in detail and "ou_alice" not in detail  # people by name
     zh = await page(stack, f"/ops/{view['id']}?lang=zh")
@@ -115,9 +124,14 @@ async def test_the_dashboard_and_the_card_agree_in_every_state_the_demo_reaches(
             card = json.dumps(stack.card(message_id), ensure_ascii=False)
             words = text_of(shown, "headline")
             titles = [t for t in text_of(shown, "outcome").split(" → ") if t]
-            if words != headline(api, PEOPLE).words("en") or words not in card:
+            if (
+                words != headline(OperationView.model_validate(api), PEOPLE).words("en")
+                or words not in card
+            ):
                 return False
-            if titles != [t for t in outcome_text(api).split(" → ") if t]:
+            if titles != [
+                t for t in outcome_text(OperationView.model_validate(api)).split(" → ") if t
+            ]:
                 return False
             if all(title in card for title in titles):
                 seen.append(words)

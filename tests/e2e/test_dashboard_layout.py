@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from cards.vocabulary import headline
+from store import OperationView
 from tests.support.dashboard import counts, screens, text_of
 from tests.support.demo_samples import demo_samples
 from tests.support.factories import order_request
@@ -104,7 +105,7 @@ async def test_every_page_fits_a_phone_and_a_desktop_in_every_state(
         async def detail(name: str, step: str, **wanted: str) -> None:
             view = await view_when(stack, offered[name][0]["id"], **wanted)
             shown = await look.look(f"/ops/{view['id']}", f"detail-{name.replace(' ', '-')}-{step}")
-            words = headline(view, PEOPLE).words("en")
+            words = headline(OperationView.model_validate(view), PEOPLE).words("en")
             assert shown == {"phone": words, "desktop": words}, (name, step)
             said[name].append(words)
 

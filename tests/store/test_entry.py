@@ -60,8 +60,9 @@ async def test_a_web_confirmation_claims_and_records_its_entry(store: Store) -> 
         None,
         None,
     )
-    decision = (await view(store, claimed))["decision"]
-    assert (decision["by"], decision["entry"]) == ("ou_alice", "web")
+    decision = (await view(store, claimed)).decision
+    assert decision is not None
+    assert (decision.by, decision.entry) == ("ou_alice", "web")
     assert await store.claim_count(op.id) == 1
 
 

@@ -18,6 +18,7 @@ from store import (
     Execution,
     ExecutionLedger,
     Observation,
+    OperationView,
     Stage,
     Store,
     Tone,
@@ -83,9 +84,9 @@ async def test_a_wait_reads_again_until_the_operation_moves_into_the_condition(
     op = await offered(store)
     await store.reject(Click(op.id, "reject", op.confirm_digest, "ou_bob"))
     view = await asyncio.wait_for(waited(store, op, 60, "decided"), WELL_INSIDE_THE_WINDOW_S)
-    assert view["state"] == "rejected" and view["version"] > op.version
+    assert view.state == "rejected" and view.version > op.version
     unchanged = await waited(store, op, 0, "final")  # no wait asked: the view as it was read
-    assert unchanged["state"] == "awaiting_confirmation"
+    assert unchanged.state == "awaiting_confirmation"
 
 
 async def test_until_final_follows_the_finality_stored_with_the_outcome_not_its_status(
@@ -116,7 +117,9 @@ async def test_until_final_follows_the_finality_stored_with_the_outcome_not_its_
     status, view = await _get(api, f"/api/v1/operations/{op.id}?wait_s=1&until=final")
     assert status == 200 and loop.time() - started >= 1  # it waited its whole window
     assert (view["outcome"]["status"], view["outcome"]["final"]) == ("filled", False)
-    assert view["outcome"]["words"] == still and not reached(view, "final")
+    assert view["outcome"]["words"] == still and not reached(
+        OperationView.model_validate(view), "final"
+    )
 
     waiting = asyncio.create_task(_get(api, f"/api/v1/operations/{op.id}?wait_s=60&until=final"))
     done = {"en": "Lamp lit", "zh": "灯已点亮"}
@@ -127,4 +130,4 @@ async def test_until_final_follows_the_finality_stored_with_the_outcome_not_its_
     status, view = await asyncio.wait_for(waiting, WELL_INSIDE_THE_WINDOW_S)
     assert status == 200 and view["outcome"]["status"] == "lamp_lit"
     assert view["outcome"]["final"] is True and view["outcome"]["tone"] == "good"
-    assert reached(view, "final")
+    assert reached(OperationView.model_validate(view), "final")
