@@ -21,6 +21,7 @@ from cards.outcomes import outcome_parts, outcome_title
 from store import Claimed, Click, ExecutionLedger, Operation, Store
 from tests.support.driving import drive, statuses
 from tests.support.factories import draft
+from tests.support.projection import outcome_view_of
 from tests.support.venue_harness import FAULTS, HARNESSES, VenueHarness, open_harness
 from workers.domains.execution import client_id_for
 from workers.executor import ExecutionWorker
@@ -129,7 +130,7 @@ async def test_each_fault_is_settled_by_lookup_never_by_a_second_order(
         if len(outcomes) == 2:
             assert last.stage == "reconciled"
             assert last.reconciles_digest == outcomes[0].outcome_digest
-        said = {"stage": last.stage, "status": last.status, "words": last.words}
+        said = outcome_view_of({"stage": last.stage, "status": last.status, "words": last.words})
         card_title = outcome_title(said, harness.world, "en")
         assert card_title == f"{title} · {harness.world.value.upper()}", card_title
         words = outcome_parts(last.detail)
