@@ -6,6 +6,8 @@ changes. Each one statement, so no surface outside the store reads the tables it
 
 from __future__ import annotations
 
+import hashlib
+
 from sqlalchemy import func, select
 
 from store.reads.operations import ReadSource
@@ -45,4 +47,8 @@ async def change_mark(store: ReadSource) -> str:
     )
     async with store.read() as conn:
         row = (await conn.execute(newest)).first()
-    return "-" if row is None else f"{row.updated_at.isoformat()}/{row.id}"
+    if row is None:
+        return "-"
+    # every page carries the mark: a digest of the id, so a page never names an operation it
+    # does not show (a filtered list, another proposer's)
+    return f"{row.updated_at.isoformat()}/{hashlib.sha256(row.id.encode()).hexdigest()[:16]}"
