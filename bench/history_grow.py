@@ -193,12 +193,12 @@ async def propose(
     deadline = time.monotonic() + SETTLE_DEADLINE_S
     while True:
         async with http.post(f"{bot.url}/api/v1/operations", json=body, headers=auth) as r:
-            view: dict[str, Any] = await r.json()
+            answer: dict[str, Any] = await r.json()  # the API's JSON (not a typed view)
         if r.status == 201:
-            return view
-        busy = r.status == 409 and view.get("error", {}).get("code") == "active_claim"
+            return answer
+        busy = r.status == 409 and answer.get("error", {}).get("code") == "active_claim"
         if not busy or time.monotonic() > deadline:
-            raise RuntimeError(f"proposal refused: {r.status} {view}")
+            raise RuntimeError(f"proposal refused: {r.status} {answer}")
         await asyncio.sleep(0.2)
 
 
@@ -274,17 +274,17 @@ async def decided(
         body["source"] = {
             "conversation": {"chat_id": "oc_ops", "message_id": await thread(http, sandbox)}
         }
-    view = await propose(http, bot, body)
+    filed = await propose(http, bot, body)
     if fate == "cancel":
         auth = {"Authorization": f"Bearer {TOKEN}"}
-        url = f"{bot.url}/api/v1/operations/{view['id']}/cancel"
+        url = f"{bot.url}/api/v1/operations/{filed['id']}/cancel"
         async with http.post(url, headers=auth) as response:
             if response.status != 200:
                 raise RuntimeError(f"cancel refused: {response.status} {await response.text()}")
         return
     if fate == "expire":
         return
-    card = await card_of(http, bot, view["id"])
+    card = await card_of(http, bot, filed["id"])
     if fate == "refused_then_confirm":
         await click(http, sandbox, card, "ou_mallory", button="confirm")
     if fate in ("confirm", "refused_then_confirm"):
