@@ -46,6 +46,7 @@ NOT_FOR_MCP = (
     "bot.ingress",
     "bot.decide",
     "workers.executor",
+    "aiohttp.web",  # the service domain's demo service: only `countersign demo` runs it
 )
 MCP_SESSION = [
     INITIALIZE,

@@ -55,14 +55,15 @@ print(json.dumps({"requests": requests, "client": "lark_oapi.client" in sys.modu
 
 def test_the_worker_child_imports_no_http_app_nor_ingress(tmp_path: Path) -> None:
     # the child's main (bot/app/worker_main.py) serves the workers from
-    # bot/app/workers_serving.py: not the HTTP app, the consumers nor the long connection
+    # bot/app/workers_serving.py: not the HTTP app, the consumers nor the long connection; no
+    # web server at all (the service domain's demo loads one only for `countersign demo`)
     code = """
 import json, sys
 import bot.app.worker_main
 print(json.dumps({"served_by": "bot.app.workers_serving" in sys.modules, "loaded": sorted(
     m for m in sys.modules
     if m.split(".")[:2] in (["bot", "api"], ["bot", "ingress"], ["bot", "decide"])
-    or m in ("bot.app.server", "bot.lark.ws", "bot.lark.webhook", "lark_oapi.ws")
+    or m in ("bot.app.server", "bot.lark.ws", "bot.lark.webhook", "lark_oapi.ws", "aiohttp.web")
 )}))
 """
     assert run(code, tmp_path) == {"served_by": True, "loaded": []}
