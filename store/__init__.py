@@ -60,7 +60,7 @@ if TYPE_CHECKING:
     from store.claims.decisions import Decided as Decided
     from store.claims.decisions import Refused as Refused
     from store.claims.decisions import refusal_reason as refusal_reason
-    from store.claims.reservations import Exposure as Exposure
+    from store.claims.exposure import Exposure as Exposure
     from store.claims.reservations import ReservationRefused as ReservationRefused
     from store.deliveries.conclusions import CHANGES_REQUESTED as CHANGES_REQUESTED
     from store.deliveries.conclusions import DECLINED as DECLINED
@@ -245,7 +245,7 @@ _OWNER: dict[str, str] = {
     "Observation": "store.execution.records",
     "Outcome": "store.execution.records",
     # exposure reservations against an account's budget
-    "Exposure": "store.claims.reservations",
+    "Exposure": "store.claims.exposure",
     "ReservationRefused": "store.claims.reservations",
     # the card ledger: card delivery state
     "CardLedger": "store.cards.card_ledger",

@@ -10,8 +10,7 @@ import asyncio
 import contextlib
 import logging
 import os
-import signal
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from aiohttp import web
@@ -20,23 +19,26 @@ from bot.api.app import RUNNER_OPTIONS, create_app
 from bot.api.health import Health
 from bot.app.heap import startup_heap_frozen
 from bot.app.worker_process import WorkerProcess
-from bot.app.workforce import RetryingLark, Workforce, build_workforce, start_workforce
+from bot.app.workers_serving import (
+    SHUTDOWN_GRACE_S,
+    lark_api,
+    open_configured_store,
+    stop_on_signals,
+)
+from bot.app.workforce import RetryingLark, build_workforce, start_workforce
 from bot.config import Config, Settings, zone
 from bot.config.policy import policy_digests, second_look_above
 from bot.decide.counters import DecisionCounters
 from bot.ingress.callbacks import CallbackConsumer, CallbackSettings
 from bot.ingress.text import TextListener, TextSettings
 from bot.ingress.text_scope import AudienceScope, Scope
-from bot.lark.api import LarkApi
 from bot.lark.webhook import add_webhook_routes
 from bot.lark.ws import WsTransport
 from kernel.timeutil import Clock, utc_now
-from store import Store, open_store
 
 log = logging.getLogger("countersign")
 
 EXIT_WATCHDOG = 3
-SHUTDOWN_GRACE_S = 5.0
 FATAL_GRACE_S = 5.0
 
 
@@ -65,31 +67,6 @@ def text_scope(settings: Settings) -> Scope:
     )
 
 
-async def _open_store(config: Config, clock: Clock) -> Store:
-    settings = config.settings.store
-    return await open_store(
-        settings.url, schema=settings.schema_name, pool_size=settings.pool_size, clock=clock
-    )
-
-
-def _stop_on_signals(stop: asyncio.Event | None) -> asyncio.Event:
-    """The given stop event, or one that SIGTERM/SIGINT set."""
-    if stop is not None:
-        return stop
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, stop.set)
-    return stop
-
-
-def _lark_api(config: Config) -> LarkApi | None:
-    lark = config.settings.lark
-    if lark.mode == "off":
-        return None
-    return LarkApi(lark.app_id, config.lark.app_secret.get_secret_value(), lark.base_url)
-
-
 async def serve(
     config: Config,
     *,
@@ -100,14 +77,14 @@ async def serve(
     """Run until `stop` is set (or SIGTERM/SIGINT); returns the process exit code."""
     settings = config.settings
     lark = settings.lark
-    store = await _open_store(config, clock)
+    store = await open_configured_store(config, clock)
     loop = asyncio.get_running_loop()
-    stop = _stop_on_signals(stop)
+    stop = stop_on_signals(stop)
     exit_code = 0
 
     tz = zone(settings.cards.timezone)
     callbacks = text = ws = None
-    api = _lark_api(config)
+    api = lark_api(config)
     force = await build_workforce(config, store, api, clock=clock, tz=tz)
     # "process": the workers run in a child; this process only forwards their wake-ups
     workers = WorkerProcess(config, store) if settings.execution.workers == "process" else None
@@ -242,37 +219,3 @@ async def serve(
             await api.close()
         await store.close()
     return exit_code
-
-
-async def serve_workers(
-    config: Config,
-    *,
-    on_ready: Callable[[], None] | None = None,
-    stop: asyncio.Event | None = None,
-    clock: Clock = utc_now,
-    link: Callable[[Workforce, asyncio.Event], Coroutine[Any, Any, None]] | None = None,
-) -> int:
-    """`countersign worker`: the card worker, executor, reconciler, expiry and venue clock
-    alone, without HTTP or Lark ingress. Safe next to `run` processes: every worker leases
-    its operations in the store. `link`: the worker process's tie to the `run` that started
-    it (`bot.app.worker_main`)."""
-    store = await _open_store(config, clock)
-    stop = _stop_on_signals(stop)
-    api = _lark_api(config)
-    force = await build_workforce(config, store, api, clock=clock)
-    try:
-        start_workforce(force, config, store, stop)
-        if link is not None:
-            force.tasks.append(asyncio.create_task(link(force, stop), name="parent-link"))
-        with startup_heap_frozen():
-            if on_ready is not None:
-                on_ready()
-            await stop.wait()
-        log.info("stopping workers")
-    finally:
-        stop.set()
-        await force.close(SHUTDOWN_GRACE_S)
-        if api is not None:
-            await api.close()
-        await store.close()
-    return 0

@@ -16,8 +16,8 @@ import socket
 import sys
 
 from bot.app.logs import configure, redact
-from bot.app.server import serve_workers
 from bot.app.worker_process import DATAGRAM_MAX
+from bot.app.workers_serving import serve_workers
 from bot.app.workforce import Workforce
 from bot.config import Config, parse, resolve
 from store import Lease, announce_leases

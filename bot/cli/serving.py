@@ -93,7 +93,7 @@ def hyperliquid_sdk_present() -> None:
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
-    from bot.app.server import serve_workers
+    from bot.app.workers_serving import serve_workers
 
     configure()
     settings, dev = settings_and_source(args)

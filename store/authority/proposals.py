@@ -6,11 +6,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from store.authority.envelope import Approval, Audience, Source, implied_world
-from store.authority.records import Operation
 from store.vocabulary import World
+
+if TYPE_CHECKING:  # an annotation only: a Draft is built without SQLAlchemy (countersign mcp)
+    from store.authority.records import Operation
 
 # worlds where nothing of an operation leaves this machine (`simulated` on every surface)
 LOCAL_WORLDS = frozenset({World.SIMULATED, World.EMULATOR})

@@ -1,5 +1,5 @@
 """Exposure reservations against an account's budget: what an operation would add
-(`Exposure`), holding it (`hold`: `Reserved` or `ReservationRefused`), settling it once the
+(`Exposure`, `store/claims/exposure.py`), holding it (`hold`: `Reserved` or `ReservationRefused`), settling it once the
 venue answered (`settle`: converted or released), and what is held now.
 
 Serialized per account by a compare-and-set on `accounts.version` (FOR UPDATE would be
@@ -10,7 +10,6 @@ dropped on SQLite); a lost race raises `Raced` and the whole write is tried agai
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
 from decimal import Decimal
 
 from sqlalchemy import Connection, insert, select, update
@@ -18,21 +17,11 @@ from sqlalchemy import Connection, insert, select, update
 from kernel.timeutil import Clock
 from store.authority.store import Store
 from store.backend.once import insert_once
+from store.claims.exposure import Exposure
 from store.execution.sql import settle_statement
 from store.groupcommit import Intent, run_on_connection
 from store.schema.tables import AccountRow, ReservationRow
 from store.vocabulary import ReservationState
-
-
-@dataclass(frozen=True)
-class Exposure:
-    """What an operation would add to an account, against the account's budget."""
-
-    account: str
-    amount: Decimal
-    budget: Decimal
-    observed: Decimal  # positions and open orders from a fresh observation
-    observed_at: datetime | None = None  # when that observation was taken
 
 
 @dataclass(frozen=True)

@@ -41,7 +41,8 @@ from store.authority.records import Operation
 from store.authority.store import Store
 from store.authority.transitions import OperationNotFound
 from store.claims import reservations
-from store.claims.reservations import Exposure, Raced, ReservationRefused, Reserved, hold, settled
+from store.claims.exposure import Exposure
+from store.claims.reservations import Raced, ReservationRefused, Reserved, hold, settled
 from store.deliveries.conclusions import outcome_digest
 from store.execution import reads as execution_reads
 from store.execution import schedule as execution_schedule

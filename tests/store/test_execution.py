@@ -22,7 +22,8 @@ from store.authority.store import Store
 from store.authority.transitions import OperationNotFound
 from store.backend.opening import open_store
 from store.claims.decisions import Claimed, Click
-from store.claims.reservations import Exposure, ReservationRefused, Reserved
+from store.claims.exposure import Exposure
+from store.claims.reservations import ReservationRefused, Reserved
 from store.deliveries.delivery_ledger import DeliveryLedger
 from store.execution.execution_ledger import ExecutionLedger
 from store.execution.records import Attempt, Observation

@@ -11,7 +11,7 @@ from sqlalchemy import update
 
 from store.authority.records import Operation
 from store.authority.store import Store
-from store.claims.reservations import Exposure
+from store.claims.exposure import Exposure
 from store.execution.execution_ledger import ExecutionLedger
 from store.execution.records import FailedPass
 from store.lifecycle import Execution, IllegalExecutionStep

@@ -22,7 +22,7 @@ from store.backend.engine import SQLITE_IMMEDIATE
 from store.backend.opening import open_store
 from store.cards.card_ledger import CardLedger
 from store.claims.decisions import Claimed, Click
-from store.claims.reservations import Exposure
+from store.claims.exposure import Exposure
 from store.execution.execution_ledger import ExecutionLedger
 from store.execution.records import Observation
 from store.groupcommit import open_writer

@@ -20,6 +20,17 @@ from tests.support.processes import ENV, ROOT
 from tests.support.waiting import scaled
 
 START_DEADLINE_S = 40.0
+# the first message of every MCP session, for tests that speak the protocol's JSON themselves
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "countersign-tests", "version": "1"},
+    },
+}
 
 
 CLI = "bot.cli"

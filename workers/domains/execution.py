@@ -13,11 +13,14 @@ from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kernel.problems import FieldProblem
-from store import Execution, Exposure, Operation, Tone
+from store import Execution, Exposure, Tone
 from workers.domains.words import Meaning, Said
+
+if TYPE_CHECKING:  # an annotation only: the registry loads no SQLAlchemy (countersign mcp)
+    from store import Operation
 
 CLIENT_ID_PREFIX = "cs-"
 # a task run beside the executor (or the bot) until its stop event is set: a venue's

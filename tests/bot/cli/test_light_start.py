@@ -11,11 +11,13 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from bot import __version__
 from bot.cli import defaults
+from tests.support.mcp_client import INITIALIZE
 
 ROOT = Path(__file__).resolve().parents[3]
 # what `--version`, `--help` and a usage error must not load: the SDKs, the ORM, HTTP, models
@@ -32,6 +34,25 @@ NOT_FOR_LIST = (
     "workers",
     "bot.config",
 )
+# `mcp` over stdio reads the kinds' registry and the config (the tools' schemas) and talks to
+# the API: no ORM, migrations or Lark, nor the bot's HTTP app, ingress or workers (the MCP SDK
+# itself loads its web server, uvicorn, whichever transport serves)
+NOT_FOR_MCP = (
+    "lark_oapi",
+    "sqlalchemy",
+    "alembic",
+    "bot.app.server",
+    "bot.app.workforce",
+    "bot.ingress",
+    "bot.decide",
+    "workers.executor",
+    "aiohttp.web",  # the service domain's demo service: only `countersign demo` runs it
+)
+MCP_SESSION = [
+    INITIALIZE,
+    {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+]
 
 RUN_AND_LIST = """
 import json, sys
@@ -44,15 +65,20 @@ print(json.dumps({"code": code, "modules": sorted(sys.modules)}), file=sys.stder
 """
 
 
-def loaded(*argv: str, cwd: Path) -> tuple[int, set[str], str]:
-    """(exit code, top-level and dotted module names loaded, stdout) of `countersign ARGV`."""
+def cli_env() -> dict[str, str]:
+    """This tree, an API nothing listens on, and no config file but what cwd holds."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "COUNTERSIGN_URL": "http://127.0.0.1:9"}
     env.pop("COUNTERSIGN_CONFIG", None)
+    return env
+
+
+def loaded(*argv: str, cwd: Path) -> tuple[int, set[str], str]:
+    """(exit code, top-level and dotted module names loaded, stdout) of `countersign ARGV`."""
     done = subprocess.run(
         [sys.executable, "-c", RUN_AND_LIST, *argv],
         capture_output=True,
         text=True,
-        env=env,
+        env=cli_env(),
         cwd=cwd,  # no countersign.toml there
         timeout=60,
         check=False,
@@ -91,6 +117,34 @@ def test_list_imports_the_client_alone(tmp_path: Path) -> None:
     assert code == 1
     assert "bot.agents.client" in modules
     assert heavy_in(modules, NOT_FOR_LIST) == []
+
+
+def test_mcp_over_stdio_loads_no_store_engine_nor_lark(tmp_path: Path) -> None:
+    with subprocess.Popen(
+        [sys.executable, "-c", RUN_AND_LIST, "mcp", "--token", "t"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=cli_env(),
+        cwd=tmp_path,
+    ) as mcp:
+        assert mcp.stdin is not None and mcp.stdout is not None
+        mcp.stdin.write("".join(json.dumps(message) + "\n" for message in MCP_SESSION))
+        mcp.stdin.flush()
+        answers: dict[int, dict[str, Any]] = {}
+        while 2 not in answers:  # both requests answered; then stdin closes and it stops
+            line = mcp.stdout.readline()
+            assert line, "countersign mcp stopped before answering tools/list"
+            answer = json.loads(line)
+            answers[answer["id"]] = answer
+        _out, err = mcp.communicate(timeout=60)
+    report = json.loads(err.strip().splitlines()[-1])
+    modules = set(report["modules"])
+    assert report["code"] == 0
+    assert "propose_operation" in [tool["name"] for tool in answers[2]["result"]["tools"]]
+    assert "workers.domains" in modules  # the kinds' registry names the tools' kinds
+    assert heavy_in(modules, NOT_FOR_MCP) == []
 
 
 def test_the_parser_shows_the_profiles_names() -> None:

@@ -1,6 +1,6 @@
 """lark-oapi one namespace at a time (bot/lark/namespaces.py): the bot's Lark modules load
 the IM and auth namespaces and the long connection, not every API; the SDK stays whole for
-whoever reads from it. Module sets are asserted in fresh subprocesses, never durations."""
+whoever reads from it; the worker child loads no HTTP app, ingress nor long connection. Module sets are asserted in fresh subprocesses, never durations."""
 
 from __future__ import annotations
 
@@ -51,6 +51,22 @@ print(json.dumps({"requests": requests, "client": "lark_oapi.client" in sys.modu
     # event models); what must not load is any other namespace's requests, nor the client
     # that carries every namespace
     assert run(code, tmp_path) == {"requests": ["auth", "im"], "client": False}
+
+
+def test_the_worker_child_imports_no_http_app_nor_ingress(tmp_path: Path) -> None:
+    # the child's main (bot/app/worker_main.py) serves the workers from
+    # bot/app/workers_serving.py: not the HTTP app, the consumers nor the long connection; no
+    # web server at all (the service domain's demo loads one only for `countersign demo`)
+    code = """
+import json, sys
+import bot.app.worker_main
+print(json.dumps({"served_by": "bot.app.workers_serving" in sys.modules, "loaded": sorted(
+    m for m in sys.modules
+    if m.split(".")[:2] in (["bot", "api"], ["bot", "ingress"], ["bot", "decide"])
+    or m in ("bot.app.server", "bot.lark.ws", "bot.lark.webhook", "lark_oapi.ws", "aiohttp.web")
+)}))
+"""
+    assert run(code, tmp_path) == {"served_by": True, "loaded": []}
 
 
 def test_the_whole_sdk_is_there_for_whoever_reads_it(tmp_path: Path) -> None:

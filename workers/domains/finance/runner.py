@@ -20,10 +20,10 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 from decimal import Decimal
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kernel.problems import FieldProblem
-from store import Operation, World
+from store import World
 from workers.domains.base import ReadingUnavailable
 from workers.domains.execution import (
     NOT_SUBMITTED,
@@ -62,6 +62,9 @@ from workers.domains.finance.venues.model import (
     VenueOrderState,
 )
 from workers.domains.finance.worst_case import order_exposure
+
+if TYPE_CHECKING:  # annotations only: the registry loads no SQLAlchemy (countersign mcp)
+    from store import Operation
 
 log = logging.getLogger("countersign.workers")
 

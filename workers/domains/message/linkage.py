@@ -12,12 +12,14 @@ dashboard can show inbound -> draft -> sent.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kernel.problems import FieldProblem
 from kernel.timeutil import iso_utc
-from store import Signal
 from workers.domains.message.baseline import BaselineReading
+
+if TYPE_CHECKING:  # annotations only: the registry loads no SQLAlchemy (countersign mcp)
+    from store import Signal
 
 SIGNAL_TERM = "answers"
 UNKNOWN_SIGNAL = "unknown_signal"

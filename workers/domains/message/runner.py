@@ -14,9 +14,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from cards.plain_text import NAME_MAX_CHARS, TITLE_MAX_CHARS, people_text
-from store import Operation
 from workers.domains.base import STORED, LarkMessages
 from workers.domains.execution import Observed, Refusal, Runner, SubmissionUnknown, Unresolvable
 from workers.domains.message.schema import (
@@ -31,6 +31,9 @@ from workers.domains.message.settings import MessageSettings
 from workers.domains.message.text import lark_markup
 from workers.domains.message.words import REJECTED, SENT
 from workers.domains.types import hidden_character
+
+if TYPE_CHECKING:  # annotations only: the registry loads no SQLAlchemy (countersign mcp)
+    from store import Operation
 
 log = logging.getLogger("countersign.message")
 

@@ -18,7 +18,6 @@ from workers.domains.service.arguments import (
     argument_terms,
     schema_problems,
 )
-from workers.domains.service.demo import demo_setup
 from workers.domains.service.examples import EXAMPLES
 from workers.domains.service.runner import ServiceRunner
 from workers.domains.service.schema import (
@@ -164,6 +163,10 @@ class ServiceDomain(Domain[ServiceCallV1, ServiceSettings]):
         return problems
 
     def demo(self, chats: Mapping[str, str], workdir: Path) -> DemoSetup | None:
+        # only `countersign demo` asks: its loopback service loads aiohttp's web server, which
+        # the registry's other readers (countersign mcp, the worker child) never use
+        from workers.domains.service.demo import demo_setup
+
         return demo_setup(chats, workdir)
 
 

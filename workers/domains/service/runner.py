@@ -17,10 +17,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kernel.canonical import canonical_json
-from store import Operation
 from workers.domains.base import RunnerContext
 from workers.domains.execution import (
     NOT_SUBMITTED,
@@ -53,6 +52,9 @@ from workers.domains.service.schema import (
 from workers.domains.service.settings import Action, Service, ServiceSettings
 from workers.domains.service.words import COMPLETED, NOT_SENT, REFUSED
 from workers.pinned import Resolve, system_resolve
+
+if TYPE_CHECKING:  # annotations only: the registry loads no SQLAlchemy (countersign mcp)
+    from store import Operation
 
 log = logging.getLogger("countersign.service")
 

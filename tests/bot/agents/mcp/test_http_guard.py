@@ -16,21 +16,12 @@ from mcp.client.streamable_http import streamable_http_client
 
 from bot.agents.mcp.http_guard import HOSTS_ENV, TOKEN_ENV, GuardError, guard_for
 from bot.agents.mcp.serving import LISTENING
+from tests.support.mcp_client import INITIALIZE
 from tests.support.processes import ENV, ROOT
 from tests.support.waiting import scaled
 
 TOKEN = "a-random-mcp-http-token-0123456789abcdef"
 NAME = "mcp.test"  # the name clients use for this server
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "guard-test", "version": "1"},
-    },
-}
 
 
 async def mcp_http(
