@@ -193,6 +193,14 @@ async def bot_figures(sandbox: SandboxProcess, http: aiohttp.ClientSession) -> d
     return figures
 
 
+async def floors(sandbox: SandboxProcess) -> dict[str, float]:
+    """The floors bench/history.py sets its memory and CLI figures beside, measured as this
+    script measures them: `python -c pass` (s) and the bare SDK process's RSS (MB)."""
+    async with aiohttp.ClientSession() as http:
+        floor = await floor_mb(sandbox, http)
+    return {"python_pass_s": wall_s([sys.executable, "-c", "pass"]), "bare_sdk_rss_mb": floor}
+
+
 async def figures() -> dict[str, float]:
     sandbox = await SandboxProcess.start()
     try:
