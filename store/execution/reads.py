@@ -13,6 +13,7 @@ from store.authority.store import Store
 from store.execution.records import Attempt, Outcome
 from store.reads.projection import OperationView, operation_view
 from store.schema.tables import AttemptRow, OutcomeRow
+from store.vocabulary import State
 
 
 async def attempt(store: Store, operation_id: str) -> Attempt | None:
@@ -58,7 +59,14 @@ async def outcomes(store: Store, operation_id: str) -> list[Outcome]:
 async def views(store: Store, operations: Sequence[Operation]) -> list[OperationView]:
     """The projection of each operation with its outcomes (one query for all of them)."""
     found = await outcomes_for(store, [op.id for op in operations])
-    return [operation_view(op, found[op.id]) for op in operations]
+    fresh = []
+    for op in operations:
+        if op.state is State.CLAIMED and found[op.id]:
+            # read before the write that recorded its first outcome (which moves the state
+            # too): an outcome beside "claimed" is a torn view, and a waiter would stop on it
+            op = await store.get(op.id) or op
+        fresh.append(op)
+    return [operation_view(op, found[op.id]) for op in fresh]
 
 
 async def view(store: Store, operation: Operation) -> OperationView:
