@@ -39,7 +39,10 @@ class Summary:
     async def refresh(self) -> None:
         started = time.monotonic()
         try:
-            latest = await asyncio.wait_for(store_summary(self.store), self.stale_after_s)
+            # asyncio.timeout, not wait_for: on 3.11 a wait_for whose read finishes just as it
+            # is cancelled returns the read and drops the cancellation
+            async with asyncio.timeout(self.stale_after_s):
+                latest = await store_summary(self.store)
         except Exception as error:  # the class only: a message may carry a DSN
             if self.error is None:  # once per failure, not once a period
                 log.warning("store summary not refreshed: %s", type(error).__name__)
@@ -85,16 +88,19 @@ class Summary:
             yield
             return
         await self.refresh()
-        self._task = asyncio.create_task(self._refreshing(), name="store-summary")
+        closing = asyncio.Event()
+        self._task = asyncio.create_task(self._refreshing(closing), name="store-summary")
         try:
             yield
         finally:
+            closing.set()  # ends the loop even if a cancellation below were lost
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
             self._task = None
 
-    async def _refreshing(self) -> None:
-        while True:
+    async def _refreshing(self, closing: asyncio.Event) -> None:
+        while not closing.is_set():
             await asyncio.sleep(self.period_s)
-            await self.refresh()
+            if not closing.is_set():
+                await self.refresh()
