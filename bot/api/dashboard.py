@@ -248,6 +248,7 @@ class Dashboard:
             Chrome(lang_of(request), mark, "/ops/all", filters, who=who),
             self.people,
             self.store.clock(),
+            page.searched_to,
         )
         return self._page(request, html)
 

@@ -19,12 +19,12 @@ from urllib.parse import urlencode
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from bot.api.dashboard_view import detail, row
-from bot.api.dashboard_words import label, tone_class
+from bot.api.dashboard_words import label, moment, tone_class
 from bot.api.signin import SIGN_IN_PATH, SIGN_OUT_PATH, Viewer
 from bot.api.web_decide import DecideForm, Flash
 from cards.strings import Lang, text
 from cards.vocabulary import BAD, DONE, OPEN_STATES, WAITING, WARN, state_words
-from kernel.timeutil import utc_now
+from kernel.timeutil import iso_utc, utc_now
 from store import AWAITING, SEARCH_MAX_CHARS, UNKNOWN, OperationView, State
 from workers.domains import DOMAINS
 from workers.domains.execution import CORE_OUTCOMES
@@ -142,8 +142,10 @@ def list_html(
     chrome: Chrome,
     people: Mapping[str, str],
     now: datetime,
+    searched_to: datetime | None = None,
 ) -> str:
-    """All operations, newest first: search, state and outcome filters, paging."""
+    """All operations, newest first: search, state and outcome filters, paging. A filtered
+    page that stopped at its window (`searched_to`) says how far back it looked."""
     lang = chrome.lang
     state, outcome, q = filters.get("state", ""), filters.get("outcome", ""), filters.get("q", "")
     return _render(
@@ -164,6 +166,7 @@ def list_html(
         ],
         filtered=bool(state or outcome or q),
         older=href(lang, "/ops/all", cursor=cursor, **filters) if cursor else None,
+        searched_to=moment(iso_utc(searched_to), now, lang) if searched_to else None,
     )
 
 

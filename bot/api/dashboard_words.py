@@ -29,6 +29,11 @@ LABELS: Mapping[str, Mapping[Lang, str]] = {
     "none": {"en": "None", "zh": "无"},
     "colon": {"en": ": ", "zh": "："},
     "nothing.found": {"en": "No operation matches.", "zh": "没有符合条件的操作。"},
+    "searched_to": {
+        "en": "Looked through the operations created back to",
+        "zh": "已查找的操作最早创建于",
+    },
+    "searched_on": {"en": "older ones on the next page.", "zh": "更早的在下一页。"},
     "filter.state": {"en": "State", "zh": "状态"},
     "filter.outcome": {"en": "Outcome", "zh": "结果"},
     "filter.any_state": {"en": "any state", "zh": "任意状态"},

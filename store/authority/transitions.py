@@ -21,7 +21,7 @@ from store.authority.records import Operation
 from store.claims.click_sql import ShownCard, shown_statements
 from store.deliveries.conclusions import enqueue_closing
 from store.groupcommit import Intent, run_on_connection
-from store.lifecycle import Event, State, next_state, sources_for
+from store.lifecycle import Event, IllegalTransition, State, next_state, sources_for
 from store.schema.tables import AuditRow, OperationRow
 from store.vocabulary import CardAction
 
@@ -115,24 +115,27 @@ def mark_card_sent(
     conn: Connection, clock: Clock, sqlite: bool, operation_id: str, message_id: str
 ) -> Operation:
     """The card is posted (`Store.mark_card_sent` says what this write promises)."""
-    moved = (
-        transition(
-            conn,
-            clock,
-            operation_id,
-            Event.CARD_SENT,
-            "system:cards",
-            values={
-                "card_message_id": message_id,
-                # the card just sent shows the awaiting version this transition makes
-                "card_version": OperationRow.version + 1,
-                "card_due_at": None,
-            },
-            where=(OperationRow.card_message_id.is_(None),),
+    try:
+        moved = (
+            transition(
+                conn,
+                clock,
+                operation_id,
+                Event.CARD_SENT,
+                "system:cards",
+                values={
+                    "card_message_id": message_id,
+                    # the card just sent shows the awaiting version this transition makes
+                    "card_version": OperationRow.version + 1,
+                    "card_due_at": None,
+                },
+                where=(OperationRow.card_message_id.is_(None),),
+            )
+            if state_of(conn, operation_id) is State.PREPARED
+            else False
         )
-        if state_of(conn, operation_id) is State.PREPARED
-        else False
-    )
+    except IllegalTransition:  # it left prepared after that read (another writer, PostgreSQL)
+        moved = False
     if not moved:
         conn.execute(
             update(OperationRow)
@@ -154,8 +157,16 @@ def moved_to(
     conn: Connection, clock: Clock, operation_id: str, event: Event, actor: str
 ) -> tuple[bool, Operation | None]:
     """A proposer's or the system's move (cancel, supersede): whether it moved, and the
-    operation as it now is."""
-    return transition(conn, clock, operation_id, event, actor), load_operation(conn, operation_id)
+    operation as it now is. Another writer may move the state between our read and our
+    write (on PostgreSQL, the card worker's "card sent" beside a cancel): then the move is
+    asked again of the state it found, which refuses it (IllegalTransition) if it no longer
+    allows it. The states only move forward, so a few asks settle it."""
+    moved = False
+    for _ in range(len(State)):
+        moved = transition(conn, clock, operation_id, event, actor)
+        if moved:
+            break
+    return moved, load_operation(conn, operation_id)
 
 
 def expire_due(conn: Connection, clock: Clock, now: datetime) -> list[str]:

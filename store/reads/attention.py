@@ -18,7 +18,7 @@ from sqlalchemy.orm import aliased
 
 from store.authority.records import Operation
 from store.lifecycle import State
-from store.reads.operations import page_of
+from store.reads.operations import SEARCH_WINDOW, page_of, windowed_page
 from store.reads.paging import MAX_PAGE_SIZE, Page
 from store.schema.tables import NEEDS_PEOPLE, DeliveryRow, OperationRow, OutcomeRow, constant
 from store.vocabulary import DeliveryState
@@ -45,7 +45,7 @@ class Group:
 def _newest_outcome_is(status: str) -> ColumnElement[bool]:
     """The operation's newest outcome has `status`: driven from the outcomes with it (a
     partial index, ix_outcomes_<status>, holds just those), each one checked for a later
-    outcome of its operation by a seek on ix_outcomes_operation_id."""
+    outcome of its operation by a seek on ix_outcomes_operation_id_id."""
     assert status in NEEDS_PEOPLE, status
     newer = aliased(OutcomeRow)
     newest = select(OutcomeRow.operation_id).where(
@@ -150,16 +150,22 @@ async def search(
     text: str = "",
     limit: int = MAX_PAGE_SIZE,
     cursor: str | None = None,
+    window: int = SEARCH_WINDOW,
 ) -> Page:
     """Newest first, keyed by (created_at, id) like the API's list; every filter optional.
-    `outcome` is the newest outcome's status; `text` at most SEARCH_MAX_CHARS characters."""
+    `outcome` is the newest outcome's status; `text` at most SEARCH_MAX_CHARS characters.
+    With either, a page looks through at most SEARCH_WINDOW operations (`Page.searched_to`
+    says how far back, when it stopped there)."""
     assert len(text) <= SEARCH_MAX_CHARS, "the caller bounds the search text"
     limit = max(1, min(limit, MAX_PAGE_SIZE))
-    conditions: list[ColumnElement[bool]] = []
-    if state is not None:
-        conditions.append(OperationRow.state == state.value)
+    indexed: list[ColumnElement[bool]] = []
+    if state is not None:  # ix_operations_state_created_at_id
+        indexed.append(OperationRow.state == state.value)
+    scanned: list[ColumnElement[bool]] = []
     if outcome is not None:
-        conditions.append(newest_outcome_status() == outcome)
+        scanned.append(newest_outcome_status() == outcome)
     if text:
-        conditions.append(_matches(text))
-    return await page_of(store, conditions, limit, cursor)
+        scanned.append(_matches(text))
+    if not scanned:
+        return await page_of(store, indexed, limit, cursor)
+    return await windowed_page(store, indexed, scanned, limit, cursor, window)

@@ -19,6 +19,11 @@ from store.lifecycle import State
 from store.reads.paging import MAX_PAGE_SIZE, Page, decode_cursor, encode_cursor
 from store.schema.tables import AuditRow, ClaimRow, ConfirmationRow, OperationRow
 
+# The operations one filtered page looks through when its filter has no index (a search
+# text, the newest outcome): a rare match then costs a page's window, not a year's history,
+# and the page says how far back it looked.
+SEARCH_WINDOW = 5_000
+
 
 class ReadSource(Protocol):
     """What these reads need of the store (`store.authority.store.Store`, which delegates its reads
@@ -73,6 +78,48 @@ async def page_of(
     has_more = len(rows) > limit
     next_cursor = encode_cursor(ops[-1].created_at, ops[-1].id) if has_more else None
     return Page(tuple(ops), next_cursor, has_more)
+
+
+async def windowed_page(
+    store: ReadSource,
+    indexed: list[ColumnElement[bool]],
+    scanned: list[ColumnElement[bool]],
+    limit: int,
+    cursor: str | None,
+    window: int = SEARCH_WINDOW,
+) -> Page:
+    """One page of the operations meeting `indexed` and `scanned`, newest first, from
+    `cursor`, looking through at most `window` operations that meet `indexed` (conditions an
+    index serves; `scanned` are tested row by row, inside the window only)."""
+    if cursor is not None:
+        created_at, operation_id = decode_cursor(cursor)
+        indexed = [
+            *indexed,
+            tuple_(OperationRow.created_at, OperationRow.id) < tuple_(created_at, operation_id),
+        ]
+    newest_first = (OperationRow.created_at.desc(), OperationRow.id.desc())
+    key = tuple_(OperationRow.created_at, OperationRow.id)
+    # The window's oldest operation and, if there is one, the next older: the window is then
+    # a range of the index, which the page reads in its order and filters row by row.
+    edge = select(OperationRow.created_at, OperationRow.id).where(*indexed)
+    edge = edge.order_by(*newest_first).offset(window - 1).limit(2)
+    async with store.read() as conn:
+        beyond = (await conn.execute(edge)).all()
+        within = [key >= tuple_(beyond[0].created_at, beyond[0].id)] if beyond else []
+        query = (
+            select(OperationRow.__table__)
+            .where(*indexed, *within, *scanned)
+            .order_by(*newest_first)
+            .limit(limit + 1)
+        )
+        rows = (await conn.execute(query)).all()
+    ops = [Operation.from_row(row) for row in rows[:limit]]
+    if len(rows) > limit:
+        return Page(tuple(ops), encode_cursor(ops[-1].created_at, ops[-1].id), True)
+    if len(beyond) < 2:  # the window reached the oldest operation: nothing older to look at
+        return Page(tuple(ops), None, False)
+    last = beyond[0]
+    return Page(tuple(ops), encode_cursor(last.created_at, last.id), True, last.created_at)
 
 
 async def count(store: ReadSource, state: State | None = None) -> int:

@@ -24,6 +24,9 @@ class Page:
     items: tuple[Operation, ...]
     next_cursor: str | None
     has_more: bool
+    # a filtered page that stopped at its window, not at its size: it looked through every
+    # operation created from the cursor back to this time (next_cursor goes on from there)
+    searched_to: datetime | None = None
 
 
 _ISSUED_ID = re.compile(r"[0-9A-Za-z_-]{1,64}")  # what a cursor may name: ids we made

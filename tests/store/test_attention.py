@@ -164,3 +164,43 @@ async def test_the_outcome_filter_reads_the_newest_outcome_and_pages_keep_it(
     unknown = await search(store, outcome="unknown")
     assert [op.id for op in unknown.items] == [pending.id]
     assert [op.id for op in (await search(store, outcome="resting")).items] == []
+
+
+async def test_a_search_looks_through_a_window_per_page_and_says_how_far_back(
+    store: Store,
+) -> None:
+    # the oldest operation is the only match; the window is 3 operations a page
+    eth = await offered(
+        store,
+        projection={
+            "title": "SELL 1 ETH-PERP",
+            "terms": [{"name": "instrument", "value": "ETH-PERP"}],
+            "simulated": True,
+        },
+    )
+    others = [await offered(store) for _ in range(6)]
+    newest_first = list(reversed(others))
+
+    pages = []
+    cursor = None
+    while True:
+        page = await search(store, text="eth-perp", limit=2, cursor=cursor, window=3)
+        pages.append(page)
+        if not page.has_more:
+            break
+        cursor = page.next_cursor
+    assert [[op.id for op in page.items] for page in pages] == [[], [], [eth.id]]
+    assert [page.searched_to for page in pages] == [
+        newest_first[2].created_at,
+        newest_first[5].created_at,
+        None,  # the window reached the oldest operation
+    ]
+    # with the state filter (an index serves it) the window counts only that state's
+    assert [op.id for op in (await search(store, text="ETH", window=1)).items] == []
+    by_state = await search(store, text="ETH", state=State.AWAITING_CONFIRMATION, window=7)
+    assert [op.id for op in by_state.items] == [eth.id] and by_state.searched_to is None
+
+    # more matches than the page inside the window: a normal page, cursor at its last row
+    matches = await search(store, text="BTC-PERP", limit=2, window=3)
+    assert [op.id for op in matches.items] == [op.id for op in newest_first[:2]]
+    assert matches.has_more and matches.searched_to is None

@@ -205,3 +205,31 @@ async def test_every_transition_is_audited_with_actor_and_states(store: Store) -
         ("system:cards", "card_sent", "prepared", "awaiting_confirmation"),
         ("operator:ou_bob", "confirmed", "awaiting_confirmation", "claimed"),
     ]
+
+
+async def test_a_cancel_beside_the_card_being_posted_cancels(store: Store) -> None:
+    # The card worker's "card sent" (prepared -> awaiting) may land between the cancel's read
+    # of the state and its write (PostgreSQL runs them side by side): the cancel is still
+    # allowed from the state it finds, so it must not be refused as "not cancellable"; and a
+    # cancel landing inside "card sent" leaves the card recorded, not an error.
+    prepared = [(await store.propose(draft())).operation for _ in range(60)]
+
+    async def post_card(index: int) -> None:
+        await store.mark_card_sent(prepared[index].id, f"om_race_{index}")
+
+    async def cancel(index: int) -> None:
+        await store.cancel(prepared[index].id, "proposer:dev-agent")
+
+    in_flight = asyncio.Semaphore(8)  # pairs at once: well inside the server's connections
+
+    async def race(index: int) -> None:
+        async with in_flight:
+            steps = (post_card, cancel) if index % 2 else (cancel, post_card)
+            await asyncio.gather(*(step(index) for step in steps))
+
+    await asyncio.gather(*(race(index) for index in range(len(prepared))))
+    for index, op in enumerate(prepared):
+        after = await store.get(op.id)
+        assert after is not None and after.state is State.CANCELLED, (op.id, after)
+        # and the card that went out is known, so it is patched to say so
+        assert after.card_message_id == f"om_race_{index}"

@@ -124,6 +124,12 @@ async def _ops_all_next_page(store: Store, seen: dict[str, Any]) -> object:
     return await attention.search(store, limit=2, cursor=seen["cursor"])
 
 
+async def _search_next_page(store: Store, seen: dict[str, Any]) -> object:
+    return await attention.search(
+        store, state=State.OUTCOME_OBSERVED, text="btc", limit=2, cursor=seen["cursor"], window=2
+    )
+
+
 async def _detail(store: Store, seen: dict[str, Any]) -> object:
     op_id = seen["op"].id
     return (
@@ -150,6 +156,7 @@ NO_RULES = AutoRules({}, {})
 BY_CREATED = Allowed(walks=frozenset({"ix_operations_created_at_id"}), paged=True)
 BY_UPDATED = Allowed(walks=frozenset({"ix_operations_updated_at_id"}), paged=True)
 PAGED = Allowed(paged=True)
+WINDOWED = Allowed(walks=frozenset({"ix_operations_created_at_id"}), paged=True)
 
 CASES: dict[str, Case] = {
     # the dashboard (every page, and the long poll every 0.5 s per open page)
@@ -164,6 +171,12 @@ CASES: dict[str, Case] = {
     "ops_all_by_state": Case(
         lambda s, _: attention.search(s, state=State.OUTCOME_OBSERVED, limit=2), PAGED
     ),
+    # a filter no index serves looks through a window of the newest (sorting only it)
+    "ops_all_search": Case(lambda s, _: attention.search(s, text="btc", limit=2), WINDOWED),
+    "ops_all_by_outcome": Case(
+        lambda s, _: attention.search(s, outcome="filled", limit=2), WINDOWED
+    ),
+    "ops_all_search_by_state_next_page": Case(_search_next_page, WINDOWED),
     "operation_detail": Case(_detail),
     # /readyz, /metrics
     "unknown_outstanding": Case(lambda s, _: counts.unknown_outstanding(s)),

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import re
 from datetime import timedelta
+from html import unescape
 from typing import Any
 
 from aiohttp.test_utils import TestClient
 from sqlalchemy import insert
 
-from bot.api.dashboard_html import detail_html
+from bot.api.dashboard_html import Chrome, detail_html, list_html
 from cards.vocabulary import headline
 from kernel.timeutil import parse_iso_utc
 from store import (
@@ -142,6 +143,32 @@ async def test_the_list_filters_by_state_outcome_and_search(
     # searches no store can be asked: an HTML 400 naming the field
     assert "q" in await page(api, "/ops/all?q=" + "x" * 65, status=400)
     assert "control characters" in await page(api, "/ops/all?q=a%00b", status=400)
+
+
+def searched_to(html: str) -> str:
+    """The sentence a windowed search page ends with, its tags dropped."""
+    found = re.search(r'<p id="searched-to">(.*?)</p>', html, re.S)
+    assert found is not None
+    return unescape(re.sub(r"<[^>]+>", "", found[1]))
+
+
+def test_a_search_that_stopped_at_its_window_says_how_far_back_it_looked() -> None:
+    now = parse_iso_utc("2026-12-06T12:00:00Z")
+    back_to = now - timedelta(days=3)
+    filters = {"q": "acme"}
+    html = list_html(
+        [], filters, "CURSOR", Chrome("en", "mark", "/ops/all", filters), {}, now, back_to
+    )
+    said = searched_to(html)
+    assert said.startswith("Looked through the operations created back to 2026-12-03 12:00 UTC")
+    assert "(3d 0h ago)" in said and said.endswith("older ones on the next page.")
+    assert 'href="/ops/all?lang=en&amp;cursor=CURSOR&amp;q=acme" rel="next"' in html
+    zh = list_html(
+        [], filters, "CURSOR", Chrome("zh", "mark", "/ops/all", filters), {}, now, back_to
+    )
+    assert searched_to(zh).startswith("已查找的操作最早创建于 2026-12-03 12:00 UTC")
+    # a page that reached the oldest operation says nothing of the kind
+    assert 'id="searched-to"' not in list_html([], filters, None, Chrome("en", "m"), {}, now)
 
 
 async def test_the_root_redirects_and_missing_pages_are_html_404s_but_the_api_stays_json(
