@@ -3,6 +3,7 @@ its own (a copy is `CREATE DATABASE ... TEMPLATE`, so every run starts from the 
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 from dataclasses import asdict, dataclass
@@ -78,15 +79,18 @@ async def create(backend: str, data: Path, name: str) -> StoreAt:
 
 
 async def clone(source: StoreAt, data: Path, name: str) -> StoreAt:
-    """A copy of `source` (nothing may be connected to it)."""
+    """A copy of `source` (nothing may be connected to it), on disk before it is measured:
+    gigabytes of a fresh copy still being written back would slow whatever runs next."""
     if source.backend == "sqlite":
         store = _sqlite(data, name)
         await drop(store)
         _copy_files(source.path, store.path)
-        return store
-    store = _pg(name)
-    await drop(store)
-    await _admin_sql(f'CREATE DATABASE "{store.database}" TEMPLATE "{source.database}"')
+    else:
+        store = _pg(name)
+        await drop(store)
+        await _admin_sql(f'CREATE DATABASE "{store.database}" TEMPLATE "{source.database}"')
+        await _admin_sql("CHECKPOINT")
+    await asyncio.to_thread(os.sync)
     return store
 
 
