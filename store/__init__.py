@@ -20,6 +20,9 @@ from importlib import import_module
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from store.audit.chain import ChainCheck as ChainCheck
+    from store.audit.chain import link_pending as link_pending
+    from store.audit.ledger import AuditChain as AuditChain
     from store.authority.envelope import Approval as Approval
     from store.authority.envelope import Audience as Audience
     from store.authority.envelope import CallbackRoute as CallbackRoute
@@ -172,6 +175,9 @@ if TYPE_CHECKING:
 
 # name -> the module that owns it, loaded on first use (PEP 562)
 _OWNER: dict[str, str] = {
+    "AuditChain": "store.audit.ledger",
+    "ChainCheck": "store.audit.chain",
+    "link_pending": "store.audit.chain",
     # the operation authority: opens, claims, decides, reads
     "Store": "store.authority.store",
     # opening a store (SQLite upgrades itself, PostgreSQL must be at head)

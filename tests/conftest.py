@@ -119,6 +119,8 @@ async def _truncate(backend: Backend) -> None:
     try:
         async with engine.begin() as conn:
             await conn.execute(text(f"TRUNCATE {', '.join(TABLES)} RESTART IDENTITY CASCADE"))
+            # the audit chain's head starts again with its (emptied) log, as in a new store
+            await conn.execute(text(f"UPDATE audit_chain SET seq = 0, head_hash = '{'0' * 64}'"))
     finally:
         await engine.dispose()
 

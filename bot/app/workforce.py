@@ -23,7 +23,16 @@ from bot.lark.api import LarkApi, retrying
 from cards.conclusion import Voice
 from kernel.problems import FieldProblem
 from kernel.timeutil import Clock
-from store import DueListener, ExecutionLedger, Operation, Store, claim_id, is_sqlite
+from store import (
+    AuditChain,
+    DueListener,
+    ExecutionLedger,
+    Operation,
+    Store,
+    claim_id,
+    is_sqlite,
+)
+from workers.audit_chain import run_audit_chain
 from workers.auto_send import auto_send_rules, run_auto_send
 from workers.cards import CardWorker
 from workers.crash import crash_point
@@ -303,6 +312,9 @@ def start_workforce(force: Workforce, config: Config, store: Store, stop: asynci
         )
     )
     force.tasks.append(asyncio.create_task(force.executor.run(stop), name="executor"))
+    force.tasks.append(
+        asyncio.create_task(run_audit_chain(AuditChain(store), stop), name="audit-chain")
+    )
     force.tasks.append(asyncio.create_task(force.deliveries.run(stop), name="deliveries"))
     for kind, runner in force.runners.items():
         for number, background in enumerate(runner.background()):

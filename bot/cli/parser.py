@@ -144,6 +144,17 @@ def add_operator_tools(commands: Commands) -> None:
     config_options(replay)
     replay.set_defaults(func=Command("bot.cli.operator_tools", "cmd_deliveries_retry"))
 
+    audit = commands.add_parser("audit", help="the audit log's hash chain")
+    audit_sub = audit.add_subparsers(dest="audit_command", required=True, metavar="ACTION")
+    verify = audit_sub.add_parser(
+        "verify", help="recompute the chain; name the first entry that does not fit"
+    )
+    verify.add_argument(
+        "--store", action="store_true", required=True, help="the chain as the store holds it"
+    )
+    config_options(verify)
+    verify.set_defaults(func=Command("bot.cli.operator_tools", "cmd_audit_verify"))
+
     config_cmd = commands.add_parser("config", help="configuration tools")
     config_sub = config_cmd.add_subparsers(dest="config_command", required=True, metavar="ACTION")
     check = config_sub.add_parser(

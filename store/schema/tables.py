@@ -21,6 +21,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
+from store.schema.audit_tables import AuditChainRow as AuditChainRow
+from store.schema.audit_tables import AuditRow as AuditRow
 from store.schema.columns import Base as Base
 from store.schema.columns import BigId, operation_ref, vocabulary_checks
 from store.schema.columns import UTCDateTime as UTCDateTime
@@ -199,19 +201,6 @@ class ClaimRow(Base):
     confirmation_id: Mapped[int] = mapped_column(ForeignKey("confirmations.id"), nullable=False)
     operator_open_id: Mapped[str] = mapped_column(String(128), nullable=False)
     claimed_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
-
-
-class AuditRow(Base):
-    __tablename__ = "audit"
-
-    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
-    operation_id: Mapped[str] = mapped_column(String(64), nullable=False, index=True)
-    at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
-    actor: Mapped[str] = mapped_column(String(160), nullable=False)
-    event: Mapped[str] = mapped_column(String(32), nullable=False)
-    from_state: Mapped[str | None] = mapped_column(String(32))
-    to_state: Mapped[str | None] = mapped_column(String(32))
-    reason_code: Mapped[str | None] = mapped_column(String(64))
 
 
 class InboxRow(Base):

@@ -302,7 +302,7 @@ async def test_0023_indexes_a_store_with_rows_and_keeps_every_row(
         for table, names in BOUNDED_READ_INDEXES.items():
             assert not names & await index_names(engine, table)
         before = await every_row(engine)
-        await upgrade(engine)
+        await upgrade(engine, "0023")
         assert await every_row(engine) == before
         for table, names in BOUNDED_READ_INDEXES.items():
             assert names <= await index_names(engine, table)

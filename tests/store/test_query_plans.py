@@ -34,6 +34,7 @@ import pytest
 from sqlalchemy import insert
 
 from store import (
+    AuditChain,
     AutoRules,
     CardLedger,
     DeliveryLedger,
@@ -207,6 +208,9 @@ CASES: dict[str, Case] = {
     "reconcile_now": Case(lambda s, _: ExecutionLedger(s).reconcile_now()),
     # start-up: what recovery asks for
     "recovery": Case(_recovery),
+    # the audit chainer, every second on every replica: what is still to link
+    "audit_link": Case(lambda s, _: AuditChain(s).link()),
+    "audit_unlinked": Case(lambda s, _: AuditChain(s).unlinked()),
 }
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import aiohttp
 
+from tests.support.backends import Backend
 from tests.support.waiting import scaled
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -147,3 +148,30 @@ async def start_sandbox(port: int, state_file: Path) -> tuple[asyncio.subprocess
             except aiohttp.ClientConnectionError:
                 await asyncio.sleep(0.05)
     return process, "".join(banner)
+
+
+def backend_config(backend: Backend, directory: Path, port: int) -> Path:
+    """A config file for a real process on the test backend: one audience, one proposer
+    (`svc`, its token in SVC_TOKEN), the simulated venue's account."""
+    schema_line = f'schema = "{backend.schema}"' if backend.schema else ""
+    config = directory / "countersign.toml"
+    config.write_text(
+        f"""
+[store]
+url = "{backend.url}"
+{schema_line}
+[http]
+port = {port}
+[[audiences]]
+name = "ops"
+chat_id = "oc_ops"
+operators = ["ou_alice"]
+[[proposers]]
+name = "svc"
+token_env = "SVC_TOKEN"
+[[domains.finance.accounts]]
+name = "sim-main"
+budget = "1000"
+"""
+    )
+    return config

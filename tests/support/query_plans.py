@@ -73,8 +73,11 @@ def _tables(sql: str) -> set[str]:
 async def captured(store: Store) -> AsyncIterator[Capture]:
     capture = Capture()
 
-    def record(_conn: Any, _cursor: Any, statement: str, params: Any, *_rest: Any) -> None:
-        capture.issued.append(Issued(statement, params, driver=True))
+    def record(
+        _conn: Any, _cursor: Any, statement: str, params: Any, _context: Any, many: bool
+    ) -> None:
+        # a statement run for many rows is planned once, with the first row's values
+        capture.issued.append(Issued(statement, params[0] if many else params, driver=True))
 
     real = store.commit_intent
 

@@ -10,7 +10,16 @@ import pytest
 
 from store import head_revision
 from tests.support.backends import Backend
-from tests.support.processes import ENV, ROOT, Running, cli, free_port, start, stop
+from tests.support.processes import (
+    ENV,
+    ROOT,
+    Running,
+    backend_config,
+    cli,
+    free_port,
+    start,
+    stop,
+)
 
 MESSAGE_EXAMPLE = (ROOT / "examples" / "message.json").read_bytes()
 
@@ -74,27 +83,7 @@ async def test_api_errors_exit_non_zero_with_the_message(dev_bot: Running, tmp_p
 
 async def test_run_with_a_config_file_on_the_test_backend(backend: Backend, tmp_path: Path) -> None:
     port = free_port()
-    schema_line = f'schema = "{backend.schema}"' if backend.schema else ""
-    config = tmp_path / "countersign.toml"
-    config.write_text(
-        f"""
-[store]
-url = "{backend.url}"
-{schema_line}
-[http]
-port = {port}
-[[audiences]]
-name = "ops"
-chat_id = "oc_ops"
-operators = ["ou_alice"]
-[[proposers]]
-name = "svc"
-token_env = "SVC_TOKEN"
-[[domains.finance.accounts]]
-name = "sim-main"
-budget = "1000"
-"""
-    )
+    config = backend_config(backend, tmp_path, port)
     env = {**ENV, "SVC_TOKEN": "svc-secret-token-1234"}
     upgraded = await cli("db", "upgrade", "--config", str(config), env=env)
     assert upgraded.code == 0 and f"revision {head_revision()}" in upgraded.out

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from bot.app.demo import story
 from tests.support.processes import ENV, ROOT, Running, cli, free_port, start_command, stop
+from tests.support.waiting import eventually
 
 ORDER_EXAMPLE = str(ROOT / "examples" / "order.json")
 
@@ -78,12 +79,21 @@ async def test_the_demo_says_what_to_do_next_and_each_suggestion_works(tmp_path:
             "list", "--url", url, env={**ENV, "COUNTERSIGN_TOKEN": "dev-token"}, cwd=tmp_path
         )
         assert listed.code == 0 and ids[0] in listed.out, listed.err
-        for tool in (("reconcile",), ("deliveries", "list")):
+        for tool in (("reconcile",), ("deliveries", "list"), ("audit", "verify", "--store")):
             found = await cli(*tool, cwd=tmp_path)
             assert found.code == 0 and "using the dev data in var/dev" in found.err, (
                 tool,
                 found.err,
             )
+
+        # the demo's own chainer linked what its samples did: the chain holds
+        async def linked_and_holds() -> bool:
+            said = await cli("audit", "verify", "--store", cwd=tmp_path)
+            return (
+                said.code == 0 and "audit chain holds" in said.out and "not linked" not in said.out
+            )
+
+        await eventually(linked_and_holds)
     finally:
         demo.send_signal(signal.SIGTERM)
         await asyncio.wait_for(demo.wait(), 30)

@@ -1,0 +1,54 @@
+"""The audit log's tables: its entries (with their links in the hash chain) and the
+chain's head. Apart from store/schema/tables.py (which re-exports them) to keep each file
+readable; the chain is store/audit/chain.py's."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import BigInteger, Index, Integer, String, text
+from sqlalchemy.orm import Mapped, mapped_column
+
+from store.schema.columns import Base, BigId, UTCDateTime
+
+UNCHAINED = "chain_seq IS NULL"
+
+
+class AuditRow(Base):
+    __tablename__ = "audit"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    operation_id: Mapped[str] = mapped_column(String(64), nullable=False, index=True)
+    at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
+    actor: Mapped[str] = mapped_column(String(160), nullable=False)
+    event: Mapped[str] = mapped_column(String(32), nullable=False)
+    from_state: Mapped[str | None] = mapped_column(String(32))
+    to_state: Mapped[str | None] = mapped_column(String(32))
+    reason_code: Mapped[str | None] = mapped_column(String(64))
+    # The hash chain (store/audit/chain.py, migration 0025): the writing transaction's id on
+    # PostgreSQL (its server default), then the chainer's link once every transaction older
+    # than it has ended: its place in the chain, the previous entry's hash and its own.
+    txid: Mapped[int | None] = mapped_column(BigInteger)
+    chain_seq: Mapped[int | None] = mapped_column(BigInteger, unique=True)
+    prev_hash: Mapped[str | None] = mapped_column(String(64))
+    entry_hash: Mapped[str | None] = mapped_column(String(64))
+
+    __table_args__ = (
+        Index(
+            "ix_audit_unchained",
+            "txid",
+            "id",
+            sqlite_where=text(UNCHAINED),
+            postgresql_where=text(UNCHAINED),
+        ),
+    )
+
+
+class AuditChainRow(Base):
+    """The chain's head: one row, locked by the chainer while it links (one at a time)."""
+
+    __tablename__ = "audit_chain"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    seq: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    head_hash: Mapped[str] = mapped_column(String(64), nullable=False)
