@@ -7,7 +7,8 @@ from pathlib import Path
 
 from sqlalchemy import text
 
-from store import AuditChain, Click, Store
+from store import Click, Store
+from tests.support.audit import link_all
 from tests.support.backends import Backend
 from tests.support.factories import offered
 from tests.support.processes import ENV, backend_config, cli, free_port
@@ -19,7 +20,7 @@ async def test_verify_says_the_chain_holds_then_names_the_edited_entry(
     for _ in range(2):
         op = await offered(store)
         await store.confirm_and_claim(Click(op.id, "confirm", op.confirm_digest, "ou_alice"))
-    linked = await AuditChain(store).link()
+    linked = await link_all(store)
     config = str(backend_config(backend, tmp_path, free_port()))
 
     holds = await cli("audit", "verify", "--store", "--config", config, env=ENV)
