@@ -110,11 +110,9 @@ async def test_recent_activity_is_what_changed_last(store: Store) -> None:
     assert [op.id for op in await recent(store, limit=1)] == [old.id]
 
 
-async def test_search_finds_an_id_an_instrument_or_a_counterparty_and_nothing_by_wildcard(
-    store: Store,
-) -> None:
-    order = await offered(store)
-    eth = await offered(
+async def eth_order(store: Store) -> Operation:
+    """An offered order whose terms name ETH-PERP (the others' name BTC-PERP)."""
+    return await offered(
         store,
         projection={
             "title": "SELL 1 ETH-PERP",
@@ -122,6 +120,13 @@ async def test_search_finds_an_id_an_instrument_or_a_counterparty_and_nothing_by
             "simulated": True,
         },
     )
+
+
+async def test_search_finds_an_id_an_instrument_or_a_counterparty_and_nothing_by_wildcard(
+    store: Store,
+) -> None:
+    order = await offered(store)
+    eth = await eth_order(store)
     message = await store.propose(draft(**message_draft_fields("100% on Friday")))
 
     async def found(text: str, **filters: object) -> list[str]:
@@ -170,14 +175,7 @@ async def test_a_search_looks_through_a_window_per_page_and_says_how_far_back(
     store: Store,
 ) -> None:
     # the oldest operation is the only match; the window is 3 operations a page
-    eth = await offered(
-        store,
-        projection={
-            "title": "SELL 1 ETH-PERP",
-            "terms": [{"name": "instrument", "value": "ETH-PERP"}],
-            "simulated": True,
-        },
-    )
+    eth = await eth_order(store)
     others = [await offered(store) for _ in range(6)]
     newest_first = list(reversed(others))
 
