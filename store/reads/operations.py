@@ -55,17 +55,20 @@ async def list_operations(
     return await page_of(store, conditions, limit, cursor)
 
 
+def before_cursor(cursor: str | None) -> list[ColumnElement[bool]]:
+    """Older than `cursor`'s (created_at, id), none without one: a row value, so the
+    (created_at, id) index seeks to it (an OR of the two would walk the index from the top)."""
+    if cursor is None:
+        return []
+    created_at, operation_id = decode_cursor(cursor)
+    return [tuple_(OperationRow.created_at, OperationRow.id) < tuple_(created_at, operation_id)]
+
+
 async def page_of(
     store: ReadSource, conditions: list[ColumnElement[bool]], limit: int, cursor: str | None
 ) -> Page:
     """One page of the operations meeting `conditions`, newest first, from `cursor`."""
-    if cursor is not None:
-        created_at, operation_id = decode_cursor(cursor)
-        # a row value, so the (created_at, id) index seeks to it (an OR of the two would
-        # walk the index from the top)
-        conditions.append(
-            tuple_(OperationRow.created_at, OperationRow.id) < tuple_(created_at, operation_id)
-        )
+    conditions = [*conditions, *before_cursor(cursor)]
     query = (
         select(OperationRow.__table__)
         .where(*conditions)
@@ -91,12 +94,7 @@ async def windowed_page(
     """One page of the operations meeting `indexed` and `scanned`, newest first, from
     `cursor`, looking through at most `window` operations that meet `indexed` (conditions an
     index serves; `scanned` are tested row by row, inside the window only)."""
-    if cursor is not None:
-        created_at, operation_id = decode_cursor(cursor)
-        indexed = [
-            *indexed,
-            tuple_(OperationRow.created_at, OperationRow.id) < tuple_(created_at, operation_id),
-        ]
+    indexed = [*indexed, *before_cursor(cursor)]
     newest_first = (OperationRow.created_at.desc(), OperationRow.id.desc())
     key = tuple_(OperationRow.created_at, OperationRow.id)
     # The window's oldest operation and, if there is one, the next older: the window is then
