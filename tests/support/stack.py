@@ -370,6 +370,16 @@ async def make_stack(backend: Backend, store: Store, tmp_path: Path) -> AsyncIte
                     lambda: hub.longconn.connected(app.app_id) >= 1, deadline_s=30, woken_by=state
                 )
 
+                # The sandbox counts the socket once it accepts it; the bot's client marks
+                # itself connected a moment later, and /readyz says "reconnecting" until then.
+                async def bot_connected() -> bool:
+                    async with http.get(f"{bot_url}/readyz") as response:
+                        ready = await response.json()
+                    transport = ready["components"]["callback_consumer"].get("transport", {})
+                    return bool(transport.get("state") == "connected")
+
+                await eventually(bot_connected, deadline_s=30)
+
         async def restart(**changes: Any) -> None:  # the same port, store and sandbox
             nonlocal config
             await halt()
