@@ -62,7 +62,9 @@ class Heard:
         await self.conn.execute("SELECT pg_notify($1, $2)", CHANNEL, marker)
         heard: list[str] = []
         while (payload := await asyncio.wait_for(self.payloads.get(), WAIT_S)) != marker:
-            heard.append(payload.removeprefix(f"{self.schema}."))
+            # the channel is the database's: another test session's schema announces there too
+            if (worker := worker_of(payload, self.schema)) is not None:
+                heard.append(worker)
         return heard
 
 

@@ -130,9 +130,11 @@ async def _partial_indexes(conn: AsyncConnection, sqlite: bool) -> frozenset[str
     if sqlite:
         query = "SELECT name FROM sqlite_master WHERE type = 'index' AND sql LIKE '% WHERE %'"
     else:
+        # the catalogue itself, not pg_indexes: that view renders every schema's index
+        # definitions, and another test session dropping its schema meanwhile fails the read
         query = (
-            "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema()"
-            " AND indexdef LIKE '% WHERE %'"
+            "SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid"
+            " WHERE c.relnamespace = current_schema()::regnamespace AND i.indpred IS NOT NULL"
         )
     return frozenset((await conn.exec_driver_sql(query)).scalars())
 
