@@ -22,6 +22,10 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from store.audit.chain import ChainCheck as ChainCheck
     from store.audit.chain import link_pending as link_pending
+    from store.audit.export import EXPORT_FIELDS as EXPORT_FIELDS
+    from store.audit.export import ExportCheck as ExportCheck
+    from store.audit.export import ExportWindow as ExportWindow
+    from store.audit.export import check_export as check_export
     from store.audit.ledger import AuditChain as AuditChain
     from store.authority.envelope import Approval as Approval
     from store.authority.envelope import Audience as Audience
@@ -178,6 +182,11 @@ _OWNER: dict[str, str] = {
     "AuditChain": "store.audit.ledger",
     "ChainCheck": "store.audit.chain",
     "link_pending": "store.audit.chain",
+    # an export of the chain, and its check without the store
+    "EXPORT_FIELDS": "store.audit.export",
+    "ExportCheck": "store.audit.export",
+    "ExportWindow": "store.audit.export",
+    "check_export": "store.audit.export",
     # the operation authority: opens, claims, decides, reads
     "Store": "store.authority.store",
     # opening a store (SQLite upgrades itself, PostgreSQL must be at head)

@@ -82,25 +82,6 @@ def cmd_reconcile(args: argparse.Namespace) -> int:
     return 0
 
 
-EXIT_BROKEN_CHAIN = 1
-
-
-def cmd_audit_verify(args: argparse.Namespace) -> int:
-    from store import AuditChain, ChainCheck, Store
-
-    async def verified(store: Store) -> tuple[ChainCheck, int]:
-        chain = AuditChain(store)
-        return await chain.verify(), await chain.unlinked()
-
-    check, unlinked = with_store(args, verified)
-    waiting = f"; {unlinked} newer entries not linked yet" if unlinked else ""
-    if check.problem is not None:
-        print(f"audit chain broken: {check.problem} ({check.entries} entries read){waiting}")
-        return EXIT_BROKEN_CHAIN
-    print(f"audit chain holds: {check.entries} entries, head at entry {check.head_seq}{waiting}")
-    return 0
-
-
 def cmd_deliveries_list(args: argparse.Namespace) -> int:
     from store import DeliveryLedger
 

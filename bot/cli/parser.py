@@ -150,10 +150,23 @@ def add_operator_tools(commands: Commands) -> None:
         "verify", help="recompute the chain; name the first entry that does not fit"
     )
     verify.add_argument(
-        "--store", action="store_true", required=True, help="the chain as the store holds it"
+        "file", nargs="?", metavar="FILE", help="an export (`audit export`), JSON lines or CSV"
     )
+    verify.add_argument("--store", action="store_true", help="the chain as the store holds it")
     config_options(verify)
-    verify.set_defaults(func=Command("bot.cli.operator_tools", "cmd_audit_verify"))
+    verify.set_defaults(func=Command("bot.cli.audit_commands", "cmd_audit_verify"))
+    export = audit_sub.add_parser(
+        "export", help="write the chain's entries in chain order, for an auditor (streams)"
+    )
+    export.add_argument("--since", help="from the first entry at or after this ISO-8601 time")
+    export.add_argument("--until", help="up to the first entry at or after this ISO-8601 time")
+    export.add_argument(
+        "--audience", help="only this audience's entries in full; the others' links only"
+    )
+    export.add_argument("--format", choices=("jsonl", "csv"), default="jsonl")
+    export.add_argument("--out", metavar="FILE", help="write here instead of stdout")
+    config_options(export)
+    export.set_defaults(func=Command("bot.cli.audit_commands", "cmd_audit_export"))
 
     config_cmd = commands.add_parser("config", help="configuration tools")
     config_sub = config_cmd.add_subparsers(dest="config_command", required=True, metavar="ACTION")

@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, func, select, text, update
+from sqlalchemy import Connection, Select, bindparam, func, select, text, update
 
 from kernel.canonical import canonical_json, sha256_hex
 from kernel.timeutil import iso_utc
@@ -143,13 +143,16 @@ def check_chain(rows: Iterator[Any], head_seq: int, head_hash: str) -> ChainChec
     return ChainCheck(count, head_seq, None)
 
 
-def linked_rows(conn: Connection, page: int = VERIFY_PAGE) -> Iterator[Any]:
-    """Every linked entry in chain order, a page at a time (keyed by chain_seq)."""
+def linked_rows(
+    conn: Connection, page: int = VERIFY_PAGE, query: Select[Any] | None = None
+) -> Iterator[Any]:
+    """Every linked entry in chain order, a page at a time (keyed by chain_seq); `query`
+    reads more than the entry's own columns (an export joins its operation)."""
     after = 0
     while True:
         rows = list(
             conn.execute(
-                select(AuditRow.__table__)
+                (select(AuditRow.__table__) if query is None else query)
                 .where(AuditRow.chain_seq > after)
                 .order_by(AuditRow.chain_seq)
                 .limit(page)
@@ -161,9 +164,15 @@ def linked_rows(conn: Connection, page: int = VERIFY_PAGE) -> Iterator[Any]:
         after = rows[-1].chain_seq
 
 
-def verify_stored(conn: Connection) -> ChainCheck:
-    """The chain as the store holds it, checked (one read snapshot)."""
+def read_head(conn: Connection) -> tuple[int, str]:
+    """The chain's last linked entry: its place and its hash."""
     head = conn.execute(
         select(AuditChainRow.seq, AuditChainRow.head_hash).where(AuditChainRow.id == 1)
     ).one()
-    return check_chain(linked_rows(conn), head.seq, head.head_hash)
+    return int(head.seq), str(head.head_hash)
+
+
+def verify_stored(conn: Connection) -> ChainCheck:
+    """The chain as the store holds it, checked (one read snapshot)."""
+    seq, head_hash = read_head(conn)
+    return check_chain(linked_rows(conn), seq, head_hash)

@@ -1,15 +1,22 @@
-"""`AuditChain`: linking the audit log's new entries and checking the chain, for the chainer
-worker (workers/audit_chain.py) and `countersign audit verify --store`."""
+"""`AuditChain`: linking the audit log's new entries, checking the chain and exporting it, for
+the chainer worker (workers/audit_chain.py) and `countersign audit verify|export`."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from sqlalchemy import Connection
 
 from store.audit.chain import (
     ChainCheck,
     link_pending,
+    read_head,
     unlinked_count,
     unlinked_exists,
     verify_stored,
 )
+from store.audit.export import ExportWindow, exported
 from store.authority.store import Store
 
 
@@ -33,3 +40,20 @@ class AuditChain:
     async def unlinked(self) -> int:
         """Entries not linked yet (the chainer links them within its period)."""
         return await self.store.fetch(unlinked_count)
+
+    async def head(self) -> tuple[int, str]:
+        """The chain's last linked entry: its place and its hash."""
+        return await self.store.fetch(read_head)
+
+    async def export(self, window: ExportWindow, write: Callable[[dict[str, Any]], None]) -> int:
+        """Hand each record of the window's run to `write` as it is read (one snapshot, a page
+        of entries in memory at a time); how many it handed over."""
+
+        def stream(conn: Connection) -> int:
+            count = 0
+            for record in exported(conn, window):
+                write(record)
+                count += 1
+            return count
+
+        return await self.store.fetch(stream)

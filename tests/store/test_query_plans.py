@@ -40,6 +40,7 @@ from store import (
     DeliveryLedger,
     Execution,
     ExecutionLedger,
+    ExportWindow,
     Exposure,
     Inbox,
     Observation,
@@ -62,6 +63,7 @@ Call = Callable[[Store, dict[str, Any]], Awaitable[object]]
 class Case:
     call: Call
     allowed: Allowed = field(default_factory=Allowed)
+    prepare: Call | None = None  # run before the capture: what the call needs in place
 
 
 async def _history(store: Store) -> dict[str, Any]:
@@ -152,12 +154,27 @@ async def _recovery(store: Store, seen: dict[str, Any]) -> object:
     )
 
 
+async def _linked(store: Store, _seen: dict[str, Any]) -> object:
+    linked = await AuditChain(store).link()
+    assert linked > 0
+    return linked
+
+
+async def _exported(store: Store) -> object:
+    """An export of the linked history, for one audience (its operations looked up)."""
+    records: list[dict[str, Any]] = []
+    await AuditChain(store).export(ExportWindow(audience="ops"), records.append)
+    assert records and all(r["audience"] == "ops" for r in records if r["operation_id"])
+    return records
+
+
 NO_RULES = AutoRules({}, {})
 # walks: no condition on the table, the index's order, a LIMIT
 BY_CREATED = Allowed(walks=frozenset({"ix_operations_created_at_id"}), paged=True)
 BY_UPDATED = Allowed(walks=frozenset({"ix_operations_updated_at_id"}), paged=True)
 PAGED = Allowed(paged=True)
 WINDOWED = Allowed(walks=frozenset({"ix_operations_created_at_id"}), paged=True)
+CHAIN_PAGES = PAGED  # in chain_seq's unique index, from where the last page ended
 
 CASES: dict[str, Case] = {
     # the dashboard (every page, and the long poll every 0.5 s per open page)
@@ -211,6 +228,9 @@ CASES: dict[str, Case] = {
     # the audit chainer, every second on every replica: what is still to link
     "audit_link": Case(lambda s, _: AuditChain(s).link()),
     "audit_unlinked": Case(lambda s, _: AuditChain(s).unlinked()),
+    # `countersign audit verify --store|export`: the chain a page at a time, in its order
+    "audit_verify": Case(lambda s, _: AuditChain(s).verify(), CHAIN_PAGES),
+    "audit_export": Case(lambda s, _: _exported(s), CHAIN_PAGES, prepare=_linked),
 }
 
 
@@ -224,6 +244,8 @@ async def test_the_query_reads_no_history_table_whole(store: Store, name: str) -
     first = await store.list_operations(proposer="dev-agent", limit=2)
     seen["cursor"] = first.next_cursor
     case = CASES[name]
+    if case.prepare is not None:
+        await case.prepare(store, seen)
     async with captured(store) as capture:
         await case.call(store, seen)
     problems = await plan_problems(store, capture, case.allowed)
