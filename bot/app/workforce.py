@@ -33,6 +33,7 @@ from store import (
     is_sqlite,
 )
 from workers.audit_chain import run_audit_chain
+from workers.audit_witness import run_audit_witness
 from workers.auto_send import auto_send_rules, run_auto_send
 from workers.cards import CardWorker
 from workers.crash import crash_point
@@ -89,6 +90,8 @@ class Workforce:
     # PostgreSQL only: notifications from other replicas wake these workers
     due_listener: DueListener | None = None
     reminders: ReminderWorker | None = None
+    # the audit chain head's daily line in the audiences' chats (None: no Lark, or off)
+    witness: Callable[[asyncio.Event], Awaitable[None]] | None = None
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
     # called after the executor records an outcome (the card and delivery workers' kicks;
     # a worker process adds its report to the parent)
@@ -268,6 +271,19 @@ async def build_workforce(
     force = Workforce(
         cards, executor, deliveries, runners, outcome_hooks=outcome_hooks, reminders=reminders
     )
+    chats = settings.witness_chats()
+    if lark is not None and settings.audit.witness and chats:
+        poster = lark
+        force.witness = lambda stop: run_audit_witness(
+            AuditChain(store),
+            poster,
+            chats,
+            at=settings.audit.witness_time,
+            tz=tz or zone(settings.cards.timezone),
+            clock=clock,
+            stop=stop,
+            poll_s=settings.audit.poll_s,
+        )
     if not is_sqlite(settings.store.url):
         force.due_listener = DueListener(
             settings.store.url, force.wakes(), schema=settings.store.schema_name
@@ -315,6 +331,8 @@ def start_workforce(force: Workforce, config: Config, store: Store, stop: asynci
     force.tasks.append(
         asyncio.create_task(run_audit_chain(AuditChain(store), stop), name="audit-chain")
     )
+    if force.witness is not None:
+        force.tasks.append(asyncio.create_task(running(force.witness, stop), name="audit-witness"))
     force.tasks.append(asyncio.create_task(force.deliveries.run(stop), name="deliveries"))
     for kind, runner in force.runners.items():
         for number, background in enumerate(runner.background()):

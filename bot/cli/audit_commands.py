@@ -4,6 +4,7 @@ export file, and written out for an auditor (store/audit/)."""
 from __future__ import annotations
 
 import argparse
+import asyncio
 import csv
 import json
 import sys
@@ -11,10 +12,16 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
-from bot.cli.common import with_store
+from bot.cli.common import environ_for, settings_and_source, with_store
 from bot.cli.errors import EXIT_USAGE, CommandError
+from kernel.timeutil import iso_utc, utc_now
+from store.audit.witness import Witness, witnessed_head
+
+if TYPE_CHECKING:
+    from bot.config import Settings
+    from bot.lark.api import LarkApi
 
 EXIT_BROKEN_CHAIN = 1
 PROGRESS_EVERY = 5_000  # entries between two progress lines on a terminal
@@ -24,7 +31,11 @@ def cmd_audit_verify(args: argparse.Namespace) -> int:
     if args.file is not None:
         if args.store:
             raise CommandError("audit verify: give a FILE or --store, not both", EXIT_USAGE)
-        return _verify_file(Path(args.file))
+        return _verify_file(Path(args.file), args if args.witness else None)
+    if args.witness:
+        raise CommandError(
+            "audit verify: --witness checks an export FILE against the heads in Lark", EXIT_USAGE
+        )
     if not args.store:
         raise CommandError(
             "audit verify: name what to check: an export FILE, or --store", EXIT_USAGE
@@ -48,12 +59,15 @@ def _verify_store(args: argparse.Namespace) -> int:
     return 0
 
 
-def _verify_file(path: Path) -> int:
+def _verify_file(path: Path, witness_args: argparse.Namespace | None) -> int:
     from store import check_export
 
+    witnesses: dict[int, list[Witness]] | None = None
+    if witness_args is not None:
+        witnesses = _witnessed_heads(witness_args, _first_moment(path))
     try:
         with path.open(encoding="utf-8", newline="") as file:
-            check = check_export(read_export(file, str(path)))
+            check = check_export(read_export(file, str(path)), witnesses)
     except OSError as error:
         raise CommandError(
             f"audit verify: cannot read {path}: {error.strerror}", EXIT_USAGE
@@ -66,6 +80,110 @@ def _verify_file(path: Path) -> int:
         print(f"export broken: {check.problem} ({check.entries} entries read)")
         return EXIT_BROKEN_CHAIN
     print(f"export holds: {check.entries} entries ({span}{hidden}), last hash {check.last_hash}")
+    if witnesses is not None:
+        if not check.witnessed:
+            heads = sorted(witnesses)
+            seen = f" (Lark holds heads at entries {', '.join(map(str, heads))})" if heads else ""
+            print(
+                f"no head witnessed in Lark falls in {span}{seen}: nothing outside the store vouches for it"
+            )
+            return EXIT_BROKEN_CHAIN
+        latest = max(check.witnessed, key=lambda w: w.seq)
+        print(
+            f"witnessed: {len(check.witnessed)} heads Lark holds match, the latest entry "
+            f"{latest.seq} in {latest.chat_id} at {latest.posted_at}"
+        )
+    return 0
+
+
+def _first_moment(path: Path) -> datetime | None:
+    """When the export's first entry was written: no head before it can fall inside it."""
+    try:
+        with path.open(encoding="utf-8", newline="") as file:
+            first = next(read_export(file, str(path)), None)
+    except OSError:
+        return None  # the check itself says why it cannot read the file
+    if first is None or not first.get("at"):
+        return None
+    return datetime.fromisoformat(str(first["at"]))
+
+
+def _witnessed_heads(args: argparse.Namespace, since: datetime | None) -> dict[int, list[Witness]]:
+    """Every head line this app posted into the audiences' chats since `since`, by entry."""
+    settings, api = _lark(args, "audit verify --witness")
+    app_id = settings.lark.app_id
+
+    async def read() -> dict[int, list[Witness]]:
+        found: dict[int, list[Witness]] = {}
+        try:
+            for chat in settings.witness_chats():
+                since_s = int(since.timestamp()) if since else 0
+                async for item in api.chat_history(chat, since_s):
+                    witness = _witness_of(item, app_id)
+                    if witness is not None:
+                        found.setdefault(witness.seq, []).append(witness)
+        finally:
+            await api.close()
+        return found
+
+    return asyncio.run(read())
+
+
+def _witness_of(item: dict[str, Any], app_id: str) -> Witness | None:
+    """A head line, if `item` is one this app sent (anyone may type a line; only the app's
+    count)."""
+    sender = item.get("sender") or {}
+    if sender.get("sender_type") != "app" or sender.get("id") != app_id:
+        return None
+    if item.get("msg_type") != "text":
+        return None
+    try:
+        text = json.loads((item.get("body") or {}).get("content") or "{}").get("text", "")
+    except (ValueError, AttributeError):
+        return None
+    head = witnessed_head(str(text))
+    if head is None:
+        return None
+    posted = datetime.fromtimestamp(int(item.get("create_time") or 0) / 1000, UTC)
+    return Witness(
+        head[0], head[1], str(item.get("chat_id")), str(item.get("message_id")), iso_utc(posted)
+    )
+
+
+def _lark(args: argparse.Namespace, what: str) -> tuple[Settings, LarkApi]:
+    """The config's settings and a Lark client as the bot's app."""
+    from bot.app.workers_serving import lark_api
+    from bot.config import resolve
+
+    settings, dev = settings_and_source(args)
+    api = lark_api(resolve(settings, environ_for(dev)))
+    if api is None:
+        raise CommandError(f"{what}: lark.mode is off: there is no Lark to ask", EXIT_USAGE)
+    if not settings.witness_chats():
+        raise CommandError(f"{what}: no audience chat is configured ([[audiences]])", EXIT_USAGE)
+    return settings, api
+
+
+def cmd_audit_witness(args: argparse.Namespace) -> int:
+    """Post the chain head into every audience's chat now."""
+    from store import AuditChain, Store
+    from workers.audit_witness import witness_head
+
+    settings, api = _lark(args, "audit witness")
+
+    async def witness(store: Store) -> tuple[int, list[str]]:
+        try:
+            return await witness_head(AuditChain(store), api, settings.witness_chats(), utc_now())
+        finally:
+            await api.close()
+
+    seq, posted = with_store(args, witness)
+    if seq == 0:
+        print("the audit chain is empty: nothing to witness yet")
+        return 0
+    print(
+        f"witnessed the audit chain head (entry {seq}) in {len(posted)} chats: {', '.join(posted)}"
+    )
     return 0
 
 

@@ -153,6 +153,11 @@ def add_operator_tools(commands: Commands) -> None:
         "file", nargs="?", metavar="FILE", help="an export (`audit export`), JSON lines or CSV"
     )
     verify.add_argument("--store", action="store_true", help="the chain as the store holds it")
+    verify.add_argument(
+        "--witness",
+        action="store_true",
+        help="also check FILE against the heads posted in the audiences' chats (asks Lark)",
+    )
     config_options(verify)
     verify.set_defaults(func=Command("bot.cli.audit_commands", "cmd_audit_verify"))
     export = audit_sub.add_parser(
@@ -167,6 +172,11 @@ def add_operator_tools(commands: Commands) -> None:
     export.add_argument("--out", metavar="FILE", help="write here instead of stdout")
     config_options(export)
     export.set_defaults(func=Command("bot.cli.audit_commands", "cmd_audit_export"))
+    witness = audit_sub.add_parser(
+        "witness", help="post the chain's head into every audience's chat now"
+    )
+    config_options(witness)
+    witness.set_defaults(func=Command("bot.cli.audit_commands", "cmd_audit_witness"))
 
     config_cmd = commands.add_parser("config", help="configuration tools")
     config_sub = config_cmd.add_subparsers(dest="config_command", required=True, metavar="ACTION")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, tzinfo
+from datetime import UTC, time, tzinfo
 from typing import Annotated, Any, Literal, Self
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -264,6 +264,22 @@ class DeliverySettings(Section):
     allow_internal_targets: list[IPvAnyNetwork] = Field(default_factory=list)
 
 
+class AuditSettings(Section):
+    # the audit chain's head is posted into every audience's chat each day at this time, in
+    # the cards' time zone (workers/audit_witness.py); `countersign audit witness` posts now
+    witness: bool = True
+    witness_at: Annotated[str, StringConstraints(pattern=r"^([01][0-9]|2[0-3]):[0-5][0-9]$")] = (
+        "09:00"
+    )
+    # seconds between the witness's looks at the clock (a failed post is tried again then)
+    poll_s: float = Field(default=30.0, gt=0, le=3600)
+
+    @property
+    def witness_time(self) -> time:
+        hours, minutes = self.witness_at.split(":")
+        return time(int(hours), int(minutes))
+
+
 class Settings(Section):
     store: StoreSettings = Field(default_factory=StoreSettings)
     http: HttpSettings = Field(default_factory=HttpSettings)
@@ -277,6 +293,7 @@ class Settings(Section):
     deliveries: DeliverySettings = Field(default_factory=DeliverySettings)
     cards: CardSettings = Field(default_factory=CardSettings)
     web: WebSettings = Field(default_factory=WebSettings)
+    audit: AuditSettings = Field(default_factory=AuditSettings)
     # open id -> the name people know them by; anyone not listed is shown by their id
     people: dict[OpenId, DisplayName] = Field(default_factory=dict)
 
@@ -290,6 +307,10 @@ class Settings(Section):
         for plugin in DOMAINS.values():
             chats.update(plugin.outside_chats(self.domains.for_kind(plugin.kind)))
         return chats
+
+    def witness_chats(self) -> list[str]:
+        """Where the audit chain's head is witnessed: every audience's chat, sorted."""
+        return sorted({a.chat_id for a in self.audiences} - set(self.outside_chats()))
 
     def reply_chats(self, proposer: ProposerSettings) -> list[str]:
         """The chats `proposer` may have a result replied into, sorted."""

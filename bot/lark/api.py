@@ -20,7 +20,7 @@ import asyncio
 import json
 import logging
 import random
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
 import httpx
@@ -30,6 +30,8 @@ from lark_oapi.api.im.v1 import (  # type: ignore[import-untyped]
     CreateMessageResponse,
     GetMessageRequest,
     GetMessageResponse,
+    ListMessageRequest,
+    ListMessageResponse,
     PatchMessageRequest,
     PatchMessageRequestBody,
     PatchMessageResponse,
@@ -202,6 +204,35 @@ class LarkApi:
                 http_status=response.raw.status_code,
             ) from None
         return item
+
+    async def chat_history(
+        self, chat_id: str, since_s: int = 0, page_size: int = 50
+    ) -> AsyncIterator[dict[str, Any]]:
+        """A chat's messages from `since_s` (epoch seconds) on, oldest first, as the API's
+        items (as `get_message` returns them), a page at a time. Needs the bot in the chat."""
+        token = ""
+        while True:
+
+            def invoke(option: Any, token: str = token) -> Awaitable[Any]:
+                builder = (
+                    ListMessageRequest.builder()
+                    .container_id_type("chat")
+                    .container_id(chat_id)
+                    .start_time(str(since_s))
+                    .sort_type("ByCreateTimeAsc")
+                    .page_size(page_size)
+                )
+                if token:
+                    builder = builder.page_token(token)
+                return self.transport.call(builder.build(), option, ListMessageResponse)
+
+            response = await self._call("chat_history", invoke)
+            data = json.loads(response.raw.content)["data"]
+            for item in data.get("items") or []:
+                yield item
+            token = data.get("page_token") or ""
+            if not data.get("has_more") or not token:
+                return
 
 
 def _check_uuid(uuid: str) -> None:

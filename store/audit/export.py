@@ -14,7 +14,7 @@ full verify of the store anchors it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -22,6 +22,7 @@ from typing import Any
 from sqlalchemy import Connection, select
 
 from store.audit.chain import GENESIS, VERIFY_PAGE, entry_material, link_hash, linked_rows
+from store.audit.witness import Witness
 from store.schema.tables import AuditRow, OperationRow
 
 MATERIAL_FIELDS = (
@@ -103,6 +104,7 @@ class ExportCheck:
     last_seq: int | None
     last_hash: str | None
     problem: str | None  # the first entry that does not fit, in words; None: the file holds
+    witnessed: tuple[Witness, ...] = ()  # the witnessed heads the file's entries matched
 
     @property
     def holds(self) -> bool:
@@ -119,15 +121,19 @@ def record_material(record: dict[str, Any]) -> dict[str, Any]:
     return material
 
 
-def check_export(records: Iterable[dict[str, Any]]) -> ExportCheck:
-    """Recompute an export's entries and links; the first that does not fit, named."""
+def check_export(
+    records: Iterable[dict[str, Any]], witnesses: Mapping[int, Sequence[Witness]] | None = None
+) -> ExportCheck:
+    """Recompute an export's entries and links, and compare the entries a head was witnessed
+    at with what the witness holds; the first that does not fit, named."""
     count = redacted = 0
     first: int | None = None
     seq: int | None = None
     last_hash: str | None = None
+    matched: list[Witness] = []
 
     def verdict(problem: str | None) -> ExportCheck:
-        return ExportCheck(count, redacted, first, seq, last_hash, problem)
+        return ExportCheck(count, redacted, first, seq, last_hash, problem, tuple(matched))
 
     for record in records:
         count += 1
@@ -146,5 +152,12 @@ def check_export(records: Iterable[dict[str, Any]]) -> ExportCheck:
             redacted += 1
         elif link_hash(record["prev_hash"], record_material(record)) != record["entry_hash"]:
             return verdict(f"entry {at} was edited")
+        for witness in (witnesses or {}).get(at, ()):
+            if witness.entry_hash != record["entry_hash"]:
+                return verdict(
+                    f"entry {at} is not the head witnessed in {witness.chat_id} at "
+                    f"{witness.posted_at} (message {witness.message_id}): the chain was rewritten"
+                )
+            matched.append(witness)
         seq, last_hash = at, record["entry_hash"]
     return verdict(None)

@@ -1,4 +1,5 @@
-"""Many clicks at once on one card, two bot replicas on one store: one claim, every click answered.
+"""Many clicks at once on one card, two bot replicas on one store: one claim, every click
+answered, and the audit entries both wrote at once in one gap-free hash chain.
 
 The first replica is the in-process bot of the e2e harness; the second is a real
 `countersign run --config FILE` process connected to the same sandbox app and the same store.
@@ -12,8 +13,12 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy import text
+
 from kernel.reasons import Reason
 from larksandbox import answers
+from store import AuditChain
+from tests.support.audit import link_all
 from tests.support.backends import Backend
 from tests.support.bot_processes import bot_env, bot_processes, write_config
 from tests.support.factories import order_request
@@ -88,5 +93,14 @@ async def test_hundred_concurrent_clicks_with_two_bot_clients_make_one_claim(
         assert seen_here > 0 and seen_there > 0, (seen_here, seen_there)
         assert seen_here + seen_there == CLICKS
         assert stack.hub.longconn.connected(app_id) == 2
+
+        # Both replicas wrote audit entries at once and both run a chainer: one chain, every
+        # entry in it once, no gap (each refusal is an entry, and so is the claim).
+        await link_all(stack.store)
+        check = await AuditChain(stack.store).verify()
+        assert check.holds, check.problem
+        async with stack.store.read() as conn:
+            entries = (await conn.execute(text("SELECT count(*) FROM audit"))).scalar_one()
+        assert check.entries == check.head_seq == entries > CLICKS
 
         assert await replica.terminate() == 0

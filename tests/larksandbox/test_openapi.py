@@ -8,11 +8,13 @@ from typing import Any
 
 from lark_oapi.api.im.v1 import (  # type: ignore[import-untyped]
     GetMessageRequest,
+    ListMessageRequest,
     ReplyMessageRequest,
     ReplyMessageRequestBody,
 )
 from lark_oapi.core.token.manager import TokenManager  # type: ignore[import-untyped]
 
+from bot.lark.api import LarkApi
 from larksandbox.entities import App
 from larksandbox.state import DEFAULT_APP_ID
 from tests.support.sandbox import (
@@ -260,3 +262,52 @@ async def test_a_card_mentioning_an_open_id_unknown_to_the_app_is_refused(
     patched = await sdk(client.im.v1.message.patch, patch_request(message_id, content))
     assert patched.code == 230099
     assert "ou_nobody" not in sandbox.state.messages[message_id].content
+
+
+async def test_a_chats_history_lists_in_pages_oldest_first_for_a_bot_in_the_chat(
+    sandbox: Sandbox,
+) -> None:
+    client = lark_client(sandbox)
+    for n in range(3):
+        text = json.dumps({"text": f"line {n}"})
+        sent = await sdk(
+            client.im.v1.message.create, create_request("oc_ops", text, msg_type="text")
+        )
+        assert sent.success(), sent.msg
+
+    def page(**query: Any) -> Any:
+        builder = ListMessageRequest.builder().container_id_type("chat").container_id("oc_ops")
+        for name, value in query.items():
+            builder = getattr(builder, name)(value)
+        return builder.build()
+
+    first = await sdk(client.im.v1.message.list, page(page_size=2))
+    assert first.success() and first.data.has_more and first.data.page_token
+    rest = await sdk(client.im.v1.message.list, page(page_size=2, page_token=first.data.page_token))
+    assert rest.success() and not rest.data.has_more
+    listed = [*first.data.items, *rest.data.items]
+    texts = [json.loads(item.body.content)["text"] for item in listed]
+    assert texts == ["line 0", "line 1", "line 2"]
+    assert {(i.sender.sender_type, i.sender.id) for i in listed} == {("app", DEFAULT_APP_ID)}
+    # the bot's own reader pages through the same history
+    api = LarkApi(sandbox.app.app_id, sandbox.app.app_secret, sandbox.base_url)
+    try:
+        read = [item async for item in api.chat_history("oc_ops", page_size=2)]
+    finally:
+        await api.close()
+    assert [i["message_id"] for i in read] == [i.message_id for i in listed]
+    newest = await sdk(client.im.v1.message.list, page(page_size=1, sort_type="ByCreateTimeDesc"))
+    assert json.loads(newest.data.items[0].body.content)["text"] == "line 2"
+    later = await sdk(client.im.v1.message.list, page(start_time=str(int(time.time()) + 60)))
+    assert later.success() and not later.data.items
+
+    too_big = await sdk(client.im.v1.message.list, page(page_size=51))
+    assert too_big.code == 99992402
+    await sandbox.control(
+        "POST", "/chats", {"chat_id": "oc_nobot", "name": "x", "members": ["ou_bob"], "apps": []}
+    )
+    outside = await sdk(
+        client.im.v1.message.list,
+        ListMessageRequest.builder().container_id_type("chat").container_id("oc_nobot").build(),
+    )
+    assert outside.code == 230002
