@@ -4,8 +4,8 @@ grow with the chain: a page of entries is in memory at a time, never the chain.
 
 Each length gets a store of its own with that many audit entries (written in SQL, a few
 operations' worth of events each, then linked by the chainer's own code); the real CLI
-exports it (JSON lines, then CSV) and verifies the JSON file; each process's peak RSS comes
-from the kernel (`wait4`).
+exports it (JSON lines, then CSV) and verifies the JSON file; each process's peak RSS is its
+own high-water mark (`VmHWM` in /proc, read until it exits).
 
     .venv/bin/python bench/audit_export.py [--backend sqlite|postgresql] [--n 10000 100000]
 """
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import subprocess
 import sys
@@ -24,8 +25,7 @@ from pathlib import Path
 
 from sqlalchemy import insert, text
 
-from store import AuditChain, create_engine, open_store
-from store.schema.tables import AuditRow
+from store import AuditChain, AuditRow, create_engine, open_store
 
 PG_URL = "postgresql+asyncpg://postgres@127.0.0.1:5432/test"
 CLI = [sys.executable, "-m", "bot.cli"]
@@ -68,12 +68,18 @@ async def grown(url: str, schema: str | None, n: int) -> None:
 
 
 def peak_rss_mb(argv: list[str], env: dict[str, str]) -> tuple[float, float, int]:
-    """Run `argv`; (seconds, peak RSS in MB, exit code), the peak from the kernel."""
+    """Run `argv`; (seconds, its peak RSS in MB, exit code). The peak is the process's own
+    high-water mark (VmHWM), read until it exits: a child's rusage would count the RSS of the
+    parent it was forked from."""
     began = time.perf_counter()
     process = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL)
-    _, status, usage = os.wait4(process.pid, 0)
-    process.returncode = os.waitstatus_to_exitcode(status)
-    return time.perf_counter() - began, usage.ru_maxrss / 1024, process.returncode
+    peak_kb = 0
+    while process.poll() is None:
+        with contextlib.suppress(OSError, ValueError, IndexError):  # gone, or a zombie
+            status = Path(f"/proc/{process.pid}/status").read_text(encoding="utf-8")
+            peak_kb = max(peak_kb, int(status.split("VmHWM:")[1].split()[0]))
+        time.sleep(0.02)
+    return time.perf_counter() - began, peak_kb / 1024, process.returncode
 
 
 def config_file(directory: Path, url: str, schema: str | None) -> Path:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from aiohttp import web
 
-from larksandbox import control, control_requests, oauth, openapi
+from larksandbox import control, control_requests, history, oauth, openapi
 from larksandbox.hub import LARK_RETRY_SCHEDULE_S, Hub
 from larksandbox.longconn import LongConnHub
 from larksandbox.longconn_wire import ClientConfig
@@ -91,6 +91,7 @@ def build_sandbox(state: SandboxState, options: SandboxOptions | None = None) ->
     app[openapi.STATE_KEY] = state
     app[control_requests.HUB_KEY] = hub
     openapi.add_routes(app)
+    history.add_routes(app)
     oauth.add_routes(app)
     longconn.add_routes(app)
     control.add_routes(app)

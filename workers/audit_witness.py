@@ -15,8 +15,7 @@ from datetime import datetime, time, timedelta, tzinfo
 from typing import Protocol
 
 from kernel.timeutil import Clock
-from store import AuditChain
-from store.audit.witness import witness_text, witness_uuid
+from store import AuditChain, witness_text, witness_uuid
 
 log = logging.getLogger("countersign.audit")
 

@@ -31,7 +31,7 @@ import hmac
 import logging
 import secrets
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
 
@@ -51,7 +51,16 @@ from cards.render import SHORT_DIGEST
 from cards.strings import COUNTED_TOAST, REFUSALS, Lang, text
 from kernel.logcontext import about
 from kernel.reasons import Reason
-from store import Counted, Decided, Entry, Operation, State, Store, answering_a_person
+from store import (
+    Counted,
+    Decided,
+    Entry,
+    Operation,
+    State,
+    Store,
+    answering_a_person,
+    payload_digest,
+)
 
 log = logging.getLogger("countersign.api")
 
@@ -258,6 +267,7 @@ class WebDecisions:
             "tenant_key": card.tenant_key,
             "entry": click.entry,
         }
+        card = replace(card, evidence=payload_digest(asked))  # the post as the inbox keeps it
         verdict = await self.decider.decide(card, asked, refusal, ctx)
         if verdict is None:
             log.info("web decision replayed: its first post's answer stands")

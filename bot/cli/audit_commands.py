@@ -17,7 +17,7 @@ from typing import IO, TYPE_CHECKING, Any
 from bot.cli.common import environ_for, settings_and_source, with_store
 from bot.cli.errors import EXIT_USAGE, CommandError
 from kernel.timeutil import iso_utc, utc_now
-from store.audit.witness import Witness, witnessed_head
+from store import Witness, witnessed_head
 
 if TYPE_CHECKING:
     from bot.config import Settings

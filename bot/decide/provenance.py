@@ -44,6 +44,7 @@ class CardClick:
     problem: str | None = None  # why the envelope cannot be taken as Lark's (None: it can)
     form_value: Any = None  # the card form's fields, when the click submitted one
     button_name: str = ""  # the clicked component's `name` (a form's buttons have one)
+    evidence: str = ""  # SHA-256 of the click or post as the inbox keeps it (`payload_digest`)
 
     @property
     def operation_id(self) -> str:
@@ -79,6 +80,7 @@ class CardClick:
                 and reason_problem(self.form_value) is None
                 else None
             ),
+            evidence=self.evidence or None,
         )
 
 

@@ -45,6 +45,7 @@ from store import (
     Withdrawn,
     answering_a_person,
     operation_view,
+    payload_digest,
     view,
 )
 
@@ -91,6 +92,7 @@ def parse_click(envelope: dict[str, Any]) -> CardClick:
         problem=envelope_problem(envelope),
         form_value=_action(envelope).get("form_value"),
         button_name=str(_action(envelope).get("name") or ""),
+        evidence=payload_digest(envelope),
     )
 
 

@@ -36,8 +36,9 @@ VERIFY_PAGE = 2_000
 
 
 def entry_material(seq: int, row: Any) -> dict[str, Any]:
-    """What an entry's hash covers: its place and everything it says."""
-    return {
+    """What an entry's hash covers: its place and everything it says. The evidence digest
+    only where there is one (entries linked before it existed keep their hashes)."""
+    material = {
         "seq": seq,
         "operation_id": row.operation_id,
         "at": iso_utc(row.at),
@@ -47,6 +48,9 @@ def entry_material(seq: int, row: Any) -> dict[str, Any]:
         "to_state": row.to_state,
         "reason_code": row.reason_code,
     }
+    if row.evidence is not None:
+        material["evidence"] = row.evidence
+    return material
 
 
 def link_hash(prev_hash: str, material: dict[str, Any]) -> str:

@@ -34,8 +34,9 @@ MATERIAL_FIELDS = (
     "from_state",
     "to_state",
     "reason_code",
+    "evidence",
 )
-NULLABLE_FIELDS = frozenset({"from_state", "to_state", "reason_code"})
+NULLABLE_FIELDS = frozenset({"from_state", "to_state", "reason_code", "evidence"})
 # What a line of an export holds, in this order (a CSV file's header row).
 EXPORT_FIELDS = (*MATERIAL_FIELDS, "audience", "prev_hash", "entry_hash", "redacted")
 
@@ -55,7 +56,7 @@ def export_record(row: Any, audience: str | None, redact: bool) -> dict[str, Any
     if redact:  # another audience's entry: its place and its hashes only
         blank = dict.fromkeys(MATERIAL_FIELDS[1:])
         return {"seq": row.chain_seq, **blank, "audience": None, **links, "redacted": True}
-    material = entry_material(row.chain_seq, row)
+    material = {**dict.fromkeys(MATERIAL_FIELDS), **entry_material(row.chain_seq, row)}
     return {**material, "audience": audience, **links, "redacted": False}
 
 
@@ -118,6 +119,8 @@ def record_material(record: dict[str, Any]) -> dict[str, Any]:
         if material[name] == "":
             material[name] = None
     material["seq"] = int(record["seq"])
+    if material["evidence"] is None:  # as `entry_material`: only where there is one
+        del material["evidence"]
     return material
 
 

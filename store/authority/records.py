@@ -201,6 +201,8 @@ class AuditEntry:
     from_state: str | None
     to_state: str | None
     reason_code: str | None
+    # a decision's or refusal's: SHA-256 of the click or web post as the inbox keeps it
+    evidence: str | None = None
 
     @classmethod
     def from_row(cls, row: Any) -> AuditEntry:
@@ -212,4 +214,5 @@ class AuditEntry:
             from_state=row.from_state,
             to_state=row.to_state,
             reason_code=row.reason_code,
+            evidence=row.evidence,
         )

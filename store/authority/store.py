@@ -197,6 +197,7 @@ class Store:
             message_id=click.message_id,
             event_id=click.event_id,
             entry=click.entry,
+            evidence=click.evidence,
         )
         statements, layout = confirm_statements(params, sqlite=self.sqlite, at=0)
         results = await self.commit_intent(Intent(statements, current_lane()))
@@ -230,6 +231,7 @@ class Store:
             entry=click.entry,
             reason=click.reason,
             action=ClickAction(click.action),
+            evidence=click.evidence,
         )
         try:
             (rejected, *_) = await self.commit_intent(
@@ -266,6 +268,7 @@ class Store:
             message_id=click.message_id,
             event_id=click.event_id,
             entry=click.entry,
+            evidence=click.evidence,
         )
 
     # -- proposer and system transitions ----------------------------------------------------

@@ -114,8 +114,8 @@ INSERT INTO claims (id, operation_id, confirmation_id, operator_open_id, claimed
 VALUES (:claim_id, :operation_id, last_insert_rowid(), :operator, :at)
 """
 SQLITE_AUDIT = """
-INSERT INTO audit (operation_id, at, actor, event, from_state, to_state)
-VALUES (:operation_id, :at, 'operator:' || :operator, :event, :from_state, :to_state)
+INSERT INTO audit (operation_id, at, actor, event, from_state, to_state, evidence)
+VALUES (:operation_id, :at, 'operator:' || :operator, :event, :from_state, :to_state, :evidence)
 """
 
 PG_CLAIM_FOR = """
@@ -143,9 +143,9 @@ WITH claimed AS (
     SELECT :claim_id::text, operation_id, id, :operator::text, :at::timestamptz FROM confirmation
     RETURNING operation_id
 ), audit_row AS (
-    INSERT INTO audit (operation_id, at, actor, event, from_state, to_state)
+    INSERT INTO audit (operation_id, at, actor, event, from_state, to_state, evidence)
     SELECT operation_id, :at::timestamptz, 'operator:' || :operator::text, :event::text,
-           :from_state::text, :to_state::text
+           :from_state::text, :to_state::text, :evidence::text
       FROM claim
 )
 SELECT * FROM claimed
@@ -242,6 +242,7 @@ def claim_params(
     event_id: str | None = None,
     policies: str | None = None,
     entry: str = Entry.LARK.value,
+    evidence: str | None = None,
 ) -> dict[str, Any]:
     """The parameters of the claim's statements; times as each backend compares them.
     `policies`: JSON {audience name: policy digest now}, for a card click; `entry`: where the
@@ -262,6 +263,7 @@ def claim_params(
         "event_id": event_id,
         "policies": policies,
         "entry": entry,
+        "evidence": evidence,
     }
 
 

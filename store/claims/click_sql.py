@@ -102,8 +102,8 @@ RETURNING refusals
 # PostgreSQL: concurrent posts would each see "none yet", so the audit row follows from the
 # upsert itself (which waits for the row's lock): written when it counted the first refusal.
 SQLITE_REFUSAL_AUDIT = """
-INSERT INTO audit (operation_id, at, actor, event, from_state, to_state, reason_code)
-SELECT :operation_id, :at, :actor, 'click_refused', op.state, op.state, :reason
+INSERT INTO audit (operation_id, at, actor, event, from_state, to_state, reason_code, evidence)
+SELECT :operation_id, :at, :actor, 'click_refused', op.state, op.state, :reason, :evidence
   FROM (SELECT 1 AS one) AS refused LEFT JOIN operations AS op ON op.id = :operation_id
  WHERE :entry <> 'web' OR NOT EXISTS (
        SELECT 1 FROM confirmations AS c
@@ -112,9 +112,9 @@ SELECT :operation_id, :at, :actor, 'click_refused', op.state, op.state, :reason
 """
 PG_REFUSAL = f"""
 WITH refused AS ({REFUSAL_CONFIRMATION})
-INSERT INTO audit (operation_id, at, actor, event, from_state, to_state, reason_code)
+INSERT INTO audit (operation_id, at, actor, event, from_state, to_state, reason_code, evidence)
 SELECT :operation_id::text, :at::timestamptz, :actor::text, 'click_refused', op.state,
-       op.state, :reason::text
+       op.state, :reason::text, :evidence::text
   FROM refused LEFT JOIN operations AS op ON op.id = :operation_id::text
  WHERE refused.refusals = 1
 """
@@ -216,6 +216,7 @@ def refusal_statements(
     message_id: str | None = None,
     event_id: str | None = None,
     entry: str = "lark",
+    evidence: str | None = None,
 ) -> tuple[Statement, ...]:
     """A refused click on record: its audit row and its confirmation row (not accepted, with
     the reason; a web post's counted into the person's one row). Values are cut to their
@@ -234,6 +235,7 @@ def refusal_statements(
         "reason": reason,
         "entry": entry,
         "actor": f"operator:{operator}"[:160],
+        "evidence": evidence,
     }
     if not sqlite:
         return (Statement(PG_REFUSAL, params),)

@@ -104,6 +104,7 @@ class ClickWrites:
             "chat_id": click.chat_id,
             "message_id": click.message_id,
             "event_id": click.event_id,
+            "evidence": click.evidence,
         }
         if click.action == ClickAction.CONFIRM:
             params = claim_params(

@@ -30,6 +30,8 @@ class Click:
     # where it was made (store.vocabulary.Entry): a web decision has no chat or message; the
     # dashboard's signed-in session stands in for the card's provenance
     entry: str = "lark"
+    # SHA-256 of the verified click or web post as the inbox keeps it (its audit evidence)
+    evidence: str | None = None
 
 
 @dataclass(frozen=True)

@@ -93,8 +93,8 @@ UPDATE operations
 RETURNING *
 """
 AUDIT_FOR = """
-INSERT INTO audit (operation_id, at, actor, event, from_state, to_state)
-VALUES ({op}, {at}, 'operator:' || {operator}, {event}, {from_state}, {to_state})
+INSERT INTO audit (operation_id, at, actor, event, from_state, to_state, evidence)
+VALUES ({op}, {at}, 'operator:' || {operator}, {event}, {from_state}, {to_state}, {evidence})
 """
 # the claim's audit row, and a counted confirmation's (the state stays where it was)
 CLAIMED_AUDIT_FOR = AUDIT_FOR.replace("{event}", "{event_claimed}")
@@ -119,6 +119,7 @@ SQLITE_TYPES = {
     "due": ":due",
     "operator": ":operator",
     "entry": ":entry",
+    "evidence": ":evidence",
 }
 PG_TYPES = {
     "claim_id": "CAST(:claim_id AS text)",
@@ -137,6 +138,7 @@ PG_TYPES = {
     "due": "CAST(:due AS timestamptz)",
     "operator": "CAST(:operator AS text)",
     "entry": "CAST(:entry AS text)",
+    "evidence": "CAST(:evidence AS text)",
 }
 
 

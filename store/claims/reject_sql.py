@@ -62,8 +62,8 @@ VALUES (:operation_id, :at, :action, :operator, :digest, :chat_id, :message_id, 
         :accepted, :entry)
 """
 AUDIT = """
-INSERT INTO audit (operation_id, at, actor, event, from_state, to_state)
-VALUES (:operation_id, :at, :actor, :event, :from_state, :to_state)
+INSERT INTO audit (operation_id, at, actor, event, from_state, to_state, evidence)
+VALUES (:operation_id, :at, :actor, :event, :from_state, :to_state, :evidence)
 """
 
 
@@ -83,6 +83,7 @@ def reject_statements(
     reason: str | None = None,
     entry: str = Entry.LARK.value,
     action: ClickAction = ClickAction.REJECT,
+    evidence: str | None = None,
 ) -> tuple[Statement, ...]:
     """The reject (or, by `action`, the request for changes with `reason` as its note), for
     an intent in which the first statement has index `at`; the first one's rows are the
@@ -142,6 +143,7 @@ def reject_statements(
                 "event": event.value,
                 "from_state": FROM_STATE.value,
                 "to_state": to_state.value,
+                "evidence": evidence,
             },
             only_if=done,
         ),

@@ -61,6 +61,14 @@ def without_secrets(envelope: dict[str, Any]) -> dict[str, Any]:
     return cleaned
 
 
+def payload_digest(payload: dict[str, Any]) -> str:
+    """SHA-256 of a payload as the inbox keeps it (its stored text): what a decision's audit
+    entry names as its evidence, recomputable from the inbox row while it is kept."""
+    text = record_json(without_secrets(payload))
+    # surrogatepass: an unstorable click (refused for it) still gets a digest, never an error
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
 @dataclass(frozen=True)
 class InboxEntry:
     kind: str

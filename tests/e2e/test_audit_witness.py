@@ -12,10 +12,8 @@ from pathlib import Path
 from sqlalchemy import Connection, select, update
 
 from kernel.timeutil import utc_now
-from larksandbox.state import SandboxState
-from store.audit.chain import GENESIS, entry_material, link_hash
-from store.audit.witness import witnessed_head
-from store.schema.tables import AuditChainRow, AuditRow
+from larksandbox import SandboxState
+from store import GENESIS, AuditChainRow, AuditRow, entry_material, link_hash, witnessed_head
 from tests.support.audit import link_all
 from tests.support.backends import Backend
 from tests.support.bot_processes import bot_env, write_config

@@ -11,6 +11,7 @@ from datetime import timedelta
 
 from bot.api.signin import SESSION_COOKIE
 from store import State
+from tests.support.audit import evidence_of, inbox_digest
 from tests.support.factories import order_request
 from tests.support.proposer_routes import Receiver, conversation, replies_to, with_routes
 from tests.support.signin import Browser
@@ -66,6 +67,10 @@ async def test_alice_confirms_on_the_web_once_and_the_card_says_so_then_the_outc
         None,
         None,
     )
+    # the decision's audit entry names the post as the inbox keeps it
+    form_key = answer.location.rsplit("form=", 1)[1]
+    evidence = await evidence_of(stack.store, view["id"], "confirmed")
+    assert evidence == await inbox_digest(stack.store, "web", form_key)
 
 
 async def test_bob_rejects_on_the_web_with_a_reason_cleaned_as_the_card_cleans_it(

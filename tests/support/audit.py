@@ -1,8 +1,13 @@
-"""Waiting for the audit chain to link everything (store/audit/chain.py)."""
+"""The audit chain in tests: waiting for it to link everything (store/audit/chain.py), and
+the evidence a decision's entry names."""
 
 from __future__ import annotations
 
-from store import AuditChain, Store
+import hashlib
+
+from sqlalchemy import select
+
+from store import AuditChain, InboxRow, Store
 from tests.support.waiting import eventually
 
 
@@ -20,3 +25,21 @@ async def link_all(store: Store) -> int:
 
     await eventually(nothing_waits, interval_s=0.2)
     return linked
+
+
+async def inbox_digest(store: Store, kind: str, key: str) -> str:
+    """SHA-256 of an inbox entry's payload as stored: what its decision's audit entry must
+    name as its evidence."""
+    async with store.read() as conn:
+        stored = (
+            await conn.execute(
+                select(InboxRow.payload).where(InboxRow.kind == kind, InboxRow.key == key)
+            )
+        ).scalar_one()
+    return hashlib.sha256(str(stored).encode()).hexdigest()
+
+
+async def evidence_of(store: Store, operation_id: str, event: str) -> str | None:
+    """The evidence the operation's (one) `event` audit entry names."""
+    [entry] = [e for e in await store.audit(operation_id) if e.event == event]
+    return entry.evidence

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, date, datetime, time
 from zoneinfo import ZoneInfo
 
-from store.audit.witness import witness_text, witness_uuid, witnessed_head
+from store import witness_text, witness_uuid, witnessed_head
 from workers.audit_witness import next_witness
 
 HASH = "ab" * 32

@@ -12,9 +12,7 @@ from typing import Any
 
 import pytest
 
-from store import Audience, Click, Store
-from store.audit.chain import link_hash
-from store.audit.export import record_material
+from store import Audience, Click, Store, link_hash, record_material
 from tests.support.audit import link_all
 from tests.support.backends import Backend
 from tests.support.factories import offered

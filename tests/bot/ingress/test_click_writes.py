@@ -1,13 +1,18 @@
 """A click costs two writes: one before its answer (its inbox entry and its decision, one
 group-commit intent) and one after (the answer kept for replays, with the card it carried
-or the refusal). Counted on the store's own writer, on both backends."""
+or the refusal). Counted on the store's own writer, on both backends. Its audit entry names
+the digest of the click as the inbox keeps it."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import pytest
+from sqlalchemy import text
+
 from bot.ingress.callbacks import INBOX_KIND, CallbackConsumer
-from store import ANSWERED, CardLedger, Inbox, State, Store
+from store import ANSWERED, AuditChain, CardLedger, Inbox, State, Store
+from tests.support.audit import evidence_of, inbox_digest, link_all
 from tests.support.clicks import click_on, consumer
 from tests.support.factories import offered
 from tests.support.waiting import eventually
@@ -93,3 +98,32 @@ async def test_a_replayed_click_writes_nothing_new_and_gets_the_first_answer(
     assert again == first
     assert writes(store)[0] - before[0] == 1  # the entry's insert, which found the first
     assert len(await store.confirmations(op.id)) == 1 and await store.claim_count(op.id) == 1
+
+
+@pytest.mark.parametrize(
+    ("action", "operator", "event"),
+    [
+        ("confirm", "ou_alice", "confirmed"),
+        ("reject", "ou_alice", "rejected"),
+        ("confirm", "ou_mallory", "click_refused"),
+    ],
+)
+async def test_a_decisions_audit_entry_names_the_digest_of_the_click_it_came_from(
+    store: Store, action: str, operator: str, event: str
+) -> None:
+    op = await offered(store)
+    event_id = f"ev-{action}-{operator}"
+    await answered_and_counted(
+        store, consumer(store), click_on(op, event_id, action=action, operator=operator), event_id
+    )
+    evidence = await evidence_of(store, op.id, event)
+    assert evidence is not None and evidence == await inbox_digest(store, INBOX_KIND, event_id)
+    # and the chain vouches for it: an entry whose evidence is edited no longer fits
+    await link_all(store)
+    async with store.write() as conn:
+        await conn.execute(
+            text("UPDATE audit SET evidence = :other WHERE evidence = :evidence"),
+            {"other": "0" * 64, "evidence": evidence},
+        )
+    check = await AuditChain(store).verify()
+    assert not check.holds and "was edited" in str(check.problem)

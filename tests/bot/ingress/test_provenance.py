@@ -52,6 +52,7 @@ from store import (
     State,
     Store,
     operation_view,
+    payload_digest,
 )
 from tests.support.clicks import APP_ID, OUR_TENANT, T0, card_action
 from tests.support.factories import draft, offered
@@ -110,23 +111,24 @@ class Scenario:
             value["digest"] = self.digest
         return {**value, **self.value_changes}
 
-    def click(self) -> CardClick:
+    def envelope(self) -> dict[str, Any]:
         message_id = self.message_id
         if message_id is None:
             message_id = self.op.card_message_id or ""
-        return parse_click(
-            card_action(
-                self.value(),
-                event_id=self.event_id,
-                app_id=self.app_id,
-                tenant_key=self.tenant_key,
-                operator=self.operator,
-                operator_tenant=self.operator_tenant,
-                chat_id=self.chat_id,
-                message_id=message_id,
-                form_value=None if self.note is None else {"reason": self.note},
-            )
+        return card_action(
+            self.value(),
+            event_id=self.event_id,
+            app_id=self.app_id,
+            tenant_key=self.tenant_key,
+            operator=self.operator,
+            operator_tenant=self.operator_tenant,
+            chat_id=self.chat_id,
+            message_id=message_id,
+            form_value=None if self.note is None else {"reason": self.note},
         )
+
+    def click(self) -> CardClick:
+        return parse_click(self.envelope())
 
     def ctx(self) -> Context:
         return Context(APP_ID, frozenset({OUR_TENANT}), self.now, self.policies)
@@ -179,9 +181,10 @@ async def requested_by(store: Store, requester: str | None, **overrides: Any) ->
 
 def test_parse_click_reads_every_field_from_a_lark_envelope() -> None:
     value = {"op": "01JNB0000000000000000000AB", "action": "confirm", "digest": "a" * 64, "v": 1}
-    click = parse_click(
-        card_action(value, event_id="ev_9", operator="ou_bob", message_id="om_9", chat_id="oc_9")
+    envelope = card_action(
+        value, event_id="ev_9", operator="ou_bob", message_id="om_9", chat_id="oc_9"
     )
+    click = parse_click(envelope)
     assert click == CardClick(
         event_id="ev_9",
         app_id=APP_ID,
@@ -191,6 +194,7 @@ def test_parse_click_reads_every_field_from_a_lark_envelope() -> None:
         chat_id="oc_9",
         message_id="om_9",
         value=value,
+        evidence=payload_digest(envelope),  # the envelope as the inbox keeps it
     )
     assert (click.operation_id, click.action, click.digest) == (value["op"], "confirm", "a" * 64)
 
@@ -777,4 +781,6 @@ def test_a_fully_valid_click_passes_every_stage(ops: Ops) -> None:
         chat_id="oc_ops",
         message_id=f"om_{ops['offered'].id}",
         event_id="ev_1",
+        evidence=click.evidence,
     )
+    assert click.evidence == payload_digest(scenario.envelope())
