@@ -61,6 +61,7 @@ def audit(
     *,
     at: datetime,
     reason: Reason | None = None,
+    evidence: str | None = None,
 ) -> None:
     conn.execute(
         insert(AuditRow).values(
@@ -71,6 +72,7 @@ def audit(
             from_state=from_state.value if from_state else None,
             to_state=to_state.value if to_state else None,
             reason_code=reason.value if reason else None,
+            evidence=evidence,
         )
     )
 

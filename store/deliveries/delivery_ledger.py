@@ -15,11 +15,13 @@ from typing import Any
 from sqlalchemy import Connection, Insert, func, insert, select, update
 
 from store.authority.store import Store
+from store.authority.transitions import audit
 from store.backend.leases import lease_rows, next_due
 from store.schema.tables import DeliveryAttemptRow, DeliveryRow
 from store.vocabulary import DeliveryState
 
 DETAIL_MAX = 300
+DELIVERIES_ACTOR = "system:deliveries"
 UNDELIVERED = (DeliveryState.PENDING.value, DeliveryState.FAILED.value)
 
 
@@ -105,8 +107,23 @@ class DeliveryLedger:
         )
 
         def write(conn: Connection) -> None:
-            conn.execute(delivered)
+            done = conn.execute(
+                delivered.returning(
+                    DeliveryRow.operation_id, DeliveryRow.channel, DeliveryRow.outcome_digest
+                )
+            ).first()
             conn.execute(_attempt_logged(delivery_id, now, True, code, result))
+            if done is not None:  # the conclusion reached its proposer: the audit log says so
+                audit(
+                    conn,
+                    done.operation_id,
+                    DELIVERIES_ACTOR,
+                    f"delivered:{done.channel}",
+                    None,
+                    None,
+                    at=now,
+                    evidence=done.outcome_digest,
+                )
 
         await self.store.transact(write)
 

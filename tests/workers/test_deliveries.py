@@ -129,6 +129,10 @@ async def test_the_connection_goes_to_the_address_checked_not_to_a_second_answer
     assert inside.seen == []
     done = await DeliveryLedger(store).get(delivery.id)
     assert done is not None and done.state == "delivered"
+    # the audit log says the conclusion reached its proposer, naming what was delivered
+    [entry] = [e for e in await store.audit(delivery.operation_id) if e.event.startswith("deli")]
+    assert (entry.event, entry.actor) == ("delivered:webhook", "system:deliveries")
+    assert entry.evidence == delivery.outcome_digest
 
 
 async def test_one_inside_answer_among_outside_ones_refuses_the_target_for_good(
