@@ -95,12 +95,23 @@ async def test_hundred_concurrent_clicks_with_two_bot_clients_make_one_claim(
         assert stack.hub.longconn.connected(app_id) == 2
 
         # Both replicas wrote audit entries at once and both run a chainer: one chain, every
-        # entry in it once, no gap (each refusal is an entry, and so is the claim).
-        await link_all(stack.store)
-        check = await AuditChain(stack.store).verify()
-        assert check.holds, check.problem
-        async with stack.store.read() as conn:
-            entries = (await conn.execute(text("SELECT count(*) FROM audit"))).scalar_one()
-        assert check.entries == check.head_seq == entries > CLICKS
+        # entry in it once, no gap (each refusal is an entry, and so is the claim). The
+        # executor and the card worker still write as the order fills, so this waits until
+        # the chain has caught up with every entry; it holds at every look.
+        chain = AuditChain(stack.store)
+        seen: list[int] = []
+
+        async def chain_has_every_entry() -> bool:
+            await link_all(stack.store)
+            check = await chain.verify()
+            assert check.holds, check.problem
+            assert check.entries == check.head_seq  # 1..N, each once
+            async with stack.store.read() as conn:
+                entries = (await conn.execute(text("SELECT count(*) FROM audit"))).scalar_one()
+            seen.append(entries)
+            return bool(check.head_seq == entries)
+
+        await eventually(chain_has_every_entry, interval_s=0.2)
+        assert seen[-1] > CLICKS
 
         assert await replica.terminate() == 0
