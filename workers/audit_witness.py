@@ -51,11 +51,11 @@ async def run_audit_witness(
     chain: AuditChain,
     lark: TextPoster,
     chats: Sequence[str],
+    stop: asyncio.Event,
     *,
     at: time,
     tz: tzinfo,
     clock: Clock,
-    stop: asyncio.Event,
     poll_s: float,
 ) -> None:
     """Witness the head each day at `at`; the clock is looked at every `poll_s` (a failed

@@ -15,6 +15,7 @@ import os
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import tzinfo
+from functools import partial
 from typing import Any
 
 from bot.config import Config, zone
@@ -91,7 +92,7 @@ class Workforce:
     due_listener: DueListener | None = None
     reminders: ReminderWorker | None = None
     # the audit chain head's daily line in the audiences' chats (None: no Lark, or off)
-    witness: Callable[[asyncio.Event], Awaitable[None]] | None = None
+    witness: Background | None = None
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
     # called after the executor records an outcome (the card and delivery workers' kicks;
     # a worker process adds its report to the parent)
@@ -182,6 +183,7 @@ async def build_workforce(
     config: Config, store: Store, api: LarkApi | None, *, clock: Clock, tz: tzinfo | None = None
 ) -> Workforce:
     settings = config.settings
+    cards_tz = tz or zone(settings.cards.timezone)
     cards = reminders = None
     lark = RetryingLark(api) if api is not None else None
     if lark is not None:
@@ -189,7 +191,7 @@ async def build_workforce(
             store,
             lark,
             lang=settings.cards.lang,
-            tz=tz or zone(settings.cards.timezone),
+            tz=cards_tz,
             poll_s=settings.cards.poll_s,
             people=settings.people,
             second_look_above=second_look_above(settings),
@@ -198,7 +200,7 @@ async def build_workforce(
             store,
             lark,
             lang=settings.cards.lang,
-            tz=tz or zone(settings.cards.timezone),
+            tz=cards_tz,
             poll_s=settings.cards.poll_s,
             people=settings.people,
             second_look_above=second_look_above(settings),
@@ -244,7 +246,7 @@ async def build_workforce(
         poll_s=execution.poll_s,
         allow_internal=delivery.allow_internal_targets,
         outside_chats=settings.outside_chats(),
-        voice=Voice(settings.cards.lang, tz or zone(settings.cards.timezone), settings.people),
+        voice=Voice(settings.cards.lang, cards_tz, settings.people),
         chats=lark,
         filing_receipts=filing_receipts(config),
     )
@@ -273,15 +275,14 @@ async def build_workforce(
     )
     chats = settings.witness_chats()
     if lark is not None and settings.audit.witness and chats:
-        poster = lark
-        force.witness = lambda stop: run_audit_witness(
+        force.witness = partial(
+            run_audit_witness,
             AuditChain(store),
-            poster,
+            lark,
             chats,
             at=settings.audit.witness_time,
-            tz=tz or zone(settings.cards.timezone),
+            tz=cards_tz,
             clock=clock,
-            stop=stop,
             poll_s=settings.audit.poll_s,
         )
     if not is_sqlite(settings.store.url):
