@@ -32,9 +32,18 @@ from store import OperationRow
 YEAR_S = 365 * 86_400
 ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"  # Crockford's base 32, as ULIDs spell time
 ROWS_PER_BATCH = 60_000
-# Tables that do not grow with operations: one row per account, and sign-in state that is
-# pruned (growth.md §2).
-NOT_GROWN = frozenset({"accounts", "web_sessions", "web_sign_ins", "audit_chain"})
+# Tables that do not grow with operations: one row per account, sign-in state that is
+# pruned (growth.md §2), the chain's head, and the policy's versions (one per config change).
+NOT_GROWN = frozenset(
+    {
+        "accounts",
+        "web_sessions",
+        "web_sign_ins",
+        "audit_chain",
+        "policy_versions",
+        "policy_audiences",
+    }
+)
 FINAL_STATES = (
     "outcome_observed",
     "rejected",

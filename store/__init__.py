@@ -112,6 +112,12 @@ if TYPE_CHECKING:
     from store.inbox.signals import record_signal as record_signal
     from store.inbox.signals import signal_of as signal_of
     from store.lifecycle import IllegalTransition as IllegalTransition
+    from store.policy.ledger import POLICY_ACTOR_PREFIX as POLICY_ACTOR_PREFIX
+    from store.policy.ledger import POLICY_EVENT as POLICY_EVENT
+    from store.policy.ledger import PolicyLedger as PolicyLedger
+    from store.policy.ledger import PolicyLine as PolicyLine
+    from store.policy.ledger import PolicyVersion as PolicyVersion
+    from store.policy.ledger import policy_subject as policy_subject
     from store.reads.attention import AWAITING as AWAITING
     from store.reads.attention import SEARCH_MAX_CHARS as SEARCH_MAX_CHARS
     from store.reads.attention import UNKNOWN as UNKNOWN
@@ -210,6 +216,13 @@ _OWNER: dict[str, str] = {
     "witness_text": "store.audit.witness",
     "witness_uuid": "store.audit.witness",
     "witnessed_head": "store.audit.witness",
+    # the effective policy's versions
+    "POLICY_ACTOR_PREFIX": "store.policy.ledger",
+    "POLICY_EVENT": "store.policy.ledger",
+    "PolicyLedger": "store.policy.ledger",
+    "PolicyLine": "store.policy.ledger",
+    "PolicyVersion": "store.policy.ledger",
+    "policy_subject": "store.policy.ledger",
     # every table, children first (emptying or copying a store whole)
     "tables_children_first": "store.schema.inventory",
     # the operation authority: opens, claims, decides, reads

@@ -170,6 +170,17 @@ async def store(backend: Backend, sqlite_template: Path | None) -> AsyncIterator
 
 
 @pytest.fixture
+async def replica(backend: Backend, store: Store) -> AsyncIterator[Store]:
+    """A second store on the same database, as another bot process would open it (its own
+    writers, pool and chainer)."""
+    other = await open_store(backend.url, schema=backend.schema, pool_size=10)
+    try:
+        yield other
+    finally:
+        await other.close()
+
+
+@pytest.fixture
 def logs(caplog: pytest.LogCaptureFixture) -> pytest.LogCaptureFixture:
     """caplog at INFO, where refusals are logged."""
     caplog.set_level(logging.INFO)

@@ -37,8 +37,10 @@ from bot.api.dashboard_html import (
     list_html,
     not_found_html,
     outcome_choices,
+    policy_html,
     refused_html,
 )
+from bot.api.dashboard_policy import POLICY_PATH, FiledUnder
 from bot.api.dashboard_words import label
 from bot.api.errors import refuse
 from bot.api.hosts import forwarded_https, proxied
@@ -54,6 +56,8 @@ from store import (
     DeliveryLedger,
     ExecutionLedger,
     InvalidCursor,
+    Operation,
+    PolicyLedger,
     State,
     Store,
     attention_groups,
@@ -75,6 +79,18 @@ LIST_ROWS = 50
 LIST_PARAMS = ("state", "outcome", "q", "cursor")
 POLL_STEP_S = 0.5
 COOKIE = "countersign_dashboard"
+POLICY_ROWS = 100  # versions on the history page (each is a restart with another config)
+
+
+async def filed_under(store: Store, op: Operation) -> FiledUnder:
+    """The policy version `op` was filed under, and the versions that changed its audience's
+    policy since (what a refused click's `policy_changed` points at)."""
+    ledger = PolicyLedger(store)
+    audience = op.envelope.audience.name
+    version = await ledger.filed_under(audience, op.envelope.approval.policy, op.created_at)
+    if version is None:
+        return FiledUnder(audience, None)
+    return FiledUnder(audience, version, await ledger.changed_since(audience, version.seq))
 
 
 def lang_of(request: web.Request) -> Lang:
@@ -139,6 +155,7 @@ class Dashboard:
         app.router.add_get("/ops", self.attention)
         app.router.add_get("/ops/all", self.list)
         app.router.add_get("/ops/changes", self.changes)
+        app.router.add_get(POLICY_PATH, self.policy)
         app.router.add_get(f"/ops/{{id:{OPERATION_ID}}}", self.detail)
         # any other page under /ops: the dashboard's own 404 page, not the API's JSON
         app.router.add_get("/ops/{tail:.+}", self.no_page)
@@ -272,6 +289,7 @@ class Dashboard:
             "attempt": await ExecutionLedger(self.store).attempt(op.id),
             "card": await CardLedger(self.store).history(op.id),
             "deliveries": await DeliveryLedger(self.store).find(operation_id=op.id),
+            "policy": await filed_under(self.store, op),
         }
         viewer = who.viewer
         decide = flash = None
@@ -291,6 +309,15 @@ class Dashboard:
             flash=flash,
         )
         return self._page(request, html)
+
+    async def policy(self, request: web.Request) -> web.Response:
+        refusal, who = await self._access(request)
+        if refusal:
+            return refusal
+        mark = await change_mark(self.store)
+        versions = await PolicyLedger(self.store).history(POLICY_ROWS)
+        chrome = Chrome(lang_of(request), mark, POLICY_PATH, who=who)
+        return self._page(request, policy_html(versions, chrome, self.store.clock()))
 
     async def no_page(self, request: web.Request) -> web.Response:
         refusal, who = await self._access(request)

@@ -18,6 +18,7 @@ from urllib.parse import urlencode
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
+from bot.api.dashboard_policy import history_rows
 from bot.api.dashboard_view import detail, row
 from bot.api.dashboard_words import label, moment, tone_class
 from bot.api.signin import SIGN_IN_PATH, SIGN_OUT_PATH, Viewer
@@ -25,7 +26,7 @@ from bot.api.web_decide import DecideForm, Flash
 from cards.strings import Lang, text
 from cards.vocabulary import BAD, DONE, OPEN_STATES, WAITING, WARN, state_words
 from kernel.timeutil import iso_utc, utc_now
-from store import AWAITING, SEARCH_MAX_CHARS, UNKNOWN, OperationView, State
+from store import AWAITING, SEARCH_MAX_CHARS, UNKNOWN, OperationView, PolicyVersion, State
 from workers.domains import DOMAINS
 from workers.domains.execution import CORE_OUTCOMES
 
@@ -197,6 +198,13 @@ def detail_html(
     return _render(
         "detail.html", chrome, page["title"], "detail", d=page, decide=decide, flash=flash
     )
+
+
+def policy_html(versions: Sequence[PolicyVersion], chrome: Chrome, now: datetime) -> str:
+    """The policy's versions, newest first, each with what changed."""
+    lang = chrome.lang
+    rows = history_rows(versions, now, lang)
+    return _render("policy.html", chrome, label("policy.title", lang), "policy", versions=rows)
 
 
 def not_found_html(message: str, chrome: Chrome) -> str:

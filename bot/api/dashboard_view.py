@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from bot.api.dashboard_policy import FiledUnder, policy_facts
 from bot.api.dashboard_words import ident, label, long_text, moment, tone_class
 from cards.approval import approval_elements
 from cards.outcomes import newest_per_stage, outcome_parts, outcome_title
@@ -338,6 +339,11 @@ def record_tables(
     ]
 
 
+def filed_facts(records: Mapping[str, Any], now: datetime, lang: Lang) -> list[tuple[str, Cell]]:
+    filed = records.get("policy")
+    return policy_facts(filed, now, lang) if isinstance(filed, FiledUnder) else []
+
+
 def detail(
     view: OperationView,
     records: Mapping[str, Any],
@@ -353,6 +359,6 @@ def detail(
         "chip": chip(view, people, lang),
         "outcome": outcome_text(view, lang),
         "lines": header_lines(view, people, now, lang),
-        "facts": facts(view, people, now, lang),
+        "facts": facts(view, people, now, lang) + filed_facts(records, now, lang),
         "tables": record_tables(view, records, people, now, lang),
     }

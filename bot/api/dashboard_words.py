@@ -21,6 +21,26 @@ LABELS: Mapping[str, Mapping[Lang, str]] = {
     "brand": {"en": "countersign", "zh": "countersign"},
     "nav.attention": {"en": "Needs attention", "zh": "需要处理"},
     "nav.all": {"en": "All operations", "zh": "全部操作"},
+    "nav.policy": {"en": "Policy", "zh": "策略"},
+    "policy.title": {"en": "Policy history", "zh": "策略历史"},
+    "policy.intro": {
+        "en": "Each version of the approval policy the bot started under, newest first: "
+        "what changed, when and where it was read. An operation is confirmed only under "
+        "the version its card was posted under.",
+        "zh": "机器人启动时所用审批策略的每个版本，最新在前：变更内容、时间与读取位置。"
+        "操作只能在其卡片发出时的策略版本下确认。",
+    },
+    "policy.none": {"en": "No policy recorded yet.", "zh": "尚无策略记录。"},
+    "policy.version": {"en": "version {seq}", "zh": "第 {seq} 版"},
+    "policy.recorded": {"en": "Recorded by", "zh": "记录者"},
+    "policy.digest": {"en": "Policy digest", "zh": "策略摘要"},
+    "policy.changes": {"en": "What changed", "zh": "变更内容"},
+    "policy.audiences": {"en": "Audience digests", "zh": "审批群摘要"},
+    "policy.unversioned": {
+        "en": "filed before policy versions were kept",
+        "zh": "提交于策略版本记录之前",
+    },
+    "policy.changed_at": {"en": "{at}: {lines}", "zh": "{at}：{lines}"},
     "recent": {"en": "Recent activity", "zh": "最近动态"},
     "calm": {"en": "Nothing needs attention.", "zh": "暂无需要处理的操作。"},
     "shown": {"en": "showing {shown} of {count}", "zh": "显示 {count} 条中的 {shown} 条"},
@@ -85,6 +105,8 @@ LABELS: Mapping[str, Mapping[Lang, str]] = {
     "fact.entry": {"en": "Decided on", "zh": "决定入口"},
     # a draft that answers an inbound message: inbound -> drafted -> sent
     "fact.signal": {"en": "Answers", "zh": "回复"},
+    "fact.policy": {"en": "Policy", "zh": "策略"},
+    "fact.policy_changed": {"en": "Changed in version {seq}", "zh": "第 {seq} 版变更"},
     "timeline.inbound": {"en": "{id} from {who} at {at}", "zh": "{who} 于 {at} 发来 {id}"},
     "timeline.drafted": {"en": "drafted {span} later", "zh": "{span}后起草"},
     "timeline.sent": {"en": "sent {span} after the draft", "zh": "起草后{span}发送"},

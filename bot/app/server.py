@@ -18,6 +18,7 @@ from aiohttp import web
 from bot.api.app import RUNNER_OPTIONS, create_app
 from bot.api.health import Health
 from bot.app.heap import startup_heap_frozen
+from bot.app.policy_record import announce_policy, policy_actor, record_policy
 from bot.app.worker_process import WorkerProcess
 from bot.app.workers_serving import (
     SHUTDOWN_GRACE_S,
@@ -35,6 +36,7 @@ from bot.ingress.text_scope import AudienceScope, Scope
 from bot.lark.webhook import add_webhook_routes
 from bot.lark.ws import WsTransport
 from kernel.timeutil import Clock, utc_now
+from store import Store
 
 log = logging.getLogger("countersign")
 
@@ -67,6 +69,15 @@ def text_scope(settings: Settings) -> Scope:
     )
 
 
+async def announce_quietly(store: Store, lark: RetryingLark, settings: Settings) -> None:
+    """Tell the audiences' chats of a policy change; a failure leaves it for the next start."""
+    outside = frozenset(settings.outside_chats())
+    try:
+        await announce_policy(store, lark, outside, settings.cards.lang)
+    except Exception:
+        log.exception("announcing the policy change failed; the next start tries again")
+
+
 async def serve(
     config: Config,
     *,
@@ -78,6 +89,8 @@ async def serve(
     settings = config.settings
     lark = settings.lark
     store = await open_configured_store(config, clock)
+    # before anything is decided under it: the version operations are filed under
+    await record_policy(store, settings, policy_actor())
     loop = asyncio.get_running_loop()
     stop = stop_on_signals(stop)
     exit_code = 0
@@ -192,6 +205,9 @@ async def serve(
             start_workforce(force, config, store, stop)
         if ws is not None:
             ws.start()
+        if api is not None:
+            announcing = announce_quietly(store, RetryingLark(api), settings)
+            force.tasks.append(asyncio.create_task(announcing, name="policy-announce"))
         url = f"http://{settings.http.host}:{settings.http.port}"
         with startup_heap_frozen():
             if on_ready is not None:

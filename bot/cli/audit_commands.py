@@ -44,18 +44,24 @@ def cmd_audit_verify(args: argparse.Namespace) -> int:
 
 
 def _verify_store(args: argparse.Namespace) -> int:
-    from store import AuditChain, ChainCheck, Store
+    from store import AuditChain, ChainCheck, PolicyLedger, Store
 
-    async def verified(store: Store) -> tuple[ChainCheck, int]:
+    async def verified(store: Store) -> tuple[ChainCheck, int, tuple[int, str | None]]:
         chain = AuditChain(store)
-        return await chain.verify(), await chain.unlinked()
+        return await chain.verify(), await chain.unlinked(), await PolicyLedger(store).check()
 
-    check, unlinked = with_store(args, verified)
+    check, unlinked, (versions, policy_problem) = with_store(args, verified)
     waiting = f"; {unlinked} newer entries not linked yet" if unlinked else ""
     if check.problem is not None:
         print(f"audit chain broken: {check.problem} ({check.entries} entries read){waiting}")
         return EXIT_BROKEN_CHAIN
-    print(f"audit chain holds: {check.entries} entries, head at entry {check.head_seq}{waiting}")
+    if policy_problem is not None:
+        print(f"audit chain broken: {policy_problem} ({versions} policy versions read)")
+        return EXIT_BROKEN_CHAIN
+    print(
+        f"audit chain holds: {check.entries} entries, head at entry {check.head_seq}, "
+        f"{versions} policy versions{waiting}"
+    )
     return 0
 
 

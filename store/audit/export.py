@@ -7,7 +7,8 @@ An export is a contiguous run of the chain, so every link in it can be checked:
   `since` to the last one before the first entry at or after `until` (chain order is commit
   order, which a clock can disagree with by a moment: a window never leaves a hole);
 - `--audience` keeps the run whole but redacts the other audiences' entries to their place
-  and hashes (`redacted: true`), so the links still prove nothing was removed or moved.
+  and hashes (`redacted: true`), so the links still prove nothing was removed or moved;
+  the house's own entries (policy versions) are every audience's.
 The first entry's `prev_hash` is taken as given: a witnessed head (`verify --witness`) or a
 full verify of the store anchors it.
 """
@@ -23,6 +24,7 @@ from sqlalchemy import Connection, select
 
 from store.audit.chain import GENESIS, VERIFY_PAGE, entry_material, link_hash, linked_rows
 from store.audit.witness import Witness
+from store.policy.ledger import is_policy_subject
 from store.schema.tables import AuditRow, OperationRow
 
 MATERIAL_FIELDS = (
@@ -79,7 +81,12 @@ def exported(
         if row.chain_seq > covered:  # seqs have no gaps: a page's worth from this one
             audiences, covered = _audiences(conn, row.chain_seq, page), row.chain_seq + page - 1
         audience = audiences.get(row.operation_id)
-        redact = window.audience is not None and audience != window.audience
+        # an entry of the whole house (a policy version) is every audience's to read
+        redact = (
+            window.audience is not None
+            and audience != window.audience
+            and not is_policy_subject(row.operation_id)
+        )
         yield export_record(row, audience, redact)
 
 

@@ -26,6 +26,8 @@ from store.schema.audit_tables import AuditRow as AuditRow
 from store.schema.columns import Base as Base
 from store.schema.columns import BigId, operation_ref, vocabulary_checks
 from store.schema.columns import UTCDateTime as UTCDateTime
+from store.schema.policy_tables import PolicyAudienceRow as PolicyAudienceRow
+from store.schema.policy_tables import PolicyVersionRow as PolicyVersionRow
 from store.vocabulary import Execution
 
 # What the reads of outstanding work ask, and the partial indexes that hold just that: SQLite

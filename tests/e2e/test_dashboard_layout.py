@@ -152,7 +152,11 @@ async def test_every_page_fits_a_phone_and_a_desktop_in_every_state(
         zh = await look.look(f"/ops/{offered['fills'][0]['id']}?lang=zh", "detail-fills-zh")
         assert zh == {"phone": "已成交", "desktop": "已成交"}
         await look.look("/ops/01NOSUCHOPERATION000000000", "not-found")
+        assert await look.look("/ops/policy", "policy") == dict.fromkeys(
+            ("phone", "desktop"), "Policy history"
+        )
+        await look.look("/ops/policy?lang=zh", "policy-zh")
 
     assert said == STORY
-    # each look at both widths: two operations open, 9 steps after, 10 lists and pages
-    assert look.shots == 2 * (2 + 9 + 10)
+    # each look at both widths: two operations open, 9 steps after, 12 lists and pages
+    assert look.shots == 2 * (2 + 9 + 12)

@@ -2,12 +2,18 @@
 `countersign run` processes against the sandbox: the card's digest is still the operation's,
 but the audience's policy digest it was filed with is not the one configured now, so a
 Confirm on it is refused as `policy_changed` (never claimed), and what is proposed under
-the new config is confirmable as the new policy says."""
+the new config is confirmable as the new policy says. The change is recorded as the
+policy's next version: the audience's chat is told what changed, and the dashboard's
+history and the stale operation's page name the change that made it stale."""
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 from typing import Any
+
+import aiohttp
 
 from cards.strings import refusal_text
 from kernel.reasons import Reason
@@ -39,6 +45,30 @@ async def connections(lark: Lark, expected: int) -> bool:
     assert status == 200, apps
     [app] = [item for item in apps["items"] if item["app_id"] == lark.app.app_id]
     return bool(app["connections"] == expected)
+
+
+CHANGE = "rule large-orders: above: 50000 → 40000"
+
+
+def chat_texts(lark: Lark, chat_id: str) -> list[str]:
+    return [
+        json.loads(message.content)["text"]
+        for message in lark.state.messages.values()
+        if message.chat_id == chat_id and message.msg_type == "text"
+    ]
+
+
+async def page(bot: BotProcess, path: str) -> str:
+    async with aiohttp.ClientSession() as http, http.get(f"{bot.url}{path}") as response:
+        assert response.status == 200, path
+        return await response.text()
+
+
+def element(html: str, element_id: str) -> str:
+    """The text of the element with `element_id` (tags stripped)."""
+    found = re.search(rf'<(\w+)[^>]*\bid="{element_id}"[^>]*>(.*?)</\1>', html, re.S)
+    assert found is not None, f"no #{element_id}"
+    return re.sub(r"<[^>]+>", "", found.group(2)).strip()
 
 
 async def click(lark: Lark, message_id: str, operator: str) -> dict[str, Any]:
@@ -95,6 +125,22 @@ async def test_a_policy_changed_in_config_makes_an_old_card_stale(
             ("ou_alice", False, Reason.POLICY_CHANGED.value)
         ]
         assert await store.claim_count(old["id"]) == 0
+
+        # the change is version 2: told in the audience's chat, on the dashboard's history,
+        # and on the stale operation's page as what made its card stale
+        def told() -> bool:
+            return any(CHANGE in said for said in chat_texts(lark, TRIO["chat_id"]))
+
+        await eventually(told, woken_by=lark.state)
+        [line] = [said for said in chat_texts(lark, TRIO["chat_id"]) if CHANGE in said]
+        assert "version 2" in line and "Cards of ops posted before this change are stale" in line
+        assert not any(CHANGE in said for chat in ("oc_acme",) for said in chat_texts(lark, chat))
+        history = await page(second, "/ops/policy")
+        assert "first policy recorded" in element(history, "v1")
+        assert CHANGE in element(history, "v2")
+        stale_page = await page(second, f"/ops/{old['id']}")
+        assert element(stale_page, "policy-filed") == "version 1"
+        assert CHANGE in element(stale_page, "policy-changed-v2")
         after = await store.get(old["id"])
         assert after is not None
         assert after.state is State.AWAITING_CONFIRMATION and after.confirmed_by == ()
@@ -119,6 +165,9 @@ async def test_a_policy_changed_in_config_makes_an_old_card_stale(
             for c in await store.confirmations(new["id"])
         ]
         assert accepted == [("ou_alice", True, None), ("ou_bob", True, None)]
+        new_page = await page(second, f"/ops/{new['id']}")
+        assert element(new_page, "policy-filed") == "version 2"
+        assert 'id="policy-changed-' not in new_page
         # the stale card was not touched by anything the new one did
         assert await store.claim_count(old["id"]) == 0
         assert len(await store.confirmations(old["id"])) == 1

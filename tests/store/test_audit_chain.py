@@ -5,26 +5,14 @@ chain, and a raw-SQL edit, removal or move of any entry is named by the check.""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 
-import pytest
 from sqlalchemy import func, select, text, update
 
-from store import AuditChain, Claimed, Click, Refused, Store, open_store
+from store import AuditChain, Claimed, Click, Refused, Store
 from store.schema.tables import AuditRow
 from tests.support.audit import link_all
 from tests.support.backends import Backend
 from tests.support.factories import offered
-
-
-@pytest.fixture
-async def second(backend: Backend, store: Store) -> AsyncIterator[Store]:
-    """Another store on the same database: another process's writers and chainer."""
-    other = await open_store(backend.url, schema=backend.schema, pool_size=10)
-    try:
-        yield other
-    finally:
-        await other.close()
 
 
 async def decide_many(store: Store, count: int) -> None:
@@ -59,10 +47,10 @@ async def linked_seqs(store: Store) -> list[int]:
 
 
 async def test_two_stores_deciding_and_linking_at_once_leave_one_gap_free_chain(
-    store: Store, second: Store
+    store: Store, replica: Store
 ) -> None:
-    chains = (AuditChain(store), AuditChain(second))
-    deciding = asyncio.gather(decide_many(store, 12), decide_many(second, 12))
+    chains = (AuditChain(store), AuditChain(replica))
+    deciding = asyncio.gather(decide_many(store, 12), decide_many(replica, 12))
     while not deciding.done():  # both chainers link while both stores write
         await asyncio.gather(*(chain.link() for chain in chains))
         await asyncio.sleep(0)

@@ -4,34 +4,20 @@ each) never get the same row, and a lease left by a dead worker falls due again.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from datetime import timedelta
 
-import pytest
 from sqlalchemy import update
 
 from kernel.timeutil import utc_now
 from store.authority.store import Store
-from store.backend.opening import open_store
 from store.cards.card_ledger import CardLedger
 from store.claims.decisions import Claimed, Click
 from store.execution.execution_ledger import ExecutionLedger
 from store.schema.tables import OperationRow
-from tests.support.backends import Backend
 from tests.support.factories import draft, offered, writes
 
 ROWS = 60
 WORKERS_PER_REPLICA = 4
-
-
-@pytest.fixture
-async def replica(backend: Backend, store: Store) -> AsyncIterator[Store]:
-    """A second store on the same database, as another bot process would open it."""
-    other = await open_store(backend.url, schema=backend.schema, pool_size=10)
-    try:
-        yield other
-    finally:
-        await other.close()
 
 
 async def test_concurrent_leasers_on_two_replicas_never_get_the_same_row(

@@ -33,6 +33,8 @@ from typing import Any
 import pytest
 from sqlalchemy import insert
 
+from bot.app.policy_record import record_policy
+from bot.config import parse
 from store import (
     AuditChain,
     AutoRules,
@@ -44,6 +46,7 @@ from store import (
     Exposure,
     Inbox,
     Observation,
+    PolicyLedger,
     ReminderLedger,
     Stage,
     State,
@@ -53,6 +56,7 @@ from store import (
 )
 from store.reads import attention, counts
 from store.schema.tables import DeliveryRow
+from tests.support.api import settings_data
 from tests.support.factories import claimed, dispatching, offered, refused_by_budget
 from tests.support.query_plans import Allowed, captured, plan_problems
 
@@ -160,6 +164,14 @@ async def _linked(store: Store, _seen: dict[str, Any]) -> object:
     return linked
 
 
+async def _policy_recorded(store: Store, _seen: dict[str, Any]) -> object:
+    """Two policy versions, each with its audit entry among the history's."""
+    data = settings_data()
+    await record_policy(store, parse(data), "config:a")
+    data["audiences"][0]["required_confirmations"] = 2
+    return await record_policy(store, parse(data), "config:a")
+
+
 async def _exported(store: Store) -> object:
     """An export of the linked history, for one audience (its operations looked up)."""
     records: list[dict[str, Any]] = []
@@ -231,6 +243,8 @@ CASES: dict[str, Case] = {
     # `countersign audit verify --store|export`: the chain a page at a time, in its order
     "audit_verify": Case(lambda s, _: AuditChain(s).verify(), CHAIN_PAGES),
     "audit_export": Case(lambda s, _: _exported(s), CHAIN_PAGES, prepare=_linked),
+    # `audit verify --store`: each policy version's audit entry, found by its subject
+    "policy_check": Case(lambda s, _: PolicyLedger(s).check(), prepare=_policy_recorded),
 }
 
 

@@ -267,6 +267,12 @@ class Domain(ABC, Generic[P, S]):
         """The secrets its settings name, by environment variable (none by default)."""
         return ()
 
+    def policy(self, settings: S) -> dict[str, Any]:
+        """What of this kind's settings decides what may be done (limits, switches, where it
+        acts), for the effective policy's history (bot/config/policy_document.py). Default:
+        all of them, so a change of any is a change of policy."""
+        return settings.model_dump(mode="json")
+
     def outside_chats(self, settings: S) -> Mapping[str, str]:
         """Chats outsiders read (chat id -> who): countersign never replies there."""
         return {}

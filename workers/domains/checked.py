@@ -162,6 +162,9 @@ class Checked(Generic[P_co, S_co]):
     def secret_envs(self, settings: BaseModel) -> Sequence[SecretEnv]:
         return self.domain.secret_envs(self._settings(settings))
 
+    def policy(self, settings: BaseModel) -> dict[str, Any]:
+        return self.domain.policy(self._settings(settings))
+
     def outside_chats(self, settings: BaseModel) -> Mapping[str, str]:
         return self.domain.outside_chats(self._settings(settings))
 

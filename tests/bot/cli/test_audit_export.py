@@ -12,7 +12,10 @@ from typing import Any
 
 import pytest
 
-from store import Audience, Click, Store, link_hash, record_material
+from bot.app.policy_record import record_policy
+from bot.config import parse
+from store import Audience, Click, Store, link_hash, policy_subject, record_material
+from tests.support.api import settings_data
 from tests.support.audit import link_all
 from tests.support.backends import Backend
 from tests.support.factories import offered
@@ -115,6 +118,9 @@ async def test_an_audiences_export_shows_its_own_entries_and_keeps_every_link(
     backend: Backend, store: Store, tmp_path: Path
 ) -> None:
     ids = await decided_history(store)
+    # a policy version is the whole house's: every audience's export shows it
+    version = await record_policy(store, parse(settings_data()), "config:a")
+    assert version is not None
     linked = await link_all(store)
     config = str(backend_config(backend, tmp_path, free_port()))
     made = await cli("audit", "export", "--audience", "desk", "--config", config, env=ENV)
@@ -122,7 +128,10 @@ async def test_an_audiences_export_shows_its_own_entries_and_keeps_every_link(
     records = [json.loads(line) for line in made.out.splitlines()]
     assert [r["seq"] for r in records] == list(range(1, linked + 1))  # the run is whole
     shown = [r for r in records if not r["redacted"]]
-    assert {r["operation_id"] for r in shown} == {ids[1], ids[3]}
+    assert {r["operation_id"] for r in shown} == {ids[1], ids[3], policy_subject(1)}
+    [policy] = [r for r in shown if r["operation_id"] == policy_subject(1)]
+    assert policy["evidence"] == version.digest and policy["audience"] is None
+    shown = [r for r in shown if r is not policy]
     assert {r["audience"] for r in shown} == {"desk"}
     hidden = [r for r in records if r["redacted"]]
     assert hidden and all(r["operation_id"] is None and r["actor"] is None for r in hidden)

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from pathlib import Path
 from types import MappingProxyType
+from typing import Any
 
 from kernel.problems import FieldProblem
 from store import World
@@ -208,6 +209,21 @@ class FinanceDomain(Domain[FinanceOrderV1, FinanceSettings]):
         account = settings.account(payload.account)
         currency = account.currency if account is not None else payload.fee_currency
         return Amount(worst_case_notional(payload, _mark(payload, capabilities)), currency)
+
+    def policy(self, settings: FinanceSettings) -> dict[str, Any]:
+        """The accounts (their budgets and where they trade) and whether real money may be
+        reached; not the venue's file, faults or timings, which decide nobody's rights."""
+        hyperliquid = settings.hyperliquid
+        return {
+            "enabled": settings.enabled,
+            "accounts": {
+                account.name: account.model_dump(mode="json", exclude={"name", "agent_key_env"})
+                for account in settings.accounts
+            },
+            "hyperliquid": None
+            if hyperliquid is None
+            else {"network": hyperliquid.network, "allow_mainnet": hyperliquid.allow_mainnet},
+        }
 
     def secret_envs(self, settings: FinanceSettings) -> Sequence[SecretEnv]:
         """Each Hyperliquid account's agent key, by the variable it names: `config check`

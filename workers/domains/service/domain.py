@@ -71,6 +71,11 @@ class ServiceDomain(Domain[ServiceCallV1, ServiceSettings]):
             return super().payload_schema(settings)
         return {"title": "ServiceCallV1", "oneOf": variants}
 
+    def policy(self, settings: ServiceSettings) -> dict[str, Any]:
+        """What may be called, where and by whose audience; a call's timeout decides nobody's
+        rights."""
+        return settings.model_dump(mode="json", exclude={"services": {"__all__": {"timeout_s"}}})
+
     def project(self, payload: ServiceCallV1) -> Projection:
         # the arguments, labelled from the action's schema, and where the call goes are added
         # by preconditions(), which has the configuration
