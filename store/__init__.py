@@ -142,6 +142,10 @@ if TYPE_CHECKING:
     from store.reads.projection import reached as reached
     from store.reads.summary import StoreSummary as StoreSummary
     from store.reads.summary import store_summary as store_summary
+    from store.retention.prune import PruneReport as PruneReport
+    from store.retention.prune import Retention as Retention
+    from store.retention.prune import prune as prune
+    from store.retention.prune import pruned_payload as pruned_payload
     from store.schema.inventory import tables_children_first as tables_children_first
     from store.schema.migrate import current_revision as current_revision
     from store.schema.migrate import head_revision as head_revision
@@ -216,6 +220,11 @@ _OWNER: dict[str, str] = {
     "witness_text": "store.audit.witness",
     "witness_uuid": "store.audit.witness",
     "witnessed_head": "store.audit.witness",
+    # retention: `countersign prune`
+    "PruneReport": "store.retention.prune",
+    "Retention": "store.retention.prune",
+    "prune": "store.retention.prune",
+    "pruned_payload": "store.retention.prune",
     # the effective policy's versions
     "POLICY_ACTOR_PREFIX": "store.policy.ledger",
     "POLICY_EVENT": "store.policy.ledger",

@@ -178,6 +178,15 @@ def add_operator_tools(commands: Commands) -> None:
     config_options(witness)
     witness.set_defaults(func=Command("bot.cli.audit_commands", "cmd_audit_witness"))
 
+    prune_cmd = commands.add_parser(
+        "prune", help="prune history past its [retention] window (never the audit record)"
+    )
+    prune_cmd.add_argument(
+        "--dry-run", action="store_true", help="count what would be pruned, change nothing"
+    )
+    config_options(prune_cmd)
+    prune_cmd.set_defaults(func=Command("bot.cli.prune_command", "cmd_prune"))
+
     config_cmd = commands.add_parser("config", help="configuration tools")
     config_sub = config_cmd.add_subparsers(dest="config_command", required=True, metavar="ACTION")
     check = config_sub.add_parser(

@@ -280,6 +280,16 @@ class AuditSettings(Section):
         return time(int(hours), int(minutes))
 
 
+class RetentionSettings(Section):
+    """How long `countersign prune` keeps each kind of growing history whole, in days (at
+    least one: Lark redelivers a click for hours, and a replay is answered from the inbox)
+    (store/retention/prune.py says what each prune keeps)."""
+
+    inbox_days: int = Field(default=30, ge=1, le=36500)
+    card_revisions_days: int = Field(default=30, ge=1, le=36500)
+    delivery_attempts_days: int = Field(default=30, ge=1, le=36500)
+
+
 class Settings(Section):
     store: StoreSettings = Field(default_factory=StoreSettings)
     http: HttpSettings = Field(default_factory=HttpSettings)
@@ -294,6 +304,7 @@ class Settings(Section):
     cards: CardSettings = Field(default_factory=CardSettings)
     web: WebSettings = Field(default_factory=WebSettings)
     audit: AuditSettings = Field(default_factory=AuditSettings)
+    retention: RetentionSettings = Field(default_factory=RetentionSettings)
     # open id -> the name people know them by; anyone not listed is shown by their id
     people: dict[OpenId, DisplayName] = Field(default_factory=dict)
 

@@ -48,11 +48,13 @@ from store import (
     Observation,
     PolicyLedger,
     ReminderLedger,
+    Retention,
     Stage,
     State,
     Store,
     auto_send_due,
     disarm_disallowed,
+    prune,
 )
 from store.reads import attention, counts
 from store.schema.tables import DeliveryRow
@@ -61,6 +63,7 @@ from tests.support.factories import claimed, dispatching, offered, refused_by_bu
 from tests.support.query_plans import Allowed, captured, plan_problems
 
 Call = Callable[[Store, dict[str, Any]], Awaitable[object]]
+PRUNE_EVERYTHING_PAST = Retention(*(timedelta(0),) * 3, timedelta(minutes=30), timedelta(hours=12))
 
 
 @dataclass(frozen=True)
@@ -243,6 +246,8 @@ CASES: dict[str, Case] = {
     # `countersign audit verify --store|export`: the chain a page at a time, in its order
     "audit_verify": Case(lambda s, _: AuditChain(s).verify(), CHAIN_PAGES),
     "audit_export": Case(lambda s, _: _exported(s), CHAIN_PAGES, prepare=_linked),
+    # `countersign prune`: each history table walked by its key, a page at a time
+    "prune": Case(lambda s, _: prune(s, PRUNE_EVERYTHING_PAST)),
     # `audit verify --store`: each policy version's audit entry, found by its subject
     "policy_check": Case(lambda s, _: PolicyLedger(s).check(), prepare=_policy_recorded),
 }
