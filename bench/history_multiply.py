@@ -33,7 +33,8 @@ YEAR_S = 365 * 86_400
 ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"  # Crockford's base 32, as ULIDs spell time
 ROWS_PER_BATCH = 60_000
 # Tables that do not grow with operations: one row per account, sign-in state that is
-# pruned (growth.md §2), the chain's head, and the policy's versions (one per config change).
+# pruned (growth.md §2), the chain's head, the policy's versions (one per config change) and
+# delegations (one per absence, not per operation).
 NOT_GROWN = frozenset(
     {
         "accounts",
@@ -42,6 +43,7 @@ NOT_GROWN = frozenset(
         "audit_chain",
         "policy_versions",
         "policy_audiences",
+        "delegations",
     }
 )
 FINAL_STATES = (

@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from store.authority.proposals import Draft as Draft
     from store.authority.proposals import RequestConflict as RequestConflict
     from store.authority.records import Confirmation as Confirmation
+    from store.authority.records import DelegatedRight as DelegatedRight
     from store.authority.records import Operation as Operation
     from store.authority.store import Store as Store
     from store.backend.due_listener import DueListener as DueListener
@@ -80,6 +81,10 @@ if TYPE_CHECKING:
     from store.claims.decisions import refusal_reason as refusal_reason
     from store.claims.exposure import Exposure as Exposure
     from store.claims.reservations import ReservationRefused as ReservationRefused
+    from store.delegation.ledger import Delegation as Delegation
+    from store.delegation.ledger import DelegationLedger as DelegationLedger
+    from store.delegation.ledger import DelegationRefused as DelegationRefused
+    from store.delegation.ledger import delegation_subject as delegation_subject
     from store.deliveries.conclusions import CHANGES_REQUESTED as CHANGES_REQUESTED
     from store.deliveries.conclusions import DECLINED as DECLINED
     from store.deliveries.conclusions import EXPIRED as EXPIRED
@@ -220,6 +225,12 @@ _OWNER: dict[str, str] = {
     "witness_text": "store.audit.witness",
     "witness_uuid": "store.audit.witness",
     "witnessed_head": "store.audit.witness",
+    # delegated approval rights
+    "DelegatedRight": "store.authority.records",
+    "Delegation": "store.delegation.ledger",
+    "DelegationLedger": "store.delegation.ledger",
+    "DelegationRefused": "store.delegation.ledger",
+    "delegation_subject": "store.delegation.ledger",
     # retention: `countersign prune`
     "PruneReport": "store.retention.prune",
     "Retention": "store.retention.prune",

@@ -24,8 +24,9 @@ from sqlalchemy import Connection, select
 
 from store.audit.chain import GENESIS, VERIFY_PAGE, entry_material, link_hash, linked_rows
 from store.audit.witness import Witness
+from store.delegation.ledger import SUBJECT_PREFIX, delegation_subject
 from store.policy.ledger import is_policy_subject
-from store.schema.tables import AuditRow, OperationRow
+from store.schema.tables import AuditRow, DelegationRow, OperationRow
 
 MATERIAL_FIELDS = (
     "seq",
@@ -101,7 +102,21 @@ def _audiences(conn: Connection, first_seq: int, page: int) -> dict[str, str]:
     found = conn.execute(
         select(OperationRow.id, OperationRow.audience_name).where(OperationRow.id.in_(ahead))
     )
-    return {operation_id: audience for operation_id, audience in found}
+    audiences = {operation_id: audience for operation_id, audience in found}
+    # a delegation's entries are its audience's
+    delegated = conn.execute(
+        select(AuditRow.operation_id).where(
+            AuditRow.chain_seq.between(first_seq, first_seq + page - 1),
+            AuditRow.operation_id.startswith(SUBJECT_PREFIX),
+        )
+    ).scalars()
+    ids = {subject.removeprefix(SUBJECT_PREFIX) for subject in delegated}
+    if ids:
+        rows = conn.execute(
+            select(DelegationRow.id, DelegationRow.audience).where(DelegationRow.id.in_(ids))
+        )
+        audiences.update({delegation_subject(id_): audience for id_, audience in rows})
+    return audiences
 
 
 @dataclass(frozen=True)

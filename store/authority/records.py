@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from types import SimpleNamespace
 from typing import Any
@@ -24,6 +24,23 @@ _STORED_TIMES = tuple(
 _STORED_FLAGS = tuple(
     column.name for column in OperationRow.__table__.columns if isinstance(column.type, Boolean)
 )
+
+
+@dataclass(frozen=True)
+class DelegatedRight:
+    """A confirmation given with someone else's right: whose, and until when it held."""
+
+    on_behalf_of: str
+    until: str  # ISO-8601 UTC
+
+
+def delegated_from(text: str | None) -> dict[str, DelegatedRight]:
+    """The operation's `delegated` column: person -> the right they confirmed with."""
+    found = json.loads(text) if text else {}
+    return {
+        person: DelegatedRight(str(right["for"]), str(right["until"]))
+        for person, right in found.items()
+    }
 
 
 @dataclass(frozen=True)
@@ -53,6 +70,8 @@ class Operation:
     escalation_card_version: int | None = None
     # a time-boxed draft sends itself then if nobody has decided (None: it never does)
     auto_send_at: datetime | None = None
+    # who of `confirmed_by` confirmed with a delegated right, and whose
+    delegated: Mapping[str, DelegatedRight] = field(default_factory=dict)
 
     @property
     def id(self) -> str:
@@ -140,6 +159,7 @@ class Operation:
             escalation_message_id=row.escalation_message_id,
             escalation_card_version=row.escalation_card_version,
             auto_send_at=row.auto_send_at,
+            delegated=delegated_from(row.delegated),
         )
 
 

@@ -16,6 +16,13 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from store.claims.delegation_sql import (
+    confirming_actor,
+    delegated_one,
+    may_confirm,
+    may_reject_as_delegate,
+    seat_of,
+)
 from store.groupcommit import Intent, Lane, Statement
 from store.lifecycle import Event, State, next_state
 from store.vocabulary import Entry
@@ -39,47 +46,62 @@ GRACE = timedelta(seconds=DECISION_CARD_GRACE_S)
 # the one the operation was filed under (`:policies`: audience name -> policy digest now,
 # NULL where the caller holds no config; an operation filed with no policy digest predates
 # policies and is not compared).
-SQLITE_FROM_CARD = """
+SQLITE_FROM_CARD = (
+    """
    AND (:entry = 'web'
         OR (card_message_id = :message_id AND audience_chat_id = :chat_id)
         OR (escalation_message_id = :message_id AND escalation_chat_id = :chat_id))
-   AND EXISTS (SELECT 1 FROM json_each(operations.audience_operators) AS listed
-                WHERE listed.value = :operator)
+   AND (EXISTS (SELECT 1 FROM json_each(operations.audience_operators) AS listed
+                 WHERE listed.value = :operator)
+        OR """
+    + may_reject_as_delegate(True)
+    + """)
    AND (allow_self_approval OR coalesce(source_requester_open_id, '') = ''
         OR source_requester_open_id <> :operator)"""
-PG_FROM_CARD = """
+)
+PG_FROM_CARD = (
+    """
    AND (CAST(:entry AS text) = 'web'
         OR (card_message_id = CAST(:message_id AS text)
          AND audience_chat_id = CAST(:chat_id AS text))
         OR (escalation_message_id = CAST(:message_id AS text)
             AND escalation_chat_id = CAST(:chat_id AS text)))
-   AND CAST(audience_operators AS jsonb) @> jsonb_build_array(CAST(:operator AS text))
+   AND (CAST(audience_operators AS jsonb) @> jsonb_build_array(CAST(:operator AS text))
+        OR """
+    + may_reject_as_delegate(False)
+    + """)
    AND (allow_self_approval OR coalesce(source_requester_open_id, '') = ''
         OR source_requester_open_id <> CAST(:operator AS text))"""
-SQLITE_CONFIRM_FROM_CARD = """
+)
+SQLITE_CONFIRM_FROM_CARD = (
+    """
    AND (:entry = 'web'
         OR (card_message_id = :message_id AND audience_chat_id = :chat_id)
         OR (escalation_message_id = :message_id AND escalation_chat_id = :chat_id))
-   AND EXISTS (SELECT 1 FROM json_each(coalesce(operations.approvers,
-                                                operations.audience_operators)) AS listed
-                WHERE listed.value = :operator)
+   AND """
+    + may_confirm(True)
+    + """
    AND ((allow_self_approval AND required_confirmations = 1)
         OR coalesce(source_requester_open_id, '') = '' OR source_requester_open_id <> :operator)
    AND (policy_digest = '' OR :policies IS NULL
         OR policy_digest = coalesce(json_extract(:policies, '$."' || audience_name || '"'), '-'))"""
-PG_CONFIRM_FROM_CARD = """
+)
+PG_CONFIRM_FROM_CARD = (
+    """
    AND (CAST(:entry AS text) = 'web'
         OR (card_message_id = CAST(:message_id AS text)
          AND audience_chat_id = CAST(:chat_id AS text))
         OR (escalation_message_id = CAST(:message_id AS text)
             AND escalation_chat_id = CAST(:chat_id AS text)))
-   AND CAST(coalesce(approvers, audience_operators) AS jsonb)
-       @> jsonb_build_array(CAST(:operator AS text))
+   AND """
+    + may_confirm(False)
+    + """
    AND ((allow_self_approval AND required_confirmations = 1)
         OR coalesce(source_requester_open_id, '') = ''
         OR source_requester_open_id <> CAST(:operator AS text))
    AND (policy_digest = '' OR CAST(:policies AS jsonb) IS NULL
         OR policy_digest = coalesce(CAST(:policies AS jsonb) ->> audience_name, '-'))"""
+)
 
 
 def from_card(sqlite: bool) -> str:
@@ -92,33 +114,50 @@ def confirm_from_card(sqlite: bool) -> str:
 
 
 # the operation's whole row as the claim left it (Operation.from_stored), whoever reads it
-SQLITE_UPDATE_FOR = """
+SQLITE_UPDATE_FOR = (
+    """
 UPDATE operations
    SET state = :to_state, version = version + 1, updated_at = :at, execution_state = 'queued',
        exec_due_at = :at, decided_by = :operator, decided_at = :at, card_due_at = :due,
-       confirmed_by = json_array(:operator), decision_entry = :entry
+       confirmed_by = json_array(:operator), decision_entry = :entry,
+       delegated = """
+    + delegated_one(True)
+    + """
  WHERE id = :operation_id AND state = :from_state AND confirm_digest = :digest
    AND expires_at > :at AND required_confirmations = 1{from_card}
 RETURNING *
 """
+)
 SQLITE_UPDATE = SQLITE_UPDATE_FOR.format(from_card="")
 SQLITE_CARD_UPDATE = SQLITE_UPDATE_FOR.format(from_card=SQLITE_CONFIRM_FROM_CARD)
-SQLITE_CONFIRMATION = """
+SQLITE_CONFIRMATION = (
+    """
 INSERT INTO confirmations (operation_id, at, action, operator_open_id, digest, chat_id,
-                           message_id, event_id, accepted, entry)
-VALUES (:operation_id, :at, 'confirm', :operator, :digest, :chat_id, :message_id, :event_id, 1,
-        :entry)
+                           message_id, event_id, accepted, entry, on_behalf_of, delegation_id)
+SELECT :operation_id, :at, 'confirm', :operator, :digest, :chat_id, :message_id, :event_id, 1,
+       :entry, """
+    + seat_of(True, "d.delegator")
+    + ", "
+    + seat_of(True, "d.id")
+    + """
+  FROM operations WHERE id = :operation_id
 """
+)
 SQLITE_CLAIM = """
 INSERT INTO claims (id, operation_id, confirmation_id, operator_open_id, claimed_at)
 VALUES (:claim_id, :operation_id, last_insert_rowid(), :operator, :at)
 """
-SQLITE_AUDIT = """
+SQLITE_AUDIT = (
+    """
 INSERT INTO audit (operation_id, at, actor, event, from_state, to_state, evidence)
-VALUES (:operation_id, :at, 'operator:' || :operator, :event, :from_state, :to_state, :evidence)
+VALUES (:operation_id, :at, """
+    + confirming_actor(":operation_id", ":operator")
+    + """, :event, :from_state, :to_state, :evidence)
 """
+)
 
-PG_CLAIM_FOR = """
+PG_CLAIM_FOR = (
+    """
 WITH claimed AS (
     UPDATE operations
        SET state = :to_state::text, version = version + 1, updated_at = :at::timestamptz,
@@ -126,30 +165,42 @@ WITH claimed AS (
            decided_by = :operator::text, decided_at = :at::timestamptz,
            card_due_at = :due::timestamptz,
            confirmed_by = CAST(jsonb_build_array(:operator::text) AS text),
-           decision_entry = :entry::text
+           decision_entry = :entry::text,
+           delegated = """
+    + delegated_one(False)
+    + """
      WHERE id = :operation_id::text AND state = :from_state::text
        AND confirm_digest = :digest::text AND expires_at > :at::timestamptz
        AND required_confirmations = 1{from_card}
     RETURNING *
 ), confirmation AS (
     INSERT INTO confirmations (operation_id, at, action, operator_open_id, digest, chat_id,
-                               message_id, event_id, accepted, entry)
+                               message_id, event_id, accepted, entry, on_behalf_of,
+                               delegation_id)
     SELECT id, :at::timestamptz, 'confirm', :operator::text, :digest::text, :chat_id::text,
-           :message_id::text, :event_id::text, true, :entry::text
+           :message_id::text, :event_id::text, true, :entry::text,
+           """
+    + seat_of(False, "d.delegator", "claimed")
+    + """,
+           """
+    + seat_of(False, "d.id", "claimed")
+    + """
       FROM claimed
-    RETURNING id, operation_id
+    RETURNING id, operation_id, on_behalf_of
 ), claim AS (
     INSERT INTO claims (id, operation_id, confirmation_id, operator_open_id, claimed_at)
     SELECT :claim_id::text, operation_id, id, :operator::text, :at::timestamptz FROM confirmation
     RETURNING operation_id
 ), audit_row AS (
     INSERT INTO audit (operation_id, at, actor, event, from_state, to_state, evidence)
-    SELECT operation_id, :at::timestamptz, 'operator:' || :operator::text, :event::text,
-           :from_state::text, :to_state::text, :evidence::text
-      FROM claim
+    SELECT claim.operation_id, :at::timestamptz,
+           'operator:' || :operator::text || coalesce(' for ' || confirmation.on_behalf_of, ''),
+           :event::text, :from_state::text, :to_state::text, :evidence::text
+      FROM claim, confirmation
 )
 SELECT * FROM claimed
 """
+)
 PG_CLAIM = PG_CLAIM_FOR.format(from_card="")
 PG_CARD_CLAIM = PG_CLAIM_FOR.format(from_card=PG_CONFIRM_FROM_CARD)
 # A time-boxed draft's clock claims instead of a click (store/claims/auto_send.py): only once its

@@ -31,6 +31,7 @@ from store.claims.claim_sql import (
     claim_statements,
     confirm_from_card,
 )
+from store.claims.delegation_sql import ACTOR_FOR, delegated_all, seat_of
 from store.groupcommit import Row, Statement
 from store.lifecycle import Event, State, next_state
 
@@ -60,19 +61,22 @@ UPDATE operations SET version = version
    AND expires_at > {at} AND required_confirmations > 1{from_card}
 RETURNING id
 """
+# with the seat it uses (store/claims/delegation_sql.py); a person or a seat counted before:
+# nothing (either unique index decides)
 COUNT_FOR = """
 INSERT INTO confirmations (operation_id, at, action, operator_open_id, digest, chat_id,
-                           message_id, event_id, accepted, entry)
-VALUES ({op}, {at}, 'confirm', {operator}, {digest}, {chat_id}, {message_id}, {event_id},
-        {accepted}, {entry})
-ON CONFLICT (operation_id, operator_open_id) WHERE action = 'confirm' AND accepted DO NOTHING
+                           message_id, event_id, accepted, entry, on_behalf_of, delegation_id)
+SELECT {op}, {at}, 'confirm', {operator}, {digest}, {chat_id}, {message_id}, {event_id},
+       {accepted}, {entry}, {seat_delegator}, {seat_id}
+  FROM operations WHERE id = {op}
+ON CONFLICT DO NOTHING
 RETURNING id
 """
 CLAIM_FOR = """
 UPDATE operations
    SET state = {to_state}, version = version + 1, updated_at = {at}, execution_state = 'queued',
        exec_due_at = {at}, decided_by = {operator}, decided_at = {at}, card_due_at = {due},
-       confirmed_by = {confirmed_by}, decision_entry = {entry}
+       confirmed_by = {confirmed_by}, decision_entry = {entry}, delegated = {delegated}
  WHERE id = {op} AND state = {from_state}
    AND required_confirmations <= ({count})
 RETURNING *
@@ -88,14 +92,18 @@ VALUES ({claim_id}, {op},
 PROGRESS_FOR = """
 UPDATE operations
    SET version = version + 1, updated_at = {at}, card_due_at = {due},
-       confirmed_by = {confirmed_by}
+       confirmed_by = {confirmed_by}, delegated = {delegated}
  WHERE id = {op} AND state = {from_state}
 RETURNING *
 """
-AUDIT_FOR = """
+AUDIT_FOR = (
+    """
 INSERT INTO audit (operation_id, at, actor, event, from_state, to_state, evidence)
-VALUES ({op}, {at}, 'operator:' || {operator}, {event}, {from_state}, {to_state}, {evidence})
+VALUES ({op}, {at}, """
+    + ACTOR_FOR
+    + """, {event}, {from_state}, {to_state}, {evidence})
 """
+)
 # the claim's audit row, and a counted confirmation's (the state stays where it was)
 CLAIMED_AUDIT_FOR = AUDIT_FOR.replace("{event}", "{event_claimed}")
 COUNTED_AUDIT_FOR = AUDIT_FOR.replace("{event}", "{event_counted}").replace(
@@ -149,6 +157,9 @@ def _sql(template: str, sqlite: bool, card_click: bool = False) -> str:
         from_card=confirm_from_card(sqlite) if card_click else "",
         confirmed_by=SQLITE_CONFIRMED_BY if sqlite else PG_CONFIRMED_BY,
         count=COUNTED.format(what="count(*)", op=types["op"]),
+        seat_delegator=seat_of(sqlite, "d.delegator"),
+        seat_id=seat_of(sqlite, "d.id"),
+        delegated=delegated_all(sqlite, types["op"]),
     )
 
 

@@ -73,6 +73,11 @@ class SourceView(Projected):
     callback: CallbackView | None = Field(default=None, exclude_if=_absent)
 
 
+class DelegatedView(Projected):
+    on_behalf_of: str = Field(description="whose approval right was used")
+    until: str = Field(description="when the delegation ends (ISO-8601 UTC)")
+
+
 class ApprovalView(Projected):
     required: int = Field(description="distinct operators who must confirm")
     approvers: list[str] = Field(description="open ids who may confirm")
@@ -81,6 +86,11 @@ class ApprovalView(Projected):
     notional: str | None
     why: str | None
     confirmed_by: list[str]
+    delegated: dict[str, DelegatedView] = Field(
+        default_factory=dict,
+        description="who of confirmed_by confirmed with a delegated right: open id -> whose "
+        "right and until when",
+    )
 
 
 class DecisionView(Projected):
@@ -229,6 +239,10 @@ def operation_view(op: Operation, outcomes: Sequence[Outcome] = ()) -> Operation
             notional=approval.notional,
             why=approval.why,
             confirmed_by=list(op.confirmed_by),
+            delegated={
+                person: DelegatedView(on_behalf_of=right.on_behalf_of, until=right.until)
+                for person, right in op.delegated.items()
+            },
         ),
         decision=(
             DecisionView(

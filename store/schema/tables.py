@@ -26,6 +26,7 @@ from store.schema.audit_tables import AuditRow as AuditRow
 from store.schema.columns import Base as Base
 from store.schema.columns import BigId, operation_ref, vocabulary_checks
 from store.schema.columns import UTCDateTime as UTCDateTime
+from store.schema.delegation_tables import DelegationRow as DelegationRow
 from store.schema.policy_tables import PolicyAudienceRow as PolicyAudienceRow
 from store.schema.policy_tables import PolicyVersionRow as PolicyVersionRow
 from store.vocabulary import Execution
@@ -118,6 +119,8 @@ class OperationRow(Base):
     approval: Mapped[str | None] = mapped_column(Text)
     policy_digest: Mapped[str] = mapped_column(String(64), nullable=False, server_default="")
     confirmed_by: Mapped[str | None] = mapped_column(Text)
+    # who confirmed with a delegated right: JSON {person: {"for": delegator, "until": ISO}}
+    delegated: Mapped[str | None] = mapped_column(Text)
     # the reminder before expiry: due at `remind_at` (leased like card delivery), sent once
     remind_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     reminded_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
@@ -171,6 +174,10 @@ class ConfirmationRow(Base):
     # refused posts this row stands for: one person's refused web posts on one operation are
     # one row, counted (uq_confirmations_refused_web, store/claims/click_sql.py); else 1
     refusals: Mapped[int] = mapped_column(Integer, nullable=False, server_default="1")
+    # a confirmation given with someone's delegated right: whose (their seat in the quorum)
+    # and which delegation (migration 0028)
+    on_behalf_of: Mapped[str | None] = mapped_column(String(128))
+    delegation_id: Mapped[str | None] = mapped_column(String(26))
 
     __table_args__ = (
         # one counted confirmation per operator and operation: a quorum counts people, and
@@ -179,6 +186,16 @@ class ConfirmationRow(Base):
             "uq_confirmations_counted",
             "operation_id",
             "operator_open_id",
+            unique=True,
+            sqlite_where=text("action = 'confirm' AND accepted"),
+            postgresql_where=text("action = 'confirm' AND accepted"),
+        ),
+        # one counted confirmation per seat: a right used by a delegate is used (the same
+        # person's own confirmation after it counts nothing more)
+        Index(
+            "uq_confirmations_seat",
+            "operation_id",
+            text("coalesce(on_behalf_of, operator_open_id)"),
             unique=True,
             sqlite_where=text("action = 'confirm' AND accepted"),
             postgresql_where=text("action = 'confirm' AND accepted"),

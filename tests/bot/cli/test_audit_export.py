@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import json
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,16 @@ import pytest
 
 from bot.app.policy_record import record_policy
 from bot.config import parse
-from store import Audience, Click, Store, link_hash, policy_subject, record_material
+from store import (
+    Audience,
+    Click,
+    DelegationLedger,
+    Store,
+    delegation_subject,
+    link_hash,
+    policy_subject,
+    record_material,
+)
 from tests.support.api import settings_data
 from tests.support.audit import link_all
 from tests.support.backends import Backend
@@ -121,6 +131,11 @@ async def test_an_audiences_export_shows_its_own_entries_and_keeps_every_link(
     # a policy version is the whole house's: every audience's export shows it
     version = await record_policy(store, parse(settings_data()), "config:a")
     assert version is not None
+    # a delegation is its audience's
+    ends = store.clock() + timedelta(days=1)
+    ledger = DelegationLedger(store)
+    desk_grant = await ledger.grant("desk", "ou_alice", "ou_dave", ends_at=ends, by="admin:cli")
+    ops_grant = await ledger.grant("ops", "ou_alice", "ou_dave", ends_at=ends, by="admin:cli")
     linked = await link_all(store)
     config = str(backend_config(backend, tmp_path, free_port()))
     made = await cli("audit", "export", "--audience", "desk", "--config", config, env=ENV)
@@ -128,7 +143,13 @@ async def test_an_audiences_export_shows_its_own_entries_and_keeps_every_link(
     records = [json.loads(line) for line in made.out.splitlines()]
     assert [r["seq"] for r in records] == list(range(1, linked + 1))  # the run is whole
     shown = [r for r in records if not r["redacted"]]
-    assert {r["operation_id"] for r in shown} == {ids[1], ids[3], policy_subject(1)}
+    assert {r["operation_id"] for r in shown} == {
+        ids[1],
+        ids[3],
+        policy_subject(1),
+        delegation_subject(desk_grant.id),
+    }
+    assert delegation_subject(ops_grant.id) not in made.out
     [policy] = [r for r in shown if r["operation_id"] == policy_subject(1)]
     assert policy["evidence"] == version.digest and policy["audience"] is None
     shown = [r for r in shown if r is not policy]
