@@ -11,11 +11,12 @@ the key terms) before a Confirm is sent.
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC, tzinfo
 from typing import Any
 
 from cards.outcomes import plain_text
 from cards.strings import LANGS, LARK_LOCALE, Lang, text
-from cards.vocabulary import OPEN_STATES, title_of
+from cards.vocabulary import OPEN_STATES, title_of, when
 from store import ApprovalView, OperationView
 
 OPEN_ID_MENTION = "<at id={open_id}></at>"
@@ -41,6 +42,28 @@ def _each_lang(words: Callable[[Lang], str], lang: Lang) -> dict[str, Any]:
 
 def _people(open_ids: list[str], mention: Callable[[str], str]) -> str:
     return ", ".join(mention(open_id) for open_id in open_ids)
+
+
+def acting_words(
+    view: OperationView, open_id: str, mention: Callable[[str], str], lang: Lang, tz: tzinfo = UTC
+) -> str:
+    """A person as a decision names them: "Bob", or "Bob, for Alice, until 2026-12-10 18:00
+    UTC" where they confirmed with Alice's delegated right."""
+    right = view.approval.delegated.get(open_id)
+    if right is None:
+        return mention(open_id)
+    whom = mention(right.on_behalf_of)
+    return text("approval.for", lang, who=mention(open_id), whom=whom, until=when(right.until, tz))
+
+
+def deciders_words(
+    view: OperationView,
+    open_ids: list[str],
+    mention: Callable[[str], str],
+    lang: Lang,
+    tz: tzinfo = UTC,
+) -> str:
+    return ", ".join(acting_words(view, open_id, mention, lang, tz) for open_id in open_ids)
 
 
 def approval_elements(
@@ -77,21 +100,22 @@ def approval_elements(
     ]
     confirmed = approval.confirmed_by
     if confirmed and view.state in OPEN_STATES:
-        who = _people(confirmed, mention)
         values = {
             "count": str(len(confirmed)),
             "required": str(required),
-            "who": who,
             "left": str(max(required - len(confirmed), 0)),
         }
+
+        def progress(each: Lang) -> str:
+            who = deciders_words(view, confirmed, mention, each)
+            return text("approval.progress", each, who=who, **values)
+
         elements.append(
             {
                 "tag": "markdown",
                 "element_id": "approval_progress",
-                "content": text("approval.progress", lang, **values),
-                "i18n_content": {
-                    LARK_LOCALE[each]: text("approval.progress", each, **values) for each in LANGS
-                },
+                "content": progress(lang),
+                "i18n_content": {LARK_LOCALE[each]: progress(each) for each in LANGS},
             }
         )
     return elements

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, tzinfo
 from typing import Any
 
-from cards.approval import approval_elements
+from cards.approval import approval_elements, deciders_words
 from cards.decide import (
     CALLBACK_VALUE_VERSION,
     REASON_FIELD,
@@ -114,7 +114,18 @@ def _decision(view: OperationView, people: People, tz: tzinfo, lang: Lang) -> li
     at = when(decided_at, tz) if decided_at else when(view.updated_at, tz)
     if state is State.EXPIRED:
         at = when(view.expires_at, tz)
-    who = ", ".join(people.name(each) for each in deciders)
+    named = [each for each in deciders if each]
+    delegators = [
+        view.approval.delegated[each].on_behalf_of
+        for each in named
+        if each in view.approval.delegated
+    ]
+
+    def who(each: Lang) -> str:
+        if len(named) < len(deciders):  # nobody decided (expired): as before
+            return ", ".join(people.name(one) for one in deciders)
+        return deciders_words(view, named, people.name, each, tz)
+
     # where the (last) decision was made: the card says so when it was not on a card
     key = f"state.{state}" + (
         ENTRY_SUFFIX.get(decision.entry, "") if decision is not None and decision.by else ""
@@ -122,9 +133,9 @@ def _decision(view: OperationView, people: People, tz: tzinfo, lang: Lang) -> li
     elements = [
         _said(
             "status",
-            lambda each: text(key, each, who=who, at=at),
+            lambda each: text(key, each, who=who(each), at=at),
             lang,
-            people.mentioned(deciders),
+            people.mentioned([*deciders, *delegators]),
         )
     ]
     if decision is not None and decision.reason:  # the operator's words: they never format

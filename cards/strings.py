@@ -77,6 +77,15 @@ REFUSALS: Mapping[Reason, Mapping[Lang, str]] = {
         "en": "You already confirmed this. It counts once; it waits for another operator.",
         "zh": "您已确认过此操作，只计一次；正在等待其他操作员。",
     },
+    Reason.DELEGATION_ENDED: {
+        "en": "The delegation that let you decide here was revoked or has ended. Nothing was done.",
+        "zh": "允许您在此决定的委托已被撤销或已结束，未执行任何操作。",
+    },
+    Reason.RIGHT_USED: {
+        "en": "This approval right was already used on this operation (by its holder or a "
+        "delegate). It counts once; it waits for another operator.",
+        "zh": "此审批权已在此操作上使用过（由本人或其受托人），只计一次；正在等待其他操作员。",
+    },
     Reason.POLICY_CHANGED: {
         "en": "The approval policy changed since this card was posted. Nothing was done; "
         "ask the proposer to propose it again.",
@@ -160,6 +169,10 @@ TEXT: Mapping[str, Mapping[Lang, str]] = {
         "zh": "名义金额未知，按超过 {amount} 计",
     },
     "approval.rule": {"en": "rule {name}", "zh": "规则 {name}"},
+    "approval.for": {
+        "en": "{who}, for {whom}, until {until}",
+        "zh": "{who}（代 {whom}，至 {until}）",
+    },
     "approval.progress": {
         "en": "{count} of {required} confirmed: {who} · waiting for {left} more",
         "zh": "已确认 {count}/{required}：{who} · 还需 {left} 人",

@@ -25,6 +25,11 @@ class Reason(StrEnum):
     # audience's policy changed since the card was posted (the card is stale)
     NOT_AN_APPROVER = "not_an_approver"
     ALREADY_CONFIRMED = "already_confirmed"
+    # delegated rights: the delegation that let this person decide was revoked or has ended;
+    # the right they would confirm with was already used on this operation (by its holder
+    # or another delegate)
+    DELEGATION_ENDED = "delegation_ended"
+    RIGHT_USED = "right_used"
     POLICY_CHANGED = "policy_changed"
     EXPIRED = "expired"
     # the operation's state

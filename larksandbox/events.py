@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from larksandbox.entities import App, Chat, Message, User
 from larksandbox.state import SandboxState
+from larksandbox.textmarkup import ALL, AT
 
 
 def _header(state: SandboxState, app: App, event_type: str, *, micros: bool) -> dict[str, Any]:
@@ -35,6 +37,29 @@ def message_received(
                 "tenant_key": app.tenant_key,
             }
         )
+
+    def placeholder(found: re.Match[str]) -> str:
+        """A user's <at> markup as Lark delivers it: a `@_user_N` key, listed in mentions."""
+        who = found.group(1)
+        if who.lower() == ALL:
+            return "@_all"
+        user = state.users.get(who)
+        key = f"@_user_{len(mentions) + 1}"
+        mentions.append(
+            {
+                "key": key,
+                "id": {
+                    "open_id": who,
+                    "union_id": user.union_id if user else "",
+                    "user_id": user.user_id if user else "",
+                },
+                "name": user.name if user else who,
+                "tenant_key": user.tenant_key if user else "",
+            }
+        )
+        return key
+
+    text = AT.sub(placeholder, text)
     return {
         "schema": "2.0",
         "header": _header(state, app, "im.message.receive_v1", micros=False),

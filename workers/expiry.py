@@ -1,4 +1,5 @@
-"""Expiry worker: unclaimed operations past their expiry become `expired`."""
+"""Expiry worker: unclaimed operations past their expiry become `expired`, and delegations
+that ran out get their audit entry (store/delegation/ledger.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 
-from store import Store
+from store import DelegationLedger, Store
 
 log = logging.getLogger("countersign.expiry")
 
@@ -25,6 +26,9 @@ async def run_expiry(
                 log.info("operation %s expired", operation_id)
             if expired and on_expired is not None:
                 await on_expired(expired)
+            ended = await DelegationLedger(store).audit_ended()
+            if ended:
+                log.info("%d delegations ended", ended)
         except Exception:
             # A transient store error must not end the sweep; the next one retries.
             log.exception("expiry sweep failed; retrying in %.1fs", interval_s)

@@ -294,7 +294,7 @@ class Dashboard:
         viewer = who.viewer
         decide = flash = None
         if self.decisions is not None:
-            decide = self.decisions.form(op, viewer)
+            decide = await self.decisions.form(op, viewer)
             form_key = request.query.get("form", "")
             flash = await self.decisions.flash(op.id, form_key, viewer, lang)
         html = detail_html(

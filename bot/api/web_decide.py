@@ -54,6 +54,7 @@ from kernel.reasons import Reason
 from store import (
     Counted,
     Decided,
+    DelegationLedger,
     Entry,
     Operation,
     State,
@@ -162,11 +163,14 @@ class WebDecisions:
 
     # -- the page's side ----------------------------------------------------------------------
 
-    def form(self, op: Operation, viewer: Viewer | None) -> DecideForm | None:
-        """The form for this page, or None: nobody signed in, or nothing this person may do."""
+    async def form(self, op: Operation, viewer: Viewer | None) -> DecideForm | None:
+        """The form for this page, or None: nobody signed in, or nothing this person may do
+        (with their own right, or one delegated to them now)."""
         if viewer is None or not viewer.allowed or op.state is not State.AWAITING_CONFIRMATION:
             return None
-        ctx = self.context()
+        ledger = DelegationLedger(self.decider.store)
+        held = await ledger.to_person(op.envelope.audience.name, viewer.open_id)
+        ctx = replace(self.context(), delegations=held)
         may = may_decide(op, viewer.open_id, viewer.tenant_key, ctx)
         if not any(may.values()):
             return None

@@ -141,6 +141,7 @@ async def serve(
                 tz,
                 settings.people,
                 signal_chats=settings.outside_chats(),
+                config=settings,
             ),
             health_report,
         )

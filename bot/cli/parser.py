@@ -178,6 +178,28 @@ def add_operator_tools(commands: Commands) -> None:
     config_options(witness)
     witness.set_defaults(func=Command("bot.cli.audit_commands", "cmd_audit_witness"))
 
+    delegate = commands.add_parser(
+        "delegate", help="hand an operator's approval right to another person for a while"
+    )
+    delegate_sub = delegate.add_subparsers(dest="delegate_command", required=True, metavar="ACTION")
+    grant = delegate_sub.add_parser("grant", help="hand a right on (an admin's act, audited)")
+    grant.add_argument("--audience", required=True, help="the audience the right is in")
+    grant.add_argument("--from", dest="giver", required=True, metavar="OPEN_ID", help="whose")
+    grant.add_argument("--to", required=True, metavar="OPEN_ID", help="who may use it")
+    grant.add_argument("--until", help="when it ends (ISO-8601; no offset: UTC)")
+    grant.add_argument("--days", type=int, help="or: for this many days from now")
+    config_options(grant)
+    grant.set_defaults(func=Command("bot.cli.delegate_command", "cmd_delegate_grant"))
+    revoke = delegate_sub.add_parser("revoke", help="end a delegation now")
+    revoke.add_argument("id", help="the delegation's id (`delegate list`)")
+    config_options(revoke)
+    revoke.set_defaults(func=Command("bot.cli.delegate_command", "cmd_delegate_revoke"))
+    listing = delegate_sub.add_parser("list", help="delegations in force (newest first)")
+    listing.add_argument("--audience", help="only this audience's")
+    listing.add_argument("--all", action="store_true", help="also those revoked or ended")
+    config_options(listing)
+    listing.set_defaults(func=Command("bot.cli.delegate_command", "cmd_delegate_list"))
+
     prune_cmd = commands.add_parser(
         "prune", help="prune history past its [retention] window (never the audit record)"
     )

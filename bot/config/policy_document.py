@@ -48,6 +48,7 @@ def effective_policy(settings: Settings) -> dict[str, Any]:
                 "allow_self_approval": audience.allow_self_approval,
                 "escalate_to": audience.escalate_to,
                 "remind_before_s": audience.remind_before_s,
+                "delegation_max_days": audience.delegation_max_days,
             }
             for audience in settings.audiences
         },

@@ -192,6 +192,10 @@ class AudienceSettings(Section):
     # another audience: at the reminder, a copy of the card goes to its chat, and its
     # operators may decide like this audience's own (they are bound in when filed)
     escalate_to: Name | None = None
+    # an operator may hand their right here to another person for at most this many days
+    # (from the dashboard, by a text command in the audience's chat, or by an admin with
+    # `countersign delegate`); None (the default): no delegation in this audience
+    delegation_max_days: int | None = Field(default=None, ge=1, le=90)
 
 
 class ProposerSettings(Section):

@@ -45,6 +45,8 @@ from store import (
     ClickWrites,
     Counted,
     Decided,
+    Delegation,
+    DelegationLedger,
     Entry,
     FirstWrite,
     Inbox,
@@ -111,6 +113,13 @@ class Decider:
         settings = self.settings
         return Context(settings.app_id, settings.tenant_keys, self.store.clock(), settings.policies)
 
+    async def delegations_of(self, click: CardClick, op: Operation | None) -> list[Delegation]:
+        """The clicker's delegations in the operation's audience, to name a refusal."""
+        if op is None:
+            return []
+        ledger = DelegationLedger(self.store)
+        return await ledger.to_person(op.envelope.audience.name, click.operator_open_id)
+
     def stored(self, click: CardClick) -> Click:
         return stored_click(click, self.entry)
 
@@ -149,11 +158,16 @@ class Decider:
         decided = first.decided
         op: Operation | None = None
         if first.already_confirmed:  # counted once before: the database changed nothing
-            refusal = Reason.ALREADY_CONFIRMED
+            op = await self.store.get(click.operation_id)
+            theirs = op is None or click.operator_open_id in op.confirmed_by
+            refusal = Reason.ALREADY_CONFIRMED if theirs else Reason.RIGHT_USED
         if refusal is None and decided is None:
             # read now: decided or expired since the write is named as such
             op = await self.store.get(click.operation_id)
-            refusal = why_refused(click, op, replace(ctx, now=self.store.clock()), self.entry)
+            delegations = await self.delegations_of(click, op)
+            now = self.store.clock()
+            ctx = replace(ctx, now=now, delegations=delegations)
+            refusal = why_refused(click, op, ctx, self.entry)
         if refusal is not None:
             self.counters.refused(self.entry, refusal)
             return Verdict(click, self.stored(click), None, refusal, op)

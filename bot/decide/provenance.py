@@ -21,7 +21,16 @@ from bot.decide.bounds import STORED_ID_CHARS, storable
 from bot.decide.reject_reason import cleaned_reason, reason_problem
 from cards.render import REASON_MAX_CHARS, WITHOUT_REASON
 from kernel.reasons import Reason
-from store import CLOSED_STATE_REASONS, Click, Entry, Operation, State, refusal_reason, stored_key
+from store import (
+    CLOSED_STATE_REASONS,
+    Click,
+    Delegation,
+    Entry,
+    Operation,
+    State,
+    refusal_reason,
+    stored_key,
+)
 
 VALUE_KEYS = frozenset({"op", "action", "digest", "v"})
 OPERATION_ID = re.compile(r"^[0-9A-HJKMNP-TV-Z]{26}$")
@@ -91,6 +100,9 @@ class Context:
     now: datetime
     # audience -> its approval policy's digest now (None: not compared: no config at hand)
     policies: Mapping[str, str] | None = None
+    # the deciding person's delegations in the operation's audience, in force or not (read
+    # only to name a refusal, or to offer the web page's buttons)
+    delegations: Sequence[Delegation] = ()
 
 
 ClickCheck = Callable[[CardClick, Context], Reason | None]
@@ -206,18 +218,40 @@ def policy_current(click: CardClick, op: Operation | None, ctx: Context) -> Reas
     return None if ctx.policies.get(op.envelope.audience.name) == filed else Reason.POLICY_CHANGED
 
 
-def operator_allowed(click: CardClick, op: Operation | None, _ctx: Context) -> Reason | None:
+def rights_held(click: CardClick, op: Operation, ctx: Context) -> frozenset[str]:
+    """Whose rights in the operation's audience this person holds now, by delegation (never
+    its requester's: the database refuses those too)."""
+    requester = op.envelope.source.requester_open_id
+    return frozenset(
+        d.delegator
+        for d in ctx.delegations
+        if d.delegate == click.operator_open_id
+        and d.audience == op.envelope.audience.name
+        and d.in_force(ctx.now)
+        and d.delegator != requester
+    )
+
+
+def _lapsed(click: CardClick, op: Operation, ctx: Context) -> bool:
+    """This person held a delegation in the audience, and none is in force now."""
+    audience = op.envelope.audience.name
+    held = [d for d in ctx.delegations if d.delegate == click.operator_open_id]
+    return any(d.audience == audience for d in held) and not rights_held(click, op, ctx)
+
+
+def operator_allowed(click: CardClick, op: Operation | None, ctx: Context) -> Reason | None:
     """Any operator of the audience may reject; only the approvers may confirm (a rule may
-    name fewer than the audience's operators)."""
+    name fewer than the audience's operators); a delegate, with a right held of one of
+    them."""
     assert op is not None
     audience = op.envelope.audience
-    if click.operator_open_id not in audience.operators:
-        return Reason.OPERATOR_NOT_ALLOWED
-    if (
-        click.action == "confirm"
-        and click.operator_open_id not in op.envelope.approval.approvers_of(audience)
-    ):
-        return Reason.NOT_AN_APPROVER
+    person = click.operator_open_id
+    held = rights_held(click, op, ctx)
+    if person not in audience.operators and not held & set(audience.operators):
+        return Reason.DELEGATION_ENDED if _lapsed(click, op, ctx) else Reason.OPERATOR_NOT_ALLOWED
+    approvers = op.envelope.approval.approvers_of(audience)
+    if click.action == "confirm" and person not in approvers and not held & set(approvers):
+        return Reason.DELEGATION_ENDED if _lapsed(click, op, ctx) else Reason.NOT_AN_APPROVER
     return None
 
 
@@ -228,6 +262,8 @@ def not_self_approval(click: CardClick, op: Operation | None, _ctx: Context) -> 
     requester = op.envelope.source.requester_open_id
     if not requester or requester != click.operator_open_id:
         return None
+    if requester not in op.envelope.audience.operators:  # a delegate: never on their own
+        return Reason.SELF_APPROVAL
     allowed = op.envelope.audience.allow_self_approval
     if click.action == "confirm" and op.envelope.approval.required > 1:
         allowed = False
@@ -249,12 +285,20 @@ def state_allows(_c: CardClick, op: Operation | None, _ctx: Context) -> Reason |
     return None if op.state is State.AWAITING_CONFIRMATION else CLOSED_STATE_REASONS[op.state]
 
 
-def not_confirmed_before(click: CardClick, op: Operation | None, _ctx: Context) -> Reason | None:
-    """One person counts once toward a quorum."""
+def not_confirmed_before(click: CardClick, op: Operation | None, ctx: Context) -> Reason | None:
+    """One person counts once toward a quorum, and one right: theirs, or one they hold."""
     assert op is not None
-    if click.action == "confirm" and click.operator_open_id in op.confirmed_by:
+    person = click.operator_open_id
+    if click.action != "confirm":
+        return None
+    if person in op.confirmed_by:
         return Reason.ALREADY_CONFIRMED
-    return None
+    used = set(op.confirmed_by) | {right.on_behalf_of for right in op.delegated.values()}
+    approvers = op.envelope.approval.approvers_of(op.envelope.audience)
+    if person in approvers:
+        return Reason.RIGHT_USED if person in used else None
+    held = rights_held(click, op, ctx) & set(approvers)
+    return Reason.RIGHT_USED if held and held <= used else None
 
 
 OPERATION_CHECKS: Sequence[OperationCheck] = (

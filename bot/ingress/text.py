@@ -18,8 +18,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, tzinfo
 from typing import Any, Protocol
 
+from bot.config.settings import Settings
 from bot.decide.provenance import OPERATION_ID
 from bot.ingress.stats import ConsumerStats
+from bot.ingress.text_delegation import VERBS as DELEGATION_VERBS
+from bot.ingress.text_delegation import delegation_reply
 from bot.ingress.text_retries import TextRetries
 from bot.ingress.text_scope import Answer, Asker, Scope, scope_of
 from cards.plain_text import NAME_MAX_CHARS, TITLE_MAX_CHARS, people_text
@@ -66,6 +69,8 @@ class TextSettings:
     signal_chats: Mapping[str, str] = field(default_factory=dict)
     max_tries: int = 3
     workers: int = 2
+    # the whole config, for delegation commands (None: they are not offered)
+    config: Settings | None = None
 
 
 HELP = (
@@ -74,6 +79,8 @@ HELP = (
     "  pending: operations waiting for a decision\n"
     "  status <id>: one operation\n"
     "  health: is the bot receiving clicks and text\n"
+    "  delegate @person 3d | until DATE: hand your right in this chat's audience on\n"
+    "  undelegate [@person]: end yours now; delegations: those in force\n"
     "Decisions are made only with the buttons on a card, never by text."
 )
 
@@ -224,11 +231,22 @@ class TextListener:
             return
         started = utc_now()
         shows_data = verdict.answer is Answer.DATA
-        reply = (
-            await self.answer(command_text(envelope), verdict.audiences)
-            if shows_data
-            else text("text.not_set_up", self.settings.lang)  # not even help: no data at all
-        )
+        command = command_text(envelope)
+        words = command.split()
+        config = self.settings.config
+        if shows_data and config is not None and words and words[0].lower() in DELEGATION_VERBS:
+            reply = await delegation_reply(
+                self.store,
+                config,
+                envelope,
+                words,
+                bot_open_id=self.settings.bot_open_id,
+                tz=self.settings.tz,
+            )
+        elif shows_data:
+            reply = await self.answer(command, verdict.audiences)
+        else:
+            reply = text("text.not_set_up", self.settings.lang)  # not even help: no data at all
         await self.replier.reply_text(message_id, reply, reply_uuid(message_id))
         await self.inbox.answered(INBOX_KIND, message_id, {"reply": reply, "scope": verdict.why})
         outcome = "answered" if shows_data else "neutral"

@@ -199,8 +199,20 @@ class DelegationLedger:
 
     async def audit_ended(self) -> int:
         """Write an entry for each delegation that has run out since the last look (once
-        each); how many."""
+        each, at its end); how many. Reads first: nothing ended, nothing written."""
         now = self.store.clock()
+        unaudited = (
+            DelegationRow.ends_at <= now,
+            DelegationRow.revoked_at.is_(None),
+            DelegationRow.ended_audited_at.is_(None),
+        )
+
+        def due(conn: Connection) -> bool:
+            found = conn.execute(select(DelegationRow.id).where(*unaudited).limit(1))
+            return found.first() is not None
+
+        if not await self.store.fetch(due):
+            return 0
 
         def write(conn: Connection) -> int:
             ended = conn.execute(

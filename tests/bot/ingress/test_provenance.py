@@ -47,6 +47,7 @@ from store import (
     Click,
     Counted,
     Decided,
+    Delegation,
     Operation,
     Source,
     State,
@@ -102,6 +103,7 @@ class Scenario:
     now: datetime = T0
     policies: Mapping[str, str] | None = None  # audience -> its policy digest now
     note: str | None = None  # what the card form's input sent with the click
+    delegations: tuple[Delegation, ...] = ()  # the clicker's, in the operation's audience
 
     def value(self) -> dict[str, Any]:
         value = callback_value(operation_view(self.op), self.action)
@@ -131,7 +133,7 @@ class Scenario:
         return parse_click(self.envelope())
 
     def ctx(self) -> Context:
-        return Context(APP_ID, frozenset({OUR_TENANT}), self.now, self.policies)
+        return Context(APP_ID, frozenset({OUR_TENANT}), self.now, self.policies, self.delegations)
 
     def loaded(self) -> Operation | None:
         return self.op if self.found else None
@@ -581,7 +583,29 @@ async def test_state_allows_reads_states_the_store_really_reaches(
 Ops = Mapping[str, Operation]
 Mutation = Callable[[Scenario, Ops], Scenario]
 
+
+def alices_right_to_dave(revoked: bool = False) -> Delegation:
+    return Delegation(
+        id="01DELEGATION0000000000000",
+        audience="ops",
+        delegator="ou_alice",
+        delegate="ou_dave",
+        starts_at=T0 - timedelta(hours=1),
+        ends_at=T0 + timedelta(days=1),
+        created_at=T0 - timedelta(hours=1),
+        created_by="admin:cli",
+        revoked_at=T0 - timedelta(minutes=1) if revoked else None,
+        revoked_by="admin:cli" if revoked else None,
+    )
+
+
 MUTATIONS: dict[str, Mutation] = {
+    "delegate": lambda s, ops: dataclasses.replace(
+        s, operator="ou_dave", delegations=(alices_right_to_dave(),)
+    ),
+    "lapsed delegate": lambda s, ops: dataclasses.replace(
+        s, operator="ou_dave", delegations=(alices_right_to_dave(revoked=True),)
+    ),
     "float in value": lambda s, ops: dataclasses.replace(s, value_changes={"v": 1.0}),
     "foreign app": lambda s, ops: dataclasses.replace(s, app_id="cli_other"),
     "outsider operator": lambda s, ops: dataclasses.replace(s, operator_tenant=OUTSIDER_TENANT),
@@ -677,6 +701,11 @@ FIRST_REFUSAL: list[Any] = [
     pytest.param(("narrowed", "reject"), None, id="narrowed-reject"),
     pytest.param(("confirmed once", "past expiry"), Reason.EXPIRED),
     pytest.param(("confirmed once",), Reason.ALREADY_CONFIRMED),
+    pytest.param(("delegate",), None, id="a-delegate-confirms"),
+    pytest.param(("delegate", "reject"), None, id="a-delegate-rejects"),
+    pytest.param(("lapsed delegate",), Reason.DELEGATION_ENDED),
+    pytest.param(("lapsed delegate", "reject"), Reason.DELEGATION_ENDED, id="lapsed-reject"),
+    pytest.param(("confirmed once", "delegate"), Reason.RIGHT_USED),
     pytest.param(("confirmed once", "reject"), None, id="veto-after-confirming"),
     pytest.param((), None, id="valid-confirm"),
     pytest.param(("reject",), None, id="valid-reject"),
@@ -747,6 +776,8 @@ def test_the_first_refusal_table_reaches_every_refusal_the_checks_can_give() -> 
         Reason.POLICY_CHANGED,
         Reason.NOT_AN_APPROVER,
         Reason.ALREADY_CONFIRMED,
+        Reason.DELEGATION_ENDED,
+        Reason.RIGHT_USED,
         Reason.EXPIRED,
         Reason.ALREADY_CLAIMED,
         Reason.ALREADY_REJECTED,
