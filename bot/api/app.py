@@ -43,6 +43,7 @@ from bot.api.people import answered
 from bot.api.proposals import answer, check, propose
 from bot.api.signin import SignIn
 from bot.api.web_decide import WebDecisions
+from bot.api.web_delegation import WebDelegations
 from bot.api.web_recovery import WebRecovery
 from bot.api.wire import MAX_WAIT_S
 from bot.config import Config, Proposer
@@ -327,6 +328,9 @@ def create_app(
     if decisions is not None:
         decisions.routes(app)
         app.cleanup_ctx.append(_recovering_web_decisions)
+    delegations = WebDelegations(config, store, signin) if signin is not None else None
+    if delegations is not None:
+        delegations.routes(app)
     Dashboard(
         store,
         config.dashboard_token.get_secret_value() or None,
@@ -334,5 +338,6 @@ def create_app(
         people=config.settings.people,
         signin=signin,
         decisions=decisions,
+        delegations=delegations,
     ).routes(app)
     return app

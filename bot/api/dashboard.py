@@ -29,10 +29,12 @@ from ipaddress import ip_address
 from aiohttp import web
 from yarl import URL
 
+from bot.api.dashboard_delegations import delegation_rows, grant_form
 from bot.api.dashboard_html import (
     Chrome,
     Who,
     attention_html,
+    delegations_html,
     detail_html,
     list_html,
     not_found_html,
@@ -47,12 +49,14 @@ from bot.api.hosts import forwarded_https, proxied
 from bot.api.keys import STOPPING_KEY, pause
 from bot.api.signin import SignIn
 from bot.api.web_decide import WebDecisions
+from bot.api.web_delegation import DELEGATIONS_PATH, WebDelegations, grant_choices
 from cards.strings import Lang
 from kernel.problems import FieldProblem
 from store import (
     AWAITING,
     SEARCH_MAX_CHARS,
     CardLedger,
+    DelegationLedger,
     DeliveryLedger,
     ExecutionLedger,
     InvalidCursor,
@@ -141,10 +145,12 @@ class Dashboard:
         people: Mapping[str, str] | None = None,
         signin: SignIn | None = None,
         decisions: WebDecisions | None = None,
+        delegations: WebDelegations | None = None,
     ):
         self.store = store
         self.signin = signin
         self.decisions = decisions  # Confirm and Reject on /ops/{id} (bot/api/web_decide.py)
+        self.delegations = delegations  # grants and ends on /ops/delegations, signed in
         self.token = token
         self.trust_loopback_proxy = trust_loopback_proxy
         # open id -> display name ([people]); anyone not listed is shown by their id
@@ -156,6 +162,7 @@ class Dashboard:
         app.router.add_get("/ops/all", self.list)
         app.router.add_get("/ops/changes", self.changes)
         app.router.add_get(POLICY_PATH, self.policy)
+        app.router.add_get(DELEGATIONS_PATH, self.delegations_page)
         app.router.add_get(f"/ops/{{id:{OPERATION_ID}}}", self.detail)
         # any other page under /ops: the dashboard's own 404 page, not the API's JSON
         app.router.add_get("/ops/{tail:.+}", self.no_page)
@@ -318,6 +325,24 @@ class Dashboard:
         versions = await PolicyLedger(self.store).history(POLICY_ROWS)
         chrome = Chrome(lang_of(request), mark, POLICY_PATH, who=who)
         return self._page(request, policy_html(versions, chrome, self.store.clock()))
+
+    async def delegations_page(self, request: web.Request) -> web.Response:
+        refusal, who = await self._access(request)
+        if refusal:
+            return refusal
+        lang = lang_of(request)
+        mark = await change_mark(self.store)
+        viewer = who.viewer
+        now = self.store.clock()
+        in_force = await DelegationLedger(self.store).listed()
+        rows = delegation_rows(in_force, viewer.open_id if viewer else None, self.people, now, lang)
+        grant = None
+        if viewer is not None and viewer.allowed and self.delegations is not None:
+            choices = grant_choices(self.delegations.settings, viewer.open_id)
+            grant = grant_form(choices, viewer.open_id, self.people)
+        chrome = Chrome(lang, mark, DELEGATIONS_PATH, who=who)
+        done = request.query.get("done")
+        return self._page(request, delegations_html(rows, grant, chrome, done))
 
     async def no_page(self, request: web.Request) -> web.Response:
         refusal, who = await self._access(request)

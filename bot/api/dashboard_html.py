@@ -207,6 +207,27 @@ def policy_html(versions: Sequence[PolicyVersion], chrome: Chrome, now: datetime
     return _render("policy.html", chrome, label("policy.title", lang), "policy", versions=rows)
 
 
+def delegations_html(
+    rows: list[dict[str, Any]],
+    grant: dict[str, Any] | None,
+    chrome: Chrome,
+    done: str | None,
+) -> str:
+    """Delegations in force, an End button for those the viewer may end, the grant form."""
+    lang = chrome.lang
+    viewer = chrome.who.viewer
+    return _render(
+        "delegations.html",
+        chrome,
+        label("delegations.title", lang),
+        "delegations",
+        rows=rows,
+        grant=grant,
+        csrf=viewer.csrf_token if viewer is not None else None,
+        done=done if done in ("grant", "revoke") else None,
+    )
+
+
 def not_found_html(message: str, chrome: Chrome) -> str:
     return _render("not_found.html", chrome, label("not_found", chrome.lang), "", message=message)
 

@@ -22,6 +22,26 @@ LABELS: Mapping[str, Mapping[Lang, str]] = {
     "nav.attention": {"en": "Needs attention", "zh": "需要处理"},
     "nav.all": {"en": "All operations", "zh": "全部操作"},
     "nav.policy": {"en": "Policy", "zh": "策略"},
+    "nav.delegations": {"en": "Delegations", "zh": "委托"},
+    "delegations.title": {"en": "Delegations", "zh": "审批委托"},
+    "delegations.intro": {
+        "en": "An operator's approval right, handed to another person for a while: they may "
+        "decide that audience's operations for the operator until then, also on cards already "
+        "posted. A quorum counts each person once. Ending one takes effect at once.",
+        "zh": "操作员将审批权在一段时间内委托给他人：受托人在此期间可代其决定该审批群的操作，"
+        "包括已发出的卡片。法定人数中每人只计一次。结束委托立即生效。",
+    },
+    "delegations.none": {"en": "No delegation is in force.", "zh": "当前没有生效的委托。"},
+    "delegations.delegate": {"en": "Delegate", "zh": "受托人"},
+    "delegations.for": {"en": "For", "zh": "委托人"},
+    "delegations.until": {"en": "Until", "zh": "截止"},
+    "delegations.by": {"en": "Granted by", "zh": "授予者"},
+    "delegations.end": {"en": "End now", "zh": "立即结束"},
+    "delegations.grant": {"en": "Hand on your right", "zh": "委托您的审批权"},
+    "delegations.days": {"en": "Days", "zh": "天数"},
+    "delegations.hand_on": {"en": "Delegate", "zh": "委托"},
+    "delegations.done.grant": {"en": "Delegated.", "zh": "已委托。"},
+    "delegations.done.revoke": {"en": "Ended.", "zh": "已结束。"},
     "policy.title": {"en": "Policy history", "zh": "策略历史"},
     "policy.intro": {
         "en": "Each version of the approval policy the bot started under, newest first: "

@@ -126,3 +126,26 @@ REJECT_DELEGATE = {
 def may_reject_as_delegate(sqlite: bool) -> str:
     in_force = IN_FORCE[sqlite].format(o="operations")
     return REJECT_DELEGATE[sqlite].format(in_force=in_force)
+
+
+# Whose right a reject by a delegate used: the delegation in force to `:operator` from one of
+# the audience's operators, when `:operator` is not one of them (NULL otherwise). For the
+# reject's confirmation row and its audit entry's actor.
+REJECT_ON_BEHALF_OF = {
+    True: """(SELECT min(d.delegator) FROM delegations AS d
+        JOIN operations AS o ON o.id = :operation_id
+       WHERE d.audience = o.audience_name AND d.delegate = :operator
+         AND d.revoked_at IS NULL AND d.starts_at <= :at AND d.ends_at > :at
+         AND NOT EXISTS (SELECT 1 FROM json_each(o.audience_operators) AS m
+                          WHERE m.value = :operator)
+         AND EXISTS (SELECT 1 FROM json_each(o.audience_operators) AS m
+                      WHERE m.value = d.delegator))""",
+    # cast as the statement's other uses of these parameters are (store/claims/reject_sql.py)
+    False: """(SELECT min(d.delegator) FROM delegations AS d
+        JOIN operations AS o ON o.id = CAST(:operation_id AS text)
+       WHERE d.audience = o.audience_name AND d.delegate = CAST(:operator AS text)
+         AND d.revoked_at IS NULL AND d.starts_at <= CAST(:at AS timestamptz)
+         AND d.ends_at > CAST(:at AS timestamptz)
+         AND NOT CAST(o.audience_operators AS jsonb) @> jsonb_build_array(d.delegate)
+         AND CAST(o.audience_operators AS jsonb) @> jsonb_build_array(d.delegator))""",
+}

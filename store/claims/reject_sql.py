@@ -11,10 +11,12 @@ way, as `changes_requested`, and concludes `changes_requested` with the note.
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import Any
 
 from store.claims.claim_sql import GRACE, from_card, sqlite_time
+from store.claims.delegation_sql import REJECT_ON_BEHALF_OF
 from store.deliveries.conclusions import (
     changes_requested_outcome,
     conclusion_statements,
@@ -55,16 +57,48 @@ UPDATES = {
     for card_click in (True, False)
     for steer in (True, False)
 }
-CONFIRMATION = """
+# a delegate's reject names whose right it used (store/claims/delegation_sql.py); on
+# PostgreSQL every parameter cast, so asyncpg deduces one type for each
+PG_CAST = {
+    ":operation_id": "CAST(:operation_id AS text)",
+    ":operator": "CAST(:operator AS text)",
+    ":at": "CAST(:at AS timestamptz)",
+}
+
+
+def _typed(sql: str, sqlite: bool) -> str:
+    if sqlite:
+        return sql
+    for name, cast in PG_CAST.items():
+        sql = re.sub(re.escape(name) + r"\b(?! AS)", cast, sql)
+    return sql
+
+
+CONFIRMATION = {
+    sqlite: _typed(
+        """
 INSERT INTO confirmations (operation_id, at, action, operator_open_id, digest, chat_id,
-                           message_id, event_id, accepted, entry)
+                           message_id, event_id, accepted, entry, on_behalf_of)
 VALUES (:operation_id, :at, :action, :operator, :digest, :chat_id, :message_id, :event_id,
-        :accepted, :entry)
-"""
-AUDIT = """
+        :accepted, :entry, """,
+        sqlite,
+    )
+    + REJECT_ON_BEHALF_OF[sqlite]
+    + ")"
+    for sqlite in (True, False)
+}
+AUDIT = {
+    sqlite: _typed(
+        """
 INSERT INTO audit (operation_id, at, actor, event, from_state, to_state, evidence)
-VALUES (:operation_id, :at, :actor, :event, :from_state, :to_state, :evidence)
+VALUES (:operation_id, :at, :actor || coalesce(' for ' || """,
+        sqlite,
+    )
+    + REJECT_ON_BEHALF_OF[sqlite]
+    + """, ''), :event, :from_state, :to_state, :evidence)
 """
+    for sqlite in (True, False)
+}
 
 
 def reject_statements(
@@ -119,7 +153,7 @@ def reject_statements(
             only_if=(after, True) if after is not None else None,
         ),
         Statement(
-            CONFIRMATION,
+            CONFIRMATION[sqlite],
             {
                 "operation_id": operation_id,
                 "at": stamp,
@@ -135,10 +169,11 @@ def reject_statements(
             only_if=done,
         ),
         Statement(
-            AUDIT,
+            AUDIT[sqlite],
             {
                 "operation_id": operation_id,
                 "at": stamp,
+                "operator": operator,
                 "actor": f"operator:{operator}",
                 "event": event.value,
                 "from_state": FROM_STATE.value,

@@ -156,7 +156,10 @@ async def test_every_page_fits_a_phone_and_a_desktop_in_every_state(
             ("phone", "desktop"), "Policy history"
         )
         await look.look("/ops/policy?lang=zh", "policy-zh")
+        assert await look.look("/ops/delegations", "delegations") == dict.fromkeys(
+            ("phone", "desktop"), "Delegations"
+        )
 
     assert said == STORY
-    # each look at both widths: two operations open, 9 steps after, 12 lists and pages
-    assert look.shots == 2 * (2 + 9 + 12)
+    # each look at both widths: two operations open, 9 steps after, 13 lists and pages
+    assert look.shots == 2 * (2 + 9 + 13)

@@ -8,6 +8,7 @@ needed. Every grant, use and revocation is in the audit log."""
 from __future__ import annotations
 
 import json
+import re
 from datetime import timedelta
 from typing import Any
 
@@ -151,3 +152,51 @@ async def test_bob_confirms_for_alice_on_the_web_and_a_form_from_before_revocati
         refused = await bob.get(answer.location)
         assert flash(refused.html) == ("tone-red", Reason.DELEGATION_ENDED.value), refused.html
     assert await stack.store.claim_count(later["id"]) == 0
+
+
+def delegation_forms(page: str) -> dict[str, dict[str, str]]:
+    """The delegations page's forms by action (grant; revoke by delegation id)."""
+    found: dict[str, dict[str, str]] = {}
+    for body in re.findall(
+        r'<form method="post" action="/ops/delegations"[^>]*>(.*?)</form>', page, re.S
+    ):
+        fields = dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)"', body))
+        key = fields["action"] if fields["action"] == "grant" else f"revoke:{fields['id']}"
+        found[key] = fields
+    return found
+
+
+async def test_alice_delegates_and_ends_it_on_the_dashboard_and_bob_confirms_in_between(
+    make_stack: StackFactory,
+) -> None:
+    stack: Stack = await make_stack("ws", audiences=[PAIR], people=PEOPLE, web={})
+    async with signed_in(stack, "ou_alice") as alice:
+        page = await alice.get("/ops/delegations")
+        assert 'id="nothing"' in page.html
+        grant = delegation_forms(page.html)["grant"]
+        too_long = await post(
+            alice, "/ops/delegations", {**grant, "audience": "ops", "to": "ou_bob", "days": "30"}
+        )
+        assert too_long.status == 400 and "until: is more than 14 days away" in too_long.html
+        assert await DelegationLedger(stack.store).listed() == []
+        done = await post(
+            alice, "/ops/delegations", {**grant, "audience": "ops", "to": "ou_bob", "days": "2"}
+        )
+        assert done.status == 303, done.html
+        listed = await alice.get(done.location)
+        assert "Delegated." in listed.html and ">Bob<" in listed.html and ">Alice<" in listed.html
+    view, message_id = await stack.offered(order_request("dashboard-delegated"))
+    async with signed_in(stack, "ou_bob") as bob:
+        _answer, landed = await decide_on_page(bob, view["id"])
+        assert flash(landed.html) == ("tone-green", ""), landed.html
+    await card_says(stack, message_id, "Bob, for Alice, until ")
+    async with signed_in(stack, "ou_alice") as alice:
+        page = await alice.get("/ops/delegations")
+        [end] = [f for k, f in delegation_forms(page.html).items() if k != "grant"]
+        ended = await post(alice, "/ops/delegations", end)
+        assert ended.status == 303, ended.html
+        assert 'id="nothing"' in (await alice.get(ended.location)).html
+    assert [event for event, _ in await delegation_events(stack)] == [
+        "delegation_granted",
+        "delegation_revoked",
+    ]

@@ -161,6 +161,13 @@ async def test_a_delegate_of_an_operator_may_reject(store: Store) -> None:
     )
     assert written.decided is not None
     assert written.decided.operation.state is State.REJECTED
+    actors = [entry.actor for entry in await store.audit(op.id)]
+    assert "operator:ou_dave for ou_alice" in actors  # the use of the right, audited
+    # an operator's own reject names nobody else
+    other = await offered(store, **quorum(required=2))
+    own = await first_write(store, card_click(other, "reject", "ev-own-reject"))
+    assert own.decided is not None
+    assert "operator:ou_alice" in [entry.actor for entry in await store.audit(other.id)]
 
 
 @pytest.mark.parametrize(
