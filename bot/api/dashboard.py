@@ -341,7 +341,7 @@ class Dashboard:
             choices = grant_choices(self.delegations.settings, viewer.open_id)
             grant = grant_form(choices, viewer.open_id, self.people)
         chrome = Chrome(lang, mark, DELEGATIONS_PATH, who=who)
-        done = request.query.get("done")
+        done = request.query.get("changed")
         return self._page(request, delegations_html(rows, grant, chrome, done))
 
     async def no_page(self, request: web.Request) -> web.Response:

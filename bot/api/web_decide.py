@@ -153,7 +153,8 @@ class WebDecisions:
             on_claimed=on_claimed,
         )
         self.inbox = self.decider.inbox
-        self.limits = WebLimits(DECISION_POSTS)
+        # the store's clock: a test holds it still, so a burst is a burst however slow the machine
+        self.limits = WebLimits(DECISION_POSTS, clock=lambda: store.clock().timestamp())
 
     def routes(self, app: web.Application) -> None:
         app.router.add_post("/ops/{id:[0-9A-Za-z_-]{1,64}}/decide", self.decide)

@@ -59,7 +59,7 @@ class WebDelegations:
         self.store = store
         self.signin = signin
         self.ledger = DelegationLedger(store)
-        self.limits = WebLimits(DECISION_POSTS)
+        self.limits = WebLimits(DECISION_POSTS, clock=lambda: store.clock().timestamp())
 
     def routes(self, app: web.Application) -> None:
         app.router.add_post(DELEGATIONS_PATH, self.post)
@@ -95,7 +95,7 @@ class WebDelegations:
             refusal = "action: grant or revoke"
         if refusal is not None:
             return _refused(refusal, status=400)
-        raise web.HTTPSeeOther(f"{DELEGATIONS_PATH}?lang={lang}&done={action}")
+        raise web.HTTPSeeOther(f"{DELEGATIONS_PATH}?lang={lang}&changed={action}")
 
     async def _grant(self, viewer: Viewer, fields: Mapping[str, str]) -> str | None:
         audience, to = fields.get("audience", ""), fields.get("to", "").strip()

@@ -24,6 +24,7 @@ from pydantic import (
 )
 
 from bot.config.domain_settings import DomainSettings as DomainSettings  # re-exported
+from bot.config.retention_settings import RetentionSettings as RetentionSettings  # re-exported
 from bot.config.validation import DISPLAY_NAME_PATTERN, problems_from
 from kernel.problems import ProblemsFound
 from workers.domains import DOMAINS
@@ -282,16 +283,6 @@ class AuditSettings(Section):
     def witness_time(self) -> time:
         hours, minutes = self.witness_at.split(":")
         return time(int(hours), int(minutes))
-
-
-class RetentionSettings(Section):
-    """How long `countersign prune` keeps each kind of growing history whole, in days (at
-    least one: Lark redelivers a click for hours, and a replay is answered from the inbox)
-    (store/retention/prune.py says what each prune keeps)."""
-
-    inbox_days: int = Field(default=30, ge=1, le=36500)
-    card_revisions_days: int = Field(default=30, ge=1, le=36500)
-    delivery_attempts_days: int = Field(default=30, ge=1, le=36500)
 
 
 class Settings(Section):

@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import Any
 
 from bot.decide.bounds import STORED_ID_CHARS, storable
+from bot.decide.delegated_rights import lapsed, rights_held
 from bot.decide.reject_reason import cleaned_reason, reason_problem
 from cards.render import REASON_MAX_CHARS, WITHOUT_REASON
 from kernel.reasons import Reason
@@ -218,27 +219,6 @@ def policy_current(click: CardClick, op: Operation | None, ctx: Context) -> Reas
     return None if ctx.policies.get(op.envelope.audience.name) == filed else Reason.POLICY_CHANGED
 
 
-def rights_held(click: CardClick, op: Operation, ctx: Context) -> frozenset[str]:
-    """Whose rights in the operation's audience this person holds now, by delegation (never
-    its requester's: the database refuses those too)."""
-    requester = op.envelope.source.requester_open_id
-    return frozenset(
-        d.delegator
-        for d in ctx.delegations
-        if d.delegate == click.operator_open_id
-        and d.audience == op.envelope.audience.name
-        and d.in_force(ctx.now)
-        and d.delegator != requester
-    )
-
-
-def _lapsed(click: CardClick, op: Operation, ctx: Context) -> bool:
-    """This person held a delegation in the audience, and none is in force now."""
-    audience = op.envelope.audience.name
-    held = [d for d in ctx.delegations if d.delegate == click.operator_open_id]
-    return any(d.audience == audience for d in held) and not rights_held(click, op, ctx)
-
-
 def operator_allowed(click: CardClick, op: Operation | None, ctx: Context) -> Reason | None:
     """Any operator of the audience may reject; only the approvers may confirm (a rule may
     name fewer than the audience's operators); a delegate, with a right held of one of
@@ -246,12 +226,20 @@ def operator_allowed(click: CardClick, op: Operation | None, ctx: Context) -> Re
     assert op is not None
     audience = op.envelope.audience
     person = click.operator_open_id
-    held = rights_held(click, op, ctx)
+    held = rights_held(click.operator_open_id, op, ctx.delegations, ctx.now)
     if person not in audience.operators and not held & set(audience.operators):
-        return Reason.DELEGATION_ENDED if _lapsed(click, op, ctx) else Reason.OPERATOR_NOT_ALLOWED
+        return (
+            Reason.DELEGATION_ENDED
+            if lapsed(click.operator_open_id, op, ctx.delegations, ctx.now)
+            else Reason.OPERATOR_NOT_ALLOWED
+        )
     approvers = op.envelope.approval.approvers_of(audience)
     if click.action == "confirm" and person not in approvers and not held & set(approvers):
-        return Reason.DELEGATION_ENDED if _lapsed(click, op, ctx) else Reason.NOT_AN_APPROVER
+        return (
+            Reason.DELEGATION_ENDED
+            if lapsed(click.operator_open_id, op, ctx.delegations, ctx.now)
+            else Reason.NOT_AN_APPROVER
+        )
     return None
 
 
@@ -297,7 +285,7 @@ def not_confirmed_before(click: CardClick, op: Operation | None, ctx: Context) -
     approvers = op.envelope.approval.approvers_of(op.envelope.audience)
     if person in approvers:
         return Reason.RIGHT_USED if person in used else None
-    held = rights_held(click, op, ctx) & set(approvers)
+    held = rights_held(click.operator_open_id, op, ctx.delegations, ctx.now) & set(approvers)
     return Reason.RIGHT_USED if held and held <= used else None
 
 

@@ -26,7 +26,8 @@ from store.audit.chain import GENESIS, VERIFY_PAGE, entry_material, link_hash, l
 from store.audit.witness import Witness
 from store.delegation.ledger import SUBJECT_PREFIX, delegation_subject
 from store.policy.ledger import is_policy_subject
-from store.schema.tables import AuditRow, DelegationRow, OperationRow
+from store.schema.delegation_tables import DelegationRow
+from store.schema.tables import AuditRow, OperationRow
 
 MATERIAL_FIELDS = (
     "seq",

@@ -158,7 +158,7 @@ VALUES (:operation_id, :at, """
 
 PG_CLAIM_FOR = (
     """
-WITH claimed AS (
+WITH taken AS (
     UPDATE operations
        SET state = :to_state::text, version = version + 1, updated_at = :at::timestamptz,
            execution_state = 'queued', exec_due_at = :at::timestamptz,
@@ -180,12 +180,12 @@ WITH claimed AS (
     SELECT id, :at::timestamptz, 'confirm', :operator::text, :digest::text, :chat_id::text,
            :message_id::text, :event_id::text, true, :entry::text,
            """
-    + seat_of(False, "d.delegator", "claimed")
+    + seat_of(False, "d.delegator", "taken")
     + """,
            """
-    + seat_of(False, "d.id", "claimed")
+    + seat_of(False, "d.id", "taken")
     + """
-      FROM claimed
+      FROM taken
     RETURNING id, operation_id, on_behalf_of
 ), claim AS (
     INSERT INTO claims (id, operation_id, confirmation_id, operator_open_id, claimed_at)
@@ -198,7 +198,7 @@ WITH claimed AS (
            :event::text, :from_state::text, :to_state::text, :evidence::text
       FROM claim, confirmation
 )
-SELECT * FROM claimed
+SELECT * FROM taken
 """
 )
 PG_CLAIM = PG_CLAIM_FOR.format(from_card="")

@@ -18,7 +18,7 @@ from kernel.canonical import canonical_json, sha256_hex
 from kernel.timeutil import iso_utc
 from store.authority.store import Store
 from store.authority.transitions import audit
-from store.schema.tables import DelegationRow
+from store.schema.delegation_tables import DelegationRow
 
 SUBJECT_PREFIX = "delegation:"
 GRANTED = "delegation_granted"

@@ -16,7 +16,8 @@ from sqlalchemy.exc import IntegrityError
 from kernel.canonical import canonical_json, sha256_hex
 from store.authority.store import Store
 from store.authority.transitions import audit
-from store.schema.tables import AuditRow, PolicyAudienceRow, PolicyVersionRow
+from store.schema.policy_tables import PolicyAudienceRow, PolicyVersionRow
+from store.schema.tables import AuditRow
 
 POLICY_EVENT = "policy_changed"
 POLICY_ACTOR_PREFIX = "config:"

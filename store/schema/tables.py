@@ -26,9 +26,6 @@ from store.schema.audit_tables import AuditRow as AuditRow
 from store.schema.columns import Base as Base
 from store.schema.columns import BigId, operation_ref, vocabulary_checks
 from store.schema.columns import UTCDateTime as UTCDateTime
-from store.schema.delegation_tables import DelegationRow as DelegationRow
-from store.schema.policy_tables import PolicyAudienceRow as PolicyAudienceRow
-from store.schema.policy_tables import PolicyVersionRow as PolicyVersionRow
 from store.vocabulary import Execution
 
 # What the reads of outstanding work ask, and the partial indexes that hold just that: SQLite
@@ -174,14 +171,13 @@ class ConfirmationRow(Base):
     # refused posts this row stands for: one person's refused web posts on one operation are
     # one row, counted (uq_confirmations_refused_web, store/claims/click_sql.py); else 1
     refusals: Mapped[int] = mapped_column(Integer, nullable=False, server_default="1")
-    # a confirmation given with someone's delegated right: whose (their seat in the quorum)
-    # and which delegation (migration 0028)
+    # given with a delegated right: whose (its seat in the quorum), which delegation (0028)
     on_behalf_of: Mapped[str | None] = mapped_column(String(128))
     delegation_id: Mapped[str | None] = mapped_column(String(26))
 
     __table_args__ = (
-        # one counted confirmation per operator and operation: a quorum counts people, and
-        # the same person clicking twice counts once (the database decides, not a read)
+        # a quorum counts people and rights: one counted confirmation per person, one per right
+        # (its holder's or a delegate's, 0028); the database decides, not a read
         Index(
             "uq_confirmations_counted",
             "operation_id",
@@ -190,8 +186,6 @@ class ConfirmationRow(Base):
             sqlite_where=text("action = 'confirm' AND accepted"),
             postgresql_where=text("action = 'confirm' AND accepted"),
         ),
-        # one counted confirmation per seat: a right used by a delegate is used (the same
-        # person's own confirmation after it counts nothing more)
         Index(
             "uq_confirmations_seat",
             "operation_id",

@@ -44,6 +44,7 @@ async def test_the_amount_decides_how_many_must_confirm(make_stack: StackFactory
         "notional": "60000.00 USDC",
         "why": "above 50,000 USDC",
         "confirmed_by": [],
+        "delegated": {},
     }
 
 

@@ -15,24 +15,10 @@ import pytest
 from store.authority.envelope import Approval, Audience, Source
 from store.authority.records import Operation
 from store.authority.store import Store
-from store.claims.click_writes import ClickWrites, FirstWrite
-from store.claims.decisions import Claimed, Click, Counted, Decided
+from store.claims.decisions import Claimed, Counted, Decided
 from store.lifecycle import State
 from tests.support.factories import offered
-
-ENVELOPE: dict[str, Any] = {"header": {"event_type": "card.action.trigger"}}
-
-
-def card_click(op: Operation, action: str, event_id: str, **change: str) -> Click:
-    values = {"operator_open_id": "ou_alice", "chat_id": "oc_ops", "message_id": op.card_message_id}
-    values.update(change)
-    return Click(op.id, action, op.confirm_digest, event_id=event_id, **values)
-
-
-async def first_write(store: Store, click: Click) -> FirstWrite:
-    writes = ClickWrites(store, "callback")
-    assert click.event_id is not None
-    return await writes.outcome(writes.enqueue(click.event_id, ENVELOPE, click))
+from tests.support.gate_clicks import card_click, first_write
 
 
 async def nothing_decided(store: Store, op: Operation) -> None:

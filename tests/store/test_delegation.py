@@ -24,8 +24,8 @@ from store import (
     Store,
     delegation_subject,
 )
-from tests.store.test_click_gate import card_click, first_write
 from tests.support.factories import offered
+from tests.support.gate_clicks import card_click, first_write
 
 TRIO = Audience("ops", "oc_ops", ("ou_alice", "ou_bob", "ou_carol"))
 DAY = timedelta(days=1)
