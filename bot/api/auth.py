@@ -65,7 +65,9 @@ class RateLimiter:
         now = self.clock()
         bucket = self._buckets.pop(key, None) or _Bucket(float(self.burst), now)
         self._buckets[key] = bucket  # most recently used last
-        bucket.tokens = min(self.burst, bucket.tokens + (now - bucket.updated) * self.rate)
+        # a clock that stepped back (a wall clock, a test's) refills nothing and takes nothing
+        elapsed = max(0.0, now - bucket.updated)
+        bucket.tokens = min(self.burst, bucket.tokens + elapsed * self.rate)
         bucket.updated = now
         wait = 0.0
         if bucket.tokens >= 1:

@@ -103,6 +103,17 @@ def test_a_bucket_refills_at_its_rate_up_to_its_burst() -> None:
     assert [limiter.take("a") for _ in range(4)][-1] > 0  # refilled to the burst, no more
 
 
+def test_a_clock_that_steps_back_neither_refills_nor_drains_a_bucket() -> None:
+    now = [100.0]
+    limiter = RateLimiter(rate_per_s=1.0, burst=2, clock=lambda: now[0])
+    assert limiter.take("a") == 0.0  # one token left
+    now[0] = 0.0  # the wall clock stepped back 100 s
+    assert limiter.take("a") == 0.0  # the token left is still there
+    assert limiter.take("a") == pytest.approx(1.0)  # and none came back
+    now[0] = 1.0
+    assert limiter.take("a") == 0.0  # refills again from where the clock now is
+
+
 def test_the_limiter_forgets_idle_keys_so_many_addresses_cannot_grow_it_unbounded() -> None:
     now = [0.0]
     limiter = RateLimiter(rate_per_s=1.0, burst=2, clock=lambda: now[0], max_keys=100)
