@@ -24,6 +24,13 @@ def parse_iso_utc(text: str) -> datetime:
     return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(UTC)
 
 
+def given_utc(text: str) -> datetime:
+    """A date or time a person typed (ISO-8601); without an offset it is UTC. ValueError if
+    it is not one."""
+    moment = datetime.fromisoformat(text)
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+
 def stored_time(value: Any) -> datetime:
     """A time column as read by a raw driver: SQLite's naive UTC text or asyncpg's datetime."""
     if isinstance(value, datetime):

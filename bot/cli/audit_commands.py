@@ -16,7 +16,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from bot.cli.common import environ_for, settings_and_source, with_store
 from bot.cli.errors import EXIT_USAGE, CommandError
-from kernel.timeutil import iso_utc, utc_now
+from kernel.timeutil import given_utc, iso_utc, utc_now
 from store import Witness, witnessed_head
 
 if TYPE_CHECKING:
@@ -264,14 +264,13 @@ def _moment(value: str | None, flag: str) -> datetime | None:
     if value is None:
         return None
     try:
-        moment = datetime.fromisoformat(value)
+        return given_utc(value)
     except ValueError as error:
         raise CommandError(
             f"audit export: {flag} {value!r} is not an ISO-8601 date or time "
             "(e.g. 2026-12-01 or 2026-12-01T09:00+08:00)",
             EXIT_USAGE,
         ) from error
-    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
 def _writer(out: IO[str], form: str, fields: tuple[str, ...]) -> Callable[[dict[str, Any]], None]:

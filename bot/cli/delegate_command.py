@@ -6,13 +6,13 @@ every grant and revocation is an audit entry (store/delegation/ledger.py)."""
 from __future__ import annotations
 
 import argparse
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from bot.cli.common import settings_of, with_store
 from bot.cli.errors import EXIT_USAGE, CommandError
 from bot.config.delegation import grant_problems
-from kernel.timeutil import iso_utc, utc_now
+from kernel.timeutil import given_utc, iso_utc, utc_now
 
 if TYPE_CHECKING:  # the store loads only when a command runs (bot/cli/lazy.py)
     from store import Delegation, Store
@@ -28,14 +28,13 @@ def _until(args: argparse.Namespace, now: datetime) -> datetime:
     if args.days is not None:
         return now + timedelta(days=args.days)
     try:
-        moment = datetime.fromisoformat(args.until)
+        return given_utc(args.until)
     except ValueError as error:
         raise CommandError(
             f"delegate grant: --until {args.until!r} is not an ISO-8601 date or time "
             "(e.g. 2026-12-10 or 2026-12-10T18:00+08:00)",
             EXIT_USAGE,
         ) from error
-    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
 def describe(delegation: Delegation) -> str:

@@ -10,13 +10,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime, timedelta, tzinfo
+from datetime import datetime, timedelta, tzinfo
 from typing import Any
 
 from bot.config.delegation import grant_problems
 from bot.config.settings import Settings
 from cards.vocabulary import when
-from kernel.timeutil import iso_utc
+from kernel.timeutil import given_utc, iso_utc
 from store import Delegation, DelegationLedger, Store
 
 VERBS = frozenset({"delegate", "undelegate", "delegations"})
@@ -57,10 +57,9 @@ def _until(words: Sequence[str], now: datetime) -> datetime | None:
             )
         if word.lower() == "until" and index + 1 < len(words):
             try:
-                moment = datetime.fromisoformat(words[index + 1])
+                return given_utc(words[index + 1])
             except ValueError:
                 return None
-            return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
     return None
 
 

@@ -83,11 +83,7 @@ class PolicyLedger:
         self.store = store
 
     async def latest(self) -> PolicyVersion | None:
-        def read(conn: Connection) -> list[PolicyVersion]:
-            newest = select(PolicyVersionRow).order_by(PolicyVersionRow.seq.desc()).limit(1)
-            return _versions(conn, list(conn.execute(newest)))
-
-        found = await self.store.fetch(read)
+        found = await self.history(1)
         return found[0] if found else None
 
     async def add(
