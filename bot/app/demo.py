@@ -20,13 +20,13 @@ import os
 import time
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 
 from bot.agents.client import ApiError, Client
+from bot.app.demo_story import CHATS, PEOPLE, Sample, Story, Tally, how_to_decide, story
 from bot.app.devstack import (
     DEFAULT_HL_PORT,
     SandboxApp,
@@ -42,56 +42,11 @@ from bot.app.server import serve
 from bot.app.workforce import running
 from bot.config.profiles import DEFAULT_DEV_DIR, DEV_TOKEN, DEV_TOKEN_ENV
 from store import OperationView
-from workers.domains import DOMAINS
-from workers.domains.base import DemoSetup
-from workers.domains.execution import Background
+from workers.domains.base import DemoDecision, DemoSetup
 
 DEFAULT_BOT_URL = "http://127.0.0.1:8080"
-# the sandbox's chats by the roles a domain's demo names (larksandbox/entities.py)
-CHATS = {"ops": "oc_ops", "counterparty": "oc_acme"}
 STEP_DEADLINE_S = 30.0
 METRICS_DEADLINE_S = 5.0
-
-
-@dataclass(frozen=True)
-class Sample:
-    name: str
-    kind: str
-    payload: dict[str, Any]
-    expect: tuple[str, ...]  # card phrases, in the order they must appear
-
-
-@dataclass
-class Story:
-    """What every registered domain brings to the demo."""
-
-    tables: dict[str, Any] = field(default_factory=dict)  # [domains.<table>]
-    background: list[Background] = field(default_factory=list)
-    samples: list[Sample] = field(default_factory=list)
-    outside_posts: int = 0  # messages the samples post in the counterparty chat
-    environ: dict[str, str] = field(default_factory=dict)  # variables the tables name
-
-
-def story(workdir: Path, setups: Mapping[str, DemoSetup] | None = None) -> Story:
-    """Every registered domain's demo; `setups` (by config table) replaces a domain's own
-    (`--venue hyperliquid`: finance on the local Hyperliquid)."""
-    told = Story()
-    for kind, plugin in DOMAINS.items():
-        if setups is not None and plugin.config_table in setups:
-            setup: DemoSetup | None = setups[plugin.config_table]
-        else:
-            setup = plugin.demo(CHATS, workdir)
-        if setup is None:
-            continue
-        told.tables[plugin.config_table] = dict(setup.table)
-        told.background.extend(setup.background)
-        told.samples.extend(
-            Sample(p.name, kind, dict(p.payload), tuple(setup.expect.get(p.name, ())))
-            for p in setup.proposals
-        )
-        told.outside_posts += setup.outside_posts
-        told.environ.update(setup.environ)
-    return told
 
 
 class Demo:
@@ -150,10 +105,12 @@ class Demo:
 
         await self.wait_for(f"the card to show {phrase!r}", shows)
 
-    async def click(self, message_id: str, operator: str = "ou_alice") -> dict[str, Any]:
+    async def click(self, message_id: str, decision: DemoDecision) -> dict[str, Any]:
+        body: dict[str, Any] = {"operator": decision.operator, "button": decision.action}
+        if decision.reason is not None:  # typed into the card's reject form
+            body["form"] = {"reason": decision.reason}
         async with self.http.post(
-            f"{self.sandbox.base_url}/sandbox/api/messages/{message_id}/click",
-            json={"operator": operator, "button": "confirm"},
+            f"{self.sandbox.base_url}/sandbox/api/messages/{message_id}/click", json=body
         ) as response:
             reply: dict[str, Any] = await response.json()
             return reply
@@ -181,54 +138,67 @@ class Demo:
             offered.append((sample, view, str(card["message_id"])))
         return offered
 
-    async def script(self) -> bool:
-        """Click through every sample; print each transition; True if all behaved."""
-        ok = True
+    async def script(self) -> Tally:
+        """Click through every sample; print each transition; count what behaved."""
+        tally = Tally()
         before = await self.metrics()
         offered = await self.offer_all()
         for sample, view, message_id in offered:
             print(f"[{sample.name}] card {message_id} offered (operation {view.id})", flush=True)
-            reply = await self.click(message_id)
-            toast = (reply.get("toast") or {}).get("type")
-            print(f"[{sample.name}] Alice clicks Confirm -> toast {toast}", flush=True)
+            for decision in sample.decisions:
+                reply = await self.click(message_id, decision)
+                toast = (reply.get("toast") or {}).get("type")
+                said = f" saying {decision.reason!r}" if decision.reason else ""
+                print(
+                    f"[{sample.name}] {PEOPLE.get(decision.operator, decision.operator)} clicks "
+                    f"{decision.action.capitalize()}{said} -> toast {toast}",
+                    flush=True,
+                )
             try:
                 for phrase in sample.expect:  # what moves the story on runs beside the bot
                     await self.card_shows(view.id, phrase)
                     print(f"[{sample.name}] card -> {phrase}", flush=True)
+                    tally.passed()
             except RuntimeError as error:
                 print(f"[{sample.name}] FAILED: {error}", flush=True)
-                ok = False
+                tally.failed(sample.name)
         outside = CHATS["counterparty"]
         async with self.http.get(
             f"{self.sandbox.base_url}/sandbox/api/chats/{outside}/messages"
         ) as r:
             posted = [m for m in (await r.json())["items"] if m.get("sender_type") == "app"]
         print(f"[outside] messages the bot posted in {outside}: {len(posted)}", flush=True)
-        ok = ok and len(posted) == self.told.outside_posts
-        wanted = await self.metrics_wanted([view.id for _s, view, _m in offered])
+        tally.check(len(posted) == self.told.outside_posts, "outside")
+        wanted = await self.metrics_wanted(offered)
         after = await self.metrics_moved(before, wanted)
         for key, want in wanted.items():
             moved = after.get(key, 0.0) - before.get(key, 0.0)
             print(f"[metrics] {key} moved by {moved:g} (expected {want:g})", flush=True)
-            ok = ok and moved == want
-        return ok
+            tally.check(moved == want, key)
+        return tally
 
-    async def metrics_wanted(self, operation_ids: Sequence[str]) -> dict[str, float]:
-        """What the story must move on /metrics (name + labels as JSON): a confirm and a
-        callback answer per sample, an execution by the outcome each one ended in."""
+    async def metrics_wanted(
+        self, offered: Sequence[tuple[Sample, OperationView, str]]
+    ) -> dict[str, float]:
+        """What the story must move on /metrics (name + labels as JSON): each click by its
+        action and its callback answer, an execution by the outcome each sample ended in."""
         ended: Counter[str] = Counter()
-        for operation_id in operation_ids:
-            outcome = (await self.api.get(operation_id)).outcome
+        clicked: Counter[str] = Counter()
+        for sample, view, _message_id in offered:
+            clicked.update(decision.action for decision in sample.decisions)
+            outcome = (await self.api.get(view.id)).outcome
             if outcome is not None:
                 ended[outcome.status] += 1
-        count = float(len(operation_ids))
         return {
-            'countersign_decisions_total{"action": "confirm", "entry": "lark"}': count,
+            **{
+                f'countersign_decisions_total{{"action": "{action}", "entry": "lark"}}': float(n)
+                for action, n in sorted(clicked.items())
+            },
             **{
                 f'countersign_executions_total{{"outcome": "{status}"}}': float(times)
                 for status, times in sorted(ended.items())
             },
-            "countersign_callback_ack_seconds_count{}": count,
+            "countersign_callback_ack_seconds_count{}": float(clicked.total()),
         }
 
     async def metrics_moved(
@@ -273,6 +243,8 @@ async def run_demo(
     hl_port: int = DEFAULT_HL_PORT,
 ) -> int:
     await asyncio.to_thread(data_dir.mkdir, parents=True, exist_ok=True)
+    result: list[int] = []
+    summary: list[str] = []  # the scripted demo's last line, printed once all stopped
     async with (
         embedded_sandbox(host, sandbox_port, data_dir / "sandbox.json") as sandbox,
         venue_setups(venue, data_dir, host, hl_port) as setups,
@@ -283,10 +255,9 @@ async def run_demo(
         # the worker process inherits ours: this process runs the demo and nothing else
         os.environ.update(told.environ)
         redact(told.environ.values())  # the emulator's agent key, a demo service's secret
-        config = with_domains(config, told.tables, told.environ)
+        config = with_domains(config, told.tables, told.environ, told.approval_rules)
         await register_sign_in(sandbox, config)
         stop = asyncio.Event()
-        result: list[int] = []
         loop = asyncio.get_running_loop()
         background: list[asyncio.Task[None]] = [
             loop.create_task(running(run, stop)) for run in told.background
@@ -297,14 +268,17 @@ async def run_demo(
             try:
                 await demo.wait_for("the long connection", lambda: connected(demo))
                 if script:
-                    result.append(0 if await demo.script() else 1)
+                    tally = await demo.script()
+                    summary.append(tally.summary())
+                    result.append(1 if tally.failures else 0)
                     stop.set()
                     return
                 offered = await demo.offer_all()
-                offers = [(s.name, v.id) for s, v, _m in offered]
+                offers = [(s.name, v.id, how_to_decide(s)) for s, v, _m in offered]
                 print(next_steps(url, sandbox.base_url, data_dir, offers), flush=True)
             except Exception as error:
                 print(f"demo failed: {error}", flush=True)
+                summary.append(f"FAIL: the demo stopped before its checks ended: {error}")
                 result.append(1)
                 stop.set()
             finally:
@@ -319,18 +293,20 @@ async def run_demo(
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
-        return result[0] if result else code
+    if script:
+        print(summary[0] if summary else f"FAIL: the bot stopped (exit {code})", flush=True)
+    return result[0] if result else code
 
 
 def next_steps(
-    bot_url: str, sandbox_url: str, data_dir: Path, offers: list[tuple[str, str]]
+    bot_url: str, sandbox_url: str, data_dir: Path, offers: list[tuple[str, str, str]]
 ) -> str:
     """What to do now that the demo runs: where to click, the token, the ids, three commands."""
     client = f" --token {DEV_TOKEN}" + ("" if bot_url == DEFAULT_BOT_URL else f" --url {bot_url}")
     # The operator tools find the default dev directory themselves; any other needs naming.
     data = "" if data_dir == DEFAULT_DEV_DIR else f" --dev --data-dir {data_dir}"
     first = offers[0][1] if offers else "<ID>"
-    width = max((len(name) for name, _id in offers), default=0)
+    width = max((len(name) for name, _id, _how in offers), default=0)
     return "\n".join(
         [
             "countersign demo is ready",
@@ -338,7 +314,10 @@ def next_steps(
             f"  dashboard:  {bot_url}/ops",
             f"  token:      {DEV_TOKEN}  (or export {DEV_TOKEN_ENV}={DEV_TOKEN})",
             "  operations:",
-            *(f"    {name:<{width}}  {operation_id}" for name, operation_id in offers),
+            *(
+                f"    {name:<{width}}  {operation_id}{f'  ({how})' if how else ''}"
+                for name, operation_id, how in offers
+            ),
             "  try, in another shell:",
             f"    .venv/bin/countersign show {first}{client}",
             f"    .venv/bin/countersign propose examples/order.json{client}",

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -23,6 +23,7 @@ from aiohttp import web
 from bot.app.heap import startup_heap_frozen
 from bot.config import Config, DomainSettings, resolve, secrets_environ
 from bot.config.profiles import DEV_ENVIRON, dev_settings
+from bot.config.settings import ApprovalRule
 from workers.domains.base import DemoSetup
 from workers.domains.execution import Background
 from workers.domains.finance.demo import (
@@ -307,11 +308,21 @@ def with_emulated_finance(
     return with_domains(config, tables, environ), environ
 
 
-def with_domains(config: Config, tables: Mapping[str, Any], environ: Mapping[str, str]) -> Config:
-    """`config` with these [domains] tables, resolved again with the secrets they name
-    (`environ`), so the worker process is handed them too."""
+def with_domains(
+    config: Config,
+    tables: Mapping[str, Any],
+    environ: Mapping[str, str],
+    approval_rules: Sequence[Mapping[str, object]] = (),
+) -> Config:
+    """`config` with these [domains] tables and these [[approval_rules]] added, resolved
+    again with the secrets the tables name (`environ`), so the worker process is handed
+    them too."""
+    rules = [ApprovalRule.model_validate(dict(rule)) for rule in approval_rules]
     settings = config.settings.model_copy(
-        update={"domains": DomainSettings.model_validate(dict(tables))}
+        update={
+            "domains": DomainSettings.model_validate(dict(tables)),
+            "approval_rules": [*config.settings.approval_rules, *rules],
+        }
     )
     return resolve(settings, {**secrets_environ(config), **environ})
 

@@ -7,11 +7,12 @@ line on stderr and an exit code.
 
 from __future__ import annotations
 
-from bot.cli.boundary import run_command
+from bot.cli.boundary import restore_ctrl_c, run_command
 from bot.cli.parser import build_parser
 
 
 def main(argv: list[str] | None = None) -> int:
+    restore_ctrl_c()
     args = build_parser().parse_args(argv)
     return run_command(args.func, args)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import errno
 import os
+import signal
 import sys
 from collections.abc import Callable
 
@@ -18,6 +19,14 @@ from bot.cli.errors import EXIT_API, EXIT_USAGE, CommandError
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, what shells report for Ctrl-C
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what `head` leaves behind for other tools
+
+
+def restore_ctrl_c() -> None:
+    """Ctrl-C stops a command even when its parent started it with SIGINT ignored (`cmd &`
+    in a script, some process managers): Python then keeps it ignored, and asyncio installs
+    its own handler only over the default one."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def run_command(command: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:

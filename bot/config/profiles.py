@@ -25,7 +25,11 @@ def dev_settings(data_dir: Path, port: int = 8080, host: str = "127.0.0.1") -> S
             "http": {"host": host, "port": port},
             "lark": {"mode": "off"},
             "audiences": [
-                {"name": "ops", "chat_id": "oc_ops", "operators": ["ou_alice", "ou_bob"]}
+                {
+                    "name": "ops",
+                    "chat_id": "oc_ops",
+                    "operators": ["ou_alice", "ou_bob", "ou_carol"],
+                }
             ],
             # the sandbox's people (larksandbox/entities.py), by the names its UI shows
             "people": {"ou_alice": "Alice", "ou_bob": "Bob", "ou_carol": "Carol"},

@@ -48,7 +48,7 @@ from bot.lark.transport import LarkTransport
 
 __all__ = ["LarkApi", "LarkApiError", "TenantTokens", "retrying"]
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("countersign.lark.api")
 
 T = TypeVar("T")
 
@@ -274,7 +274,9 @@ async def retrying(
     def before_sleep(state: RetryCallState) -> None:
         error = state.outcome.exception() if state.outcome is not None else None
         delay = state.next_action.sleep if state.next_action is not None else 0.0
-        log.warning(
+        # expected (a card locked while its callback is answered, a chat's 5 messages/s):
+        # the caller logs the error that outlasts its attempts
+        log.debug(
             "%s; attempt %d/%d, retrying in %.2fs", error, state.attempt_number, attempts, delay
         )
 

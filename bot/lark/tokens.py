@@ -32,7 +32,7 @@ from lark_oapi.core.token.access_token_response import (  # type: ignore[import-
 
 from bot.lark.transport import LarkTransport
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("countersign.lark.tokens")
 
 ErrorKind = Literal["rate_limited", "token", "terminal", "transient"]
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal, localcontext
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel
 
@@ -130,6 +130,19 @@ class RunnerContext:
 
 
 @dataclass(frozen=True)
+class DemoDecision:
+    """One click of `demo --script` on a sample's card: who presses which button, and the
+    reason typed into the card's form for a reject."""
+
+    operator: str
+    action: Literal["confirm", "reject"] = "confirm"
+    reason: str | None = None
+
+
+ALICE_CONFIRMS = (DemoDecision("ou_alice"),)
+
+
+@dataclass(frozen=True)
 class DemoSetup:
     """How `countersign demo` shows this domain: the config table it runs with, what it
     starts beside the bot (a loopback service to call), and what the demo script files."""
@@ -142,6 +155,10 @@ class DemoSetup:
     # per proposal name: the card phrases `demo --script` waits for after Confirm, in order
     expect: Mapping[str, Sequence[str]] = field(default_factory=dict)
     outside_posts: int = 0  # messages they post in the counterparty chat (the script counts)
+    # per proposal name: the clicks that decide it (default: Alice confirms)
+    decisions: Mapping[str, Sequence[DemoDecision]] = field(default_factory=dict)
+    # [[approval_rules]] the samples need (a quorum of three for a large order)
+    approval_rules: Sequence[Mapping[str, object]] = ()
 
 
 class FilingReads(Protocol):

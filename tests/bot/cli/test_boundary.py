@@ -69,10 +69,17 @@ async def test_a_directory_given_as_config_names_the_option(tmp_path: Path) -> N
         assert result.err.strip() == expected, command
 
 
+def ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+@pytest.mark.parametrize("started_ignoring_sigint", [False, True])
 async def test_ctrl_c_while_waiting_is_interrupted_not_a_traceback(
-    listener: socket.socket,
+    listener: socket.socket, started_ignoring_sigint: bool
 ) -> None:
-    """`show --wait` against a server that never answers; SIGINT once the request arrived."""
+    """`show --wait` against a server that never answers; SIGINT once the request arrived.
+    Also when its parent started it with SIGINT ignored (`cmd &` in a script, some process
+    managers): the CLI restores Ctrl-C on start, or nothing but SIGKILL would stop it."""
     url = f"http://127.0.0.1:{port_of(listener)}"
     process = await asyncio.create_subprocess_exec(
         *(sys.executable, "-m", "bot.cli", "show", "op_x", "--wait", "30"),
@@ -81,6 +88,7 @@ async def test_ctrl_c_while_waiting_is_interrupted_not_a_traceback(
         stderr=asyncio.subprocess.PIPE,
         cwd=ROOT,
         env=ENV,
+        preexec_fn=ignore_sigint if started_ignoring_sigint else None,
     )
     loop = asyncio.get_running_loop()
     connection, _ = await asyncio.wait_for(loop.sock_accept(listener), 30)

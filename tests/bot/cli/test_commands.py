@@ -39,7 +39,7 @@ async def test_dev_profile_serves_the_api_and_the_cli_round_trips(dev_bot: Runni
     assert proposed.code == 0, proposed.err
     view = json.loads(proposed.out)
     assert view["state"] == "prepared" and view["audience"]["chat_id"] == "oc_ops"
-    assert view["audience"]["operators"] == ["ou_alice", "ou_bob"]
+    assert view["audience"]["operators"] == ["ou_alice", "ou_bob", "ou_carol"]
 
     replay = await cli("propose", "examples/order.json", *client)
     assert replay.code == 0 and "already proposed" in replay.out and view["id"] in replay.out

@@ -1,6 +1,7 @@
-"""finance.order in `countersign demo`: a simulated venue under the demo's directory, three
+"""finance.order in `countersign demo`: a simulated venue under the demo's directory, five
 orders (one fills, one rests and then fills in parts as the mark moves, one the preflight
-refuses once confirmed), and the hand that moves the mark once an order rests.
+refuses once confirmed, a large one two of three operators confirm, one the operator rejects
+with a reason), and the hand that moves the mark once an order rests.
 
 `demo --venue hyperliquid` tells the same story on the local Hyperliquid (hlsandbox): the
 same orders on an account there (`hyperliquid_setup`); the dev wiring (bot/app/devstack.py)
@@ -16,7 +17,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from workers.domains.base import DemoSetup, Example
+from workers.domains.base import DemoDecision, DemoSetup, Example
 from workers.domains.execution import Background
 from workers.domains.finance.examples import LIMIT_BUY
 from workers.domains.finance.sim.venue import SimVenue
@@ -44,7 +45,30 @@ PROPOSALS = (
         "refused after the claim",
         order_payload(side="sell", quantity="0.100", reduce_only=True, max_fee="3.5"),
     ),
+    # above LARGE_ORDER_RULE's amount: two of Alice, Bob and Carol must confirm
+    Example(
+        "two of three",
+        "a large order two operators confirm",
+        order_payload(quantity="0.900", max_fee="30"),
+    ),
+    Example(
+        "rejected with a reason",
+        "an order the operator rejects, saying why",
+        order_payload(limit_price="61000"),
+    ),
 )
+LARGE_ORDER_RULE: Mapping[str, object] = {
+    "name": "large-orders",
+    "kinds": ["finance.order"],
+    "above": "50000",
+    "currency": "USDC",
+    "required_confirmations": 2,  # of the ops audience's three operators
+}
+REJECT_REASON = "Price is above the mark: propose again at 60,000"
+DECISIONS = {
+    "two of three": (DemoDecision("ou_alice"), DemoDecision("ou_carol")),
+    "rejected with a reason": (DemoDecision("ou_alice", "reject", REJECT_REASON),),
+}
 EXPECT = {
     "fills": ("Filled · SIMULATED",),
     "rests then fills in parts": (
@@ -53,6 +77,8 @@ EXPECT = {
         "Filled · SIMULATED",
     ),
     "preflight refuses": ("Refused by pre-check — nothing sent · SIMULATED",),
+    "two of three": ("Filled · SIMULATED",),
+    "rejected with a reason": (f"Reason: {REJECT_REASON}",),
 }
 
 
@@ -102,6 +128,8 @@ def hyperliquid_setup(
         proposals=tuple(replace(p, payload={**p.payload, **on_hl}) for p in PROPOSALS),
         expect=EXPECT_EMULATOR,
         environ={HL_AGENT_KEY_ENV: agent_key},
+        decisions=DECISIONS,
+        approval_rules=(LARGE_ORDER_RULE,),
     )
 
 
@@ -121,6 +149,8 @@ def demo_setup(workdir: Path) -> DemoSetup:
         background=(lambda stop: move_mark_once_resting(path, stop),),
         proposals=PROPOSALS,
         expect=EXPECT,
+        decisions=DECISIONS,
+        approval_rules=(LARGE_ORDER_RULE,),
     )
 
 

@@ -134,7 +134,7 @@ async def test_reads_wait_for_room_in_the_budget_instead_of_being_refused(
     # (not their durations) is asserted
     budget = WeightBudget(50, reserve=0, window_s=0.5, max_wait_s=30.0)
     hl_venue._transport.budget = budget
-    caplog.set_level(logging.INFO, logger="workers.domains.finance.hyperliquid.economy")
+    caplog.set_level(logging.INFO, logger="countersign.venue.hyperliquid")
     coins = ["BTC", "ETH", "SOL", "BTC", "ETH"]
     before = spent(hl_sandbox)
     for coin in coins:  # 20 each, one after the other: the third must wait

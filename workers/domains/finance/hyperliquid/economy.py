@@ -24,7 +24,7 @@ from typing import Any, Final
 from workers.domains.finance.preflight import OBSERVATION_MAX_AGE
 from workers.domains.finance.venues.contract import VenueUnavailable
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("countersign.venue.hyperliquid")
 
 IP_WEIGHT_PER_MIN: Final = 1200
 WINDOW_S: Final = 60.0

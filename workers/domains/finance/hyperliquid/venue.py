@@ -58,7 +58,7 @@ from workers.domains.finance.venues.model import (
     VenueOrderState,
 )
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("countersign.venue.hyperliquid")
 Clock = Callable[[], datetime]
 
 

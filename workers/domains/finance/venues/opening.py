@@ -61,7 +61,7 @@ async def open_sim(
         path.parent.mkdir(parents=True, exist_ok=True)
     faults = Faults.from_env(environ, default=settings.sim_faults)
     if faults.active:
-        log.warning("simulated venue faults on: %s", faults)
+        log.info("simulated venue faults on: %s", faults)  # asked for: no cause for alarm
     accounts = [account for account in settings.accounts if account.venue == SIM]
     venue = await SimVenue.open(
         path,
