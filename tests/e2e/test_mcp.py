@@ -90,7 +90,7 @@ async def test_an_agent_proposes_an_operator_confirms_and_the_agent_learns_the_f
             failed, done = await call(
                 agent, "wait_for_operation", id=operation_id, until="final", timeout_s=60
             )
-            waits.append((round(loop.time() - began, 2), done.get("state"), done.get("version")))
+            waits.append((round(loop.time() - began, 2), done.get("state"), done.get("final")))
             assert not failed
             if done["outcome"]:
                 break
@@ -99,7 +99,19 @@ async def test_an_agent_proposes_an_operator_confirms_and_the_agent_learns_the_f
         assert done["state"] == "outcome_observed" and done["simulated"] is True, waits
         assert done["outcome"]["status"] == "filled"  # type: ignore[index]
         assert done["decision"]["by"] == "ou_alice"  # type: ignore[index]
-        assert done["source"]["reason"] == "rebalance after the funding change"  # type: ignore[index]
+        # a wait answers in a few lines (issue 36: it was the whole view, ~3 KB, every poll)
+        assert set(done) >= {"id", "state", "title", "headline", "decision", "outcome"}
+        assert {"expires_at", "next_step"} <= set(done) and "terms" not in done
+        assert done["id"] == operation_id and done["final"] is True
+        assert str(done["title"]).startswith("BUY") and "get_operation" in str(done["next_step"])
+        decision, outcome = done["decision"], done["outcome"]
+        assert isinstance(decision, dict) and {"by", "at", "reason"} <= set(decision)
+        assert isinstance(outcome, dict) and "Filled" in outcome["line"]
+        assert len(json.dumps(done)) < 1024, len(json.dumps(done))
+        failed, full = await call(agent, "get_operation", id=operation_id)  # the full view
+        assert not failed and full["outcome"]["status"] == "filled" and full["terms"]
+        assert full["source"]["reason"] == "rebalance after the funding change"
+        assert full["approval"]["confirmed_by"] == ["ou_alice"] and full["payload"]
 
         kind = await agent.read_resource("countersign://kinds/finance.order")
         described = json.loads(kind.contents[0].text)  # type: ignore[union-attr]
@@ -137,6 +149,35 @@ async def test_a_rejection_reaches_the_agent_with_the_operators_reason(
         assert not failed and decided["state"] == "rejected"
         assert decided["decision"]["reason"] == "too large today"  # type: ignore[index]
         assert decided["outcome"] is None  # nothing ran
+
+
+async def test_every_problem_comes_back_at_once_with_its_field_and_fix(
+    make_stack: StackFactory,
+) -> None:
+    """A bad side does not hide a limit order's missing price, and a tool's arguments that do
+    not fit its schema are named like the API's fields, all at once (issue 36)."""
+    stack: Stack = await make_stack("ws")
+    payload = {name: value for name, value in ORDER_PAYLOAD.items() if name != "limit_price"}
+    two = {**order(), "payload": {**payload, "side": "hold"}}
+    async with connected("stdio", stack.bot_url, DEV_TOKEN) as agent:
+        for tool in ("check_operation", "propose_operation"):
+            failed, error = await call(agent, tool, **two)
+            assert failed and error["code"] == "invalid", (tool, error)
+            found = {problem["field"]: problem for problem in error["fields"]}
+            assert set(found) == {"payload.side", "payload.limit_price"}, (tool, error)
+            assert all(problem["reason"] and problem["fix"] for problem in found.values())
+            assert found["payload.limit_price"]["fix"] == "add limit_price or use order_type market"
+
+        failed, error = await call(agent, "wait_for_operation", id="01ABC", timeout_s=600)
+        assert failed and error["code"] == "invalid" and error["message"], error
+        [problem] = error["fields"]
+        assert problem["field"] == "timeout_s", error
+        assert "600" in problem["reason"] and "0..60" in problem["reason"]
+        assert problem["fix"] == "use a value from 0 to 60"
+        failed, error = await call(agent, "list_operations", limit=0, cursor=5)
+        assert failed and [problem["field"] for problem in error["fields"]] == ["limit", "cursor"]
+        assert all(problem["reason"] and problem["fix"] for problem in error["fields"])
+    assert not (await stack.store.list_operations(limit=10)).items
 
 
 async def test_check_names_what_is_wrong_and_files_nothing(make_stack: StackFactory) -> None:

@@ -5,7 +5,9 @@ config, given when it starts), never a tool argument, so an agent can neither ac
 another proposer nor read another's operations. There is no confirm tool: a confirmation
 is a verified person's click on the Lark card (or a signed-in operator on the web), which
 is the point; the instructions say so. A refusal is a tool error whose structured content
-is the API's `{code, message, fields}`, so an agent can fix its call.
+is the API's `{code, message, fields}`, so an agent can fix its call; so is a call whose
+arguments do not fit a tool's schema (bot/agents/mcp/arguments.py). A wait answers a few
+lines (bot/agents/mcp/results.py `Waited`); get_operation answers the full view.
 
 The kinds come from the registry (`workers.domains`, through bot/agents/kinds.py): the tools' kind
 enum when the server is built, the kind resources (schema, examples) when they are read; no
@@ -26,7 +28,8 @@ from pydantic import BaseModel, Field
 
 from bot.agents import kinds
 from bot.agents.client import ApiError, Client
-from bot.agents.mcp.results import Proposed, proposed
+from bot.agents.mcp.arguments import ArgumentCheckingServer
+from bot.agents.mcp.results import Proposed, Waited, proposed, waited
 from bot.agents.mcp.watch import Follower, operation_uri
 from bot.api.intake import MAX_REASON_CHARS, RequestId
 from bot.api.wire import MAX_WAIT_S, CheckView, OperationPage
@@ -48,7 +51,8 @@ countersign run it, once. You act as one proposer; you cannot confirm, and this 
 tool that could: approval is a verified person's click, out of your reach by design.
 
 Typical use: check_operation (nothing is filed; fix what it names), then propose_operation,
-then wait_for_operation until "decided" or "final" (repeat while it says the time ran out).
+then wait_for_operation until "decided" or "final" (repeat while it says the time ran out);
+a wait answers in a few lines, get_operation with the full view.
 A rejection carries the operator's reason when they gave one. Every operation says its world:
 simulated (the built-in simulated venue) and emulator (a local copy of a venue's API) move
 nothing real (simulated: true); testnet is a venue's test network; live is real money. Retrying propose_operation with the same
@@ -144,7 +148,7 @@ def build_server(
     operations it files or reads are followed and their changes published on its bus. A
     kind's schema is shaped by its table in `settings` (None: the domains' defaults)."""
     names = kinds.names()
-    server = MCPServer(
+    server = ArgumentCheckingServer(
         NAME,
         instructions=INSTRUCTIONS + KINDS_NOTE.format(kinds=", ".join(names)),
         log_level="WARNING",
@@ -195,14 +199,21 @@ def build_server(
 
     @server.tool(
         description="Wait (at most timeout_s, 60 at most) until your operation is decided or "
-        "final, then return it; if the time runs out it is returned as it stands."
+        "final, then say where it stands in a few lines (state, decision, outcome); if the "
+        "time runs out it says where it stands then. get_operation returns the full view."
     )
     async def wait_for_operation(
         id: OperationId,
-        timeout_s: Annotated[int, Field(ge=0, le=MAX_WAIT_S)] = MAX_WAIT_S,
+        timeout_s: Annotated[
+            int, Field(ge=0, le=MAX_WAIT_S, description=f"seconds to wait, 0 to {MAX_WAIT_S}")
+        ] = MAX_WAIT_S,
         until: Literal["decided", "final"] = "final",
-    ) -> Annotated[CallToolResult, OperationView]:
-        return await _answer(client.get(id, wait_s=timeout_s, until=until))
+    ) -> Annotated[CallToolResult, Waited]:
+        try:
+            found = await client.get(id, wait_s=timeout_s, until=until)
+        except ApiError as error:
+            return _refused(error)
+        return _result(waited(found))
 
     @server.tool(description="Your operations, newest first, a page at a time.")
     async def list_operations(

@@ -102,6 +102,24 @@ async def test_a_float_quantity_is_named_by_its_path(
     assert await operations(store) == 0
 
 
+async def test_every_problem_of_a_payload_is_named_at_once_with_its_fix(
+    api: TestClient[Any, Any], store: Store
+) -> None:
+    """A bad side does not hide a limit order's missing price (issue 36): the check and the
+    filing both name each at its own field, with a fix."""
+    payload = {k: v for k, v in ORDER_PAYLOAD.items() if k != "limit_price"}
+    body = {**order_request("check-two"), "payload": {**payload, "side": "hold"}}
+    checked, refusal = await check(api, body)
+    assert (checked, refusal) == await api_propose(api, body)  # the very refusal filing gets
+    assert checked == 422 and refusal["error"]["code"] == "invalid", refusal
+    found = {p.field: p for p in ErrorView.model_validate(refusal["error"]).fields}
+    assert set(found) == {"payload.side", "payload.limit_price"}, refusal
+    assert found["payload.side"].reason and found["payload.side"].fix
+    assert found["payload.limit_price"].reason == "a limit order needs limit_price"
+    assert found["payload.limit_price"].fix == "add limit_price or use order_type market"
+    assert await operations(store) == 0
+
+
 async def test_a_request_id_already_filed_is_named_and_a_different_body_conflicts(
     api: TestClient[Any, Any], store: Store
 ) -> None:

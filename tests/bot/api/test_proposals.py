@@ -118,7 +118,7 @@ INVALID: dict[str, tuple[Any, set[str]]] = {
         {"payload.protective.trailing"},
     ),
     "missing side": ({**order_request(), "payload": {}}, {"payload.side", "payload.quantity"}),
-    "limit without price": (_with_payload(limit_price=None), {"payload"}),
+    "limit without price": (_with_payload(limit_price=None), {"payload.limit_price"}),
     "control character in instrument": (
         _with_payload(instrument="BTC\u0007-PERP"),
         {"payload.instrument"},

@@ -9,12 +9,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from decimal import Decimal
 from types import MappingProxyType
-from typing import Annotated, Literal, Self
+from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, StringConstraints, model_validator
+from pydantic import AfterValidator, StringConstraints
 
 from store import World
-from workers.domains.types import Name, NonNegativeDecimal, PositiveDecimal, StrictModel
+from workers.domains.cross_field import CrossChecked, CrossProblem
+from workers.domains.types import Name, NonNegativeDecimal, PositiveDecimal
 
 KIND = "finance.order"
 # the kind's own executor (the simulated venue's); a venue's order binds its own (EXECUTORS)
@@ -38,18 +39,24 @@ def _within_slippage_bound(value: str) -> str:
 SlippageBps = Annotated[NonNegativeDecimal, AfterValidator(_within_slippage_bound)]
 
 
-class Protective(StrictModel):
+class Protective(CrossChecked):
     stop_loss: PositiveDecimal | None = None
     take_profit: PositiveDecimal | None = None
 
-    @model_validator(mode="after")
-    def _at_least_one(self) -> Self:
-        if self.stop_loss is None and self.take_profit is None:
-            raise ValueError("protective needs stop_loss, take_profit or both; or leave it out")
-        return self
+    @classmethod
+    def cross_problems(cls, data: Mapping[str, Any]) -> list[CrossProblem]:
+        if data.get("stop_loss") is None and data.get("take_profit") is None:
+            return [
+                CrossProblem(
+                    None,
+                    "protective needs stop_loss, take_profit or both",
+                    "add stop_loss or take_profit, or leave protective out",
+                )
+            ]
+        return []
 
 
-class FinanceOrderV1(StrictModel):
+class FinanceOrderV1(CrossChecked):
     venue: Name
     account: Name
     instrument: Instrument
@@ -65,21 +72,58 @@ class FinanceOrderV1(StrictModel):
     fee_currency: Currency
     protective: Protective | None = None
 
-    @model_validator(mode="after")
-    def _price_matches_type(self) -> Self:
-        if self.order_type == "limit":
-            if self.limit_price is None:
-                raise ValueError("a limit order needs limit_price")
-            if self.max_slippage_bps is not None:
-                raise ValueError("max_slippage_bps is for market orders; remove it or use market")
-        else:
-            if self.max_slippage_bps is None:
-                raise ValueError("a market order needs max_slippage_bps (its slippage bound)")
-            if self.limit_price is not None:
-                raise ValueError("limit_price is for limit orders; remove it or use limit")
-            if self.time_in_force == "POST_ONLY":
-                raise ValueError("POST_ONLY needs a limit order")
-        return self
+    @classmethod
+    def cross_problems(cls, data: Mapping[str, Any]) -> list[CrossProblem]:
+        """The price terms an order type needs, each named at its own field (an order type
+        that is neither limit nor market is its field's problem alone)."""
+        order_type = data.get("order_type")
+        problems = [
+            CrossProblem(field, reason, fix)
+            for of_type, field, needed, reason, fix in PRICE_TERMS
+            if order_type == of_type and (data.get(field) is not None) != needed
+        ]
+        if order_type == "market" and data.get("time_in_force") == "POST_ONLY":
+            problems.append(
+                CrossProblem(
+                    "time_in_force",
+                    "POST_ONLY needs a limit order",
+                    "use GTC, IOC or FOK, or order_type limit",
+                )
+            )
+        return problems
+
+
+# order type, field, whether that type needs it (or must leave it out), reason, fix
+PRICE_TERMS = (
+    (
+        "limit",
+        "limit_price",
+        True,
+        "a limit order needs limit_price",
+        "add limit_price or use order_type market",
+    ),
+    (
+        "limit",
+        "max_slippage_bps",
+        False,
+        "max_slippage_bps is for market orders",
+        "remove max_slippage_bps or use order_type market",
+    ),
+    (
+        "market",
+        "max_slippage_bps",
+        True,
+        "a market order needs max_slippage_bps (its slippage bound)",
+        'add max_slippage_bps (basis points, e.g. "50") or use order_type limit',
+    ),
+    (
+        "market",
+        "limit_price",
+        False,
+        "limit_price is for limit orders",
+        "remove limit_price or use order_type limit",
+    ),
+)
 
 
 # Each venue's executor, bound into its orders' digests (venues' profiles declare the same;
