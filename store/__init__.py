@@ -59,6 +59,11 @@ if TYPE_CHECKING:
     from store.backend.leases import release as release
     from store.backend.opening import StoreNotMigrated as StoreNotMigrated
     from store.backend.opening import open_store as open_store
+    from store.backend.reaching import CONNECT_TIMEOUT_S as CONNECT_TIMEOUT_S
+    from store.backend.reaching import StoreUnreachable as StoreUnreachable
+    from store.backend.reaching import postgresql_failure as postgresql_failure
+    from store.backend.reaching import reaching as reaching
+    from store.backend.reaching import sqlite_problem as sqlite_problem
     from store.cards.card_ledger import CardLedger as CardLedger
     from store.claims.auto_send import AUTO_OPERATOR as AUTO_OPERATOR
     from store.claims.auto_send import auto_send_due as auto_send_due
@@ -250,6 +255,12 @@ _OWNER: dict[str, str] = {
     # opening a store (SQLite upgrades itself, PostgreSQL must be at head)
     "StoreNotMigrated": "store.backend.opening",
     "open_store": "store.backend.opening",
+    # why a store could not be reached, in the words config check uses
+    "CONNECT_TIMEOUT_S": "store.backend.reaching",
+    "StoreUnreachable": "store.backend.reaching",
+    "postgresql_failure": "store.backend.reaching",
+    "reaching": "store.backend.reaching",
+    "sqlite_problem": "store.backend.reaching",
     # the engines of the two backends
     "create_engine": "store.backend.engine",
     "is_sqlite": "store.backend.engine",

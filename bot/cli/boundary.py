@@ -65,11 +65,14 @@ def expected(error: Exception) -> int | None:
     Alembic and SQLAlchemy, which `--help` must not pay."""
     from bot.lark.sdk_check import SdkMismatch
     from kernel.problems import ProblemsFound
-    from store import StoreNotMigrated
+    from store import StoreNotMigrated, StoreUnreachable
 
     if isinstance(error, ProblemsFound):
         for problem in error.problems:
             print(problem.line(), file=sys.stderr)
+        return EXIT_USAGE
+    if isinstance(error, StoreUnreachable):
+        print(f"error: {error.problem.line()}", file=sys.stderr)
         return EXIT_USAGE
     if isinstance(error, SdkMismatch | StoreNotMigrated):
         print(f"error: {error}", file=sys.stderr)

@@ -50,13 +50,15 @@ def cmd_config_check(args: argparse.Namespace) -> int:
 
 
 def cmd_db_upgrade(args: argparse.Namespace) -> int:
-    from store import create_engine, current_revision, upgrade
+    from store import create_engine, current_revision, reaching, upgrade
 
     settings = settings_of(args)
 
     async def go() -> str | None:
         engine = create_engine(settings.store.url, schema=settings.store.schema_name)
         try:
+            with reaching(settings.store.url):
+                await current_revision(engine)  # one sentence if the server is not there
             await upgrade(engine, schema=settings.store.schema_name)
             return await current_revision(engine)
         finally:

@@ -11,6 +11,8 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
+from store.backend.reaching import reaching
+
 SQLITE_BUSY_TIMEOUT_MS = 10_000
 _SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 
@@ -73,7 +75,8 @@ def _sqlite_engine(url: str, pool_size: int) -> AsyncEngine:
     if parsed.get_driver_name() != "aiosqlite":
         raise ValueError("store.url: SQLite needs the aiosqlite driver: sqlite+aiosqlite:///path")
     if parsed.database and parsed.database != ":memory:":
-        Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+        with reaching(url):
+            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
     engine = create_async_engine(
         url,
         pool_size=pool_size,

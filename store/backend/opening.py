@@ -7,6 +7,7 @@ import logging
 from kernel.timeutil import Clock, utc_now
 from store.authority.store import Store
 from store.backend.engine import create_engine, is_sqlite
+from store.backend.reaching import reaching
 from store.backend.sqlite_reader import SqliteReader
 from store.groupcommit import SqliteGroupWriter, open_writer
 from store.schema.migrate import current_revision, head_revision, upgrade
@@ -28,13 +29,16 @@ async def open_store(
     engine = create_engine(url, schema=schema, pool_size=pool_size)
     try:
         if is_sqlite(url):
-            before = await current_revision(engine)
+            with reaching(url):
+                before = await current_revision(engine)
             if before != head_revision():  # at head (every start but an upgrade's): no lock
                 await upgrade(engine)
                 # One line instead of alembic's one per step (quiet at INFO).
                 log.info("store migrated from %s to %s", before or "nothing", head_revision())
         else:
-            current, head = await current_revision(engine), head_revision()
+            with reaching(url):
+                current = await current_revision(engine)
+            head = head_revision()
             if current != head:
                 raise StoreNotMigrated(
                     f"store.url: database schema is at {current or 'nothing'}, this build needs "

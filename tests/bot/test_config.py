@@ -299,7 +299,7 @@ def test_config_check_of_the_example_with_the_token_set(tmp_path: Path) -> None:
     assert shown["proposers"][0]["token_env"] == TOKEN_ENV
     assert shown["proposers"][0]["token"] == "<set, redacted>"
     assert shown["lark"]["app_secret"] == "<missing>"
-    assert shown["audiences"][0]["operators"] == ["ou_alice", "ou_bob"]
+    assert shown["audiences"][0]["operators"] == ["ou_alice", "ou_bob", "ou_carol"]
     assert "config ok" in result.stderr
     # Checking opens no database: ./var is not created under the working directory.
     assert _tree(tmp_path) == before

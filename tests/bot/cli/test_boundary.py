@@ -73,6 +73,53 @@ def ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
+STARTING_CONFIG = """
+[store]
+url = "{url}"
+[lark]
+mode = "off"
+[[audiences]]
+name = "ops"
+chat_id = "oc_ops"
+operators = ["ou_alice"]
+[[proposers]]
+name = "agent"
+token_env = "BOUNDARY_TEST_TOKEN"
+kinds = ["*"]
+audiences = ["*"]
+"""
+
+
+async def test_a_store_that_cannot_be_reached_is_the_sentence_config_check_gives(
+    tmp_path: Path,
+) -> None:
+    """Every command that opens the store says what `config check` says, and no traceback:
+    a PostgreSQL nobody listens for, and a SQLite file under a file."""
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    stores = {
+        f"postgresql+asyncpg://postgres@127.0.0.1:{free_port()}/test": "nothing listens at",
+        f"sqlite+aiosqlite:///{blocker}/countersign.db": "is not a writable directory",
+    }
+    env = {**ENV, "BOUNDARY_TEST_TOKEN": "t" * 32}
+    for url, words in stores.items():
+        config = tmp_path / "countersign.toml"
+        config.write_text(STARTING_CONFIG.format(url=url))
+        checked = await cli("config", "check", "--config", str(config), env=env)
+        [sentence] = [line for line in checked.err.splitlines() if words in line]
+        for command in (
+            ("run",),
+            ("worker",),
+            ("db", "upgrade"),
+            ("reconcile",),
+            ("audit", "verify", "--store"),
+            ("prune", "--dry-run"),
+        ):
+            result = await cli(*command, "--config", str(config), env=env)
+            assert result.code == 2 and no_traceback(result.err), (command, result.err)
+            assert result.err.strip() == f"error: {sentence}", (command, result.err)
+
+
 @pytest.mark.parametrize("started_ignoring_sigint", [False, True])
 async def test_ctrl_c_while_waiting_is_interrupted_not_a_traceback(
     listener: socket.socket, started_ignoring_sigint: bool
