@@ -60,13 +60,21 @@ def uses_dev_data(args: argparse.Namespace) -> bool:
 
 def settings_and_source(args: argparse.Namespace) -> tuple[Settings, bool]:
     """The settings, and whether they are the dev profile's (over the demo's data)."""
-    from bot.config import parse
+    from bot.config import check_data, parse
     from bot.config.profiles import dev_settings
+    from kernel.problems import ProblemsFound
 
     if uses_dev_data(args):
         port = getattr(args, "port", None)
         return dev_settings(args.data_dir, DEFAULT_PORT if port is None else port), True
-    return parse(file_data(args)), False
+    data = file_data(args)
+    try:
+        return parse(data), False
+    except ProblemsFound as refused:
+        # every problem at once, as `config check` lists them: the schema's, and what the
+        # checks find in the rest (an unset secret) from the file's valid values alone
+        _settings, problems = check_data(data, os.environ)
+        raise ProblemsFound(problems or refused.problems, refused.code) from None
 
 
 def settings_of(args: argparse.Namespace) -> Settings:

@@ -3,6 +3,9 @@
 `settings` is the schema, `checks` the cross-field rules (a tuple of small pure checks, all
 run at once so `countersign config check` lists every problem, each as `field: reason: fix`),
 `loading` reads a file and resolves secrets, `reachability` asks the store URL's server.
+When the schema refuses part of a file, `partial` lets the checks judge the rest without
+reporting what would only follow from an invalid value; `validation` words each schema
+error (did you mean, the values a choice takes, `pattern_words` for every format).
 """
 
 from bot.config.checks import CHECKS, check, check_data

@@ -7,24 +7,16 @@ runs them all, so `countersign config check` lists every problem in one pass, ea
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from pydantic import ValidationError
 
+from bot.config.partial import InvalidRead, partial_settings
 from bot.config.policy_checks import approval_policy
 from bot.config.policy_checks import duplicates as _duplicates
-from bot.config.settings import (
-    ANY,
-    ApprovalRule,
-    AudienceSettings,
-    ProposerSettings,
-    Settings,
-    parse,
-    zone,
-)
-from kernel.problems import FieldProblem, ProblemsFound
+from bot.config.settings import ANY, Settings, schema_problems, zone
+from kernel.problems import FieldProblem
 from workers.domains import DOMAINS
 
 Environ = Mapping[str, str]
@@ -277,71 +269,28 @@ def check_data(
     """Validate raw config data and return every problem at once.
 
     When the schema is broken somewhere, the settings are None and the problems are the
-    schema problems followed by what `check` finds in the parts that are valid on their
-    own, so one `config check` run lists everything (not just the first kind of problem).
+    schema problems followed by what `check` finds in the rest (bot/config/partial.py): the
+    valid values of every table, none of what would only follow from an invalid one.
     """
     try:
-        settings = parse(data)
-    except ProblemsFound as error:
-        return None, [*error.problems, *_check_valid_parts(data, environ)]
+        settings = Settings.model_validate(data)
+    except ValidationError as error:
+        partial = partial_settings(Settings, data, error)
+        return None, [*schema_problems(error), *_judged(partial, environ)]
     return settings, check(settings, environ)
 
 
-def _items(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
-def _check_valid_parts(data: Mapping[str, Any], environ: Mapping[str, str]) -> list[FieldProblem]:
-    sections = {
-        key: value
-        for key, value in data.items()
-        if key in Settings.model_fields and key not in ("audiences", "proposers", "approval_rules")
-    }
-    for key in list(sections):
+def _judged(partial: Settings, environ: Environ) -> list[FieldProblem]:
+    """What each check finds before it reads an invalid value."""
+    found: list[FieldProblem] = []
+    for each in CHECKS:
         try:
-            Settings.model_validate({key: sections[key]})
-        except ValidationError:
-            del sections[key]  # already reported; its defaults add no problem of their own
-    audiences: list[AudienceSettings] = []
-    for item in _items(data.get("audiences")):
-        try:
-            audiences.append(AudienceSettings.model_validate(item))
-        except ValidationError:
-            # Keep the name of a broken audience so references to it and duplicates of
-            # it are judged as they would be once it is fixed (check reads only names).
-            if isinstance(item, dict) and isinstance(item.get("name"), str):
-                audiences.append(AudienceSettings.model_construct(**item))
-    proposers: list[ProposerSettings] = []
-    origin: list[int] = []  # index in the file of each proposer kept
-    for index, item in enumerate(_items(data.get("proposers"))):
-        try:
-            proposers.append(ProposerSettings.model_validate(item))
-            origin.append(index)
-        except ValidationError:
+            for problem in each(partial, environ):
+                found.append(problem)
+        except InvalidRead:
+            pass  # what it would say next could follow from the invalid value
+        except Exception:
+            # a check written for valid settings may trip on an unvalidated neighbour; the
+            # schema problems already say what to fix
             pass
-    try:
-        partial = Settings.model_validate(sections)
-    except ValidationError:
-        return []
-    rules: list[ApprovalRule] = []  # each valid rule is still checked (one pass)
-    rule_origin: list[int] = []
-    for index, item in enumerate(_items(data.get("approval_rules"))):
-        try:
-            rules.append(ApprovalRule.model_validate(item))
-            rule_origin.append(index)
-        except ValidationError:
-            pass
-    partial = partial.model_copy(
-        update={"audiences": audiences, "proposers": proposers, "approval_rules": rules}
-    )
-    problems = []
-    for problem in check(partial, environ):
-        if problem.field == "proposers" and not proposers and _items(data.get("proposers")):
-            continue  # there are proposers; they are all broken and already reported
-        for section, kept in (("proposers", origin), ("approval_rules", rule_origin)):
-            match = re.match(rf"{section}\[(\d+)\]", problem.field)
-            if match:  # the index it has in the file, not among the valid ones
-                field = f"{section}[{kept[int(match[1])]}]" + problem.field[match.end() :]
-                problem = FieldProblem(field, problem.reason, problem.fix)
-        problems.append(problem)
-    return problems
+    return found

@@ -11,11 +11,9 @@ from pydantic import (
     ConfigDict,
     Field,
     ModelWrapValidatorHandler,
-    ValidationError,
     create_model,
     model_validator,
 )
-from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from workers.domains import DOMAINS
 
@@ -23,26 +21,26 @@ from workers.domains import DOMAINS
 class DomainSettings(BaseModel):
     """`[domains.<table>]`: each table validated against the settings model of the domain
     registered under that config table, when the config is read (a domain registered before
-    loading is included); a table nobody registered is refused, naming the known ones."""
+    loading is included); a table nobody registered is refused as an unknown key."""
 
     model_config = ConfigDict(extra="allow")  # the tables, each its domain's settings
+
+    @classmethod
+    def table_models(cls) -> dict[str, type[BaseModel]]:
+        """Config table -> the settings model of the domain registered under it."""
+        return {plugin.config_table: plugin.settings_model for plugin in DOMAINS.values()}
 
     @model_validator(mode="wrap")
     @classmethod
     def _tables(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
         if isinstance(data, DomainSettings) or not isinstance(data, Mapping):
             return handler(data)
-        tables = {plugin.config_table: plugin.settings_model for plugin in DOMAINS.values()}
-        unknown = [str(name) for name in data if name not in tables]
-        if unknown:
-            known = ", ".join(f"[domains.{name}]" for name in sorted(tables)) or "none"
-            raise ValidationError.from_exception_data(
-                cls.__name__,
-                [_unknown_table(name, known, data[name]) for name in unknown],
-            )
+        tables = cls.table_models()
         fields: dict[str, Any] = {
             name: (model, Field(default_factory=model)) for name, model in tables.items()
         }
+        # an unknown table is an unknown key like any other, reported with the known tables'
+        # own problems (bot/config/validation.py names the table it is closest to)
         shape = create_model("DomainTables", __config__=ConfigDict(extra="forbid"), **fields)
         validated = shape.model_validate(dict(data))
         return handler({name: getattr(validated, name) for name in tables})
@@ -61,15 +59,3 @@ class DomainSettings(BaseModel):
         plugin = DOMAINS[kind]
         settings = self.tables().get(plugin.config_table)
         return plugin.settings_model() if settings is None else settings
-
-
-def _unknown_table(name: str, known: str, value: Any) -> InitErrorDetails:
-    return {
-        "type": PydanticCustomError(
-            "unknown_domain_table",
-            "no domain reads [domains.{table}]",
-            {"table": name, "fix": f"remove it, or use one of {known}"},
-        ),
-        "loc": (name,),
-        "input": value,
-    }

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, time, tzinfo
+from datetime import time, tzinfo
 from typing import Annotated, Any, Literal, Self
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import (
     BaseModel,
@@ -26,7 +25,9 @@ from pydantic import (
 from bot.config.domain_settings import DomainSettings as DomainSettings  # re-exported
 from bot.config.retention_settings import RetentionSettings as RetentionSettings  # re-exported
 from bot.config.validation import DISPLAY_NAME_PATTERN, problems_from
-from kernel.problems import ProblemsFound
+from kernel.display import LOCAL as LOCAL_ZONE
+from kernel.display import zone as display_zone
+from kernel.problems import FieldProblem, ProblemsFound
 from workers.domains import DOMAINS
 
 DEFAULT_STORE_URL = "sqlite+aiosqlite:///./var/countersign.db"
@@ -149,7 +150,9 @@ class WebSettings(Section):
 
 class CardSettings(Section):
     lang: Literal["en", "zh"] = "en"
-    timezone: str = "UTC"
+    # the one display zone of every surface (cards, dashboard, CLI, chat replies):
+    # "local" is the server's own zone (kernel/display.py)
+    timezone: str = LOCAL_ZONE
     # how often the card worker looks for due cards when nothing woke it (a failed send or
     # patch is retried on this look)
     poll_s: float = Field(default=1.0, gt=0, le=3600)
@@ -382,14 +385,14 @@ def parse(data: Mapping[str, Any]) -> Settings:
     try:
         return Settings.model_validate(data)
     except ValidationError as error:
-        raise ProblemsFound(problems_from(error), code="invalid_config") from None
+        raise ProblemsFound(schema_problems(error), code="invalid_config") from None
+
+
+def schema_problems(error: ValidationError) -> list[FieldProblem]:
+    """The schema's problems with a config file (an unknown key told its closest known one)."""
+    return problems_from(error, model=Settings)
 
 
 def zone(name: str) -> tzinfo:
-    """An IANA time zone for cards; ValueError if unknown."""
-    if name.upper() == "UTC":
-        return UTC
-    try:
-        return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError):
-        raise ValueError(name) from None
+    """The display zone [cards] timezone names ("local", "UTC" or IANA); ValueError if unknown."""
+    return display_zone(name)
