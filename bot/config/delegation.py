@@ -10,6 +10,7 @@ import re
 from datetime import datetime, timedelta
 
 from bot.config.settings import Settings
+from cards.strings import Lang, text
 from kernel.problems import FieldProblem
 
 OPEN_ID = re.compile(r"^ou_[A-Za-z0-9_-]{1,120}$")
@@ -24,42 +25,38 @@ def grant_problems(
     now: datetime,
     *,
     by: str | None = None,
+    lang: Lang = "en",
 ) -> list[FieldProblem]:
-    """Why this grant may not be made (empty: it may). `by`: the person granting (None: an
-    admin at the CLI)."""
+    """Why this grant may not be made (empty: it may), in `lang` (the chat's and the
+    dashboard's language; the CLI's English). `by`: the person granting (None: an admin at
+    the CLI)."""
+
+    def problem(field: str, key: str, **values: str) -> FieldProblem:
+        return FieldProblem(
+            field,
+            text(f"delegation.problem.{key}", lang, **values),
+            text(f"delegation.fix.{key}", lang, **values),
+        )
+
     audience = settings.audience(audience_name)
     if audience is None:
         known = ", ".join(a.name for a in settings.audiences) or "none"
-        return [FieldProblem("audience", f"no audience {audience_name!r}", f"use one of {known}")]
+        return [problem("audience", "no_audience", audience=audience_name, known=known)]
+    name = audience.name
     problems: list[FieldProblem] = []
     longest = audience.delegation_max_days
     if longest is None:
-        fix = f"set delegation_max_days on [[audiences]] {audience.name} to allow it"
-        problems.append(FieldProblem("audience", f"{audience.name} allows no delegation", fix))
+        problems.append(problem("audience", "not_allowed", audience=name))
     if delegator not in audience.operators:
-        problems.append(
-            FieldProblem(
-                "from",
-                f"{delegator} is not an operator of {audience.name}",
-                "only an operator's own right can be handed on",
-            )
-        )
+        problems.append(problem("from", "not_an_operator", person=delegator, audience=name))
     if not OPEN_ID.fullmatch(delegate):
-        problems.append(FieldProblem("to", "not a Lark open id", "give the person's ou_… id"))
+        problems.append(problem("to", "not_an_open_id"))
     elif delegate == delegator:
-        problems.append(FieldProblem("to", "a right cannot be handed to oneself", "name another"))
+        problems.append(problem("to", "oneself"))
     if by is not None and by != delegator:
-        problems.append(
-            FieldProblem("from", "only the holder may hand on their right", "ask an admin")
-        )
+        problems.append(problem("from", "not_the_holder"))
     if ends_at <= now:
-        problems.append(FieldProblem("until", "is not in the future", "give a later end"))
+        problems.append(problem("until", "past"))
     elif longest is not None and ends_at - now > timedelta(days=longest):
-        problems.append(
-            FieldProblem(
-                "until",
-                f"is more than {longest} days away",
-                f"{audience.name} allows at most {longest} days",
-            )
-        )
+        problems.append(problem("until", "too_long", days=str(longest), audience=name))
     return problems

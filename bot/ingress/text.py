@@ -26,7 +26,7 @@ from bot.ingress.text_delegation import delegation_reply
 from bot.ingress.text_retries import TextRetries
 from bot.ingress.text_scope import Answer, Asker, Scope, scope_of
 from cards.plain_text import NAME_MAX_CHARS, TITLE_MAX_CHARS, people_text
-from cards.strings import Lang, decision_key, text
+from cards.strings import TEXT, Lang, decision_key, text
 from cards.vocabulary import OPEN_STATES, headline, person, relative, title_of, when
 from cards.world import world_mark
 from kernel.timeutil import utc_now
@@ -71,18 +71,6 @@ class TextSettings:
     workers: int = 2
     # the whole config, for delegation commands (None: they are not offered)
     config: Settings | None = None
-
-
-HELP = (
-    "countersign commands (mention me, or write to me directly):\n"
-    "  help: this list\n"
-    "  pending: operations waiting for a decision\n"
-    "  status <id>: one operation\n"
-    "  health: is the bot receiving clicks and text\n"
-    "  delegate @person 3d | until DATE: hand your right in this chat's audience on\n"
-    "  undelegate [@person]: end yours now; delegations: those in force\n"
-    "Decisions are made only with the buttons on a card, never by text."
-)
 
 
 def reply_uuid(message_id: str) -> str:
@@ -242,6 +230,7 @@ class TextListener:
                 words,
                 bot_open_id=self.settings.bot_open_id,
                 tz=self.settings.tz,
+                lang=self.settings.lang,
             )
         elif shows_data:
             reply = await self.answer(command, verdict.audiences)
@@ -301,7 +290,7 @@ class TextListener:
             return await self._status(words[1], audiences)
         if verb == "health":
             return self._health_text(await self.health())
-        return HELP
+        return text("text.help", self.settings.lang)
 
     async def _pending(self, audiences: Set[str]) -> str:
         lang = self.settings.lang
@@ -349,9 +338,18 @@ class TextListener:
             lines.append(text(key, lang, who=who, at=when(decision.at, tz)))
         return "\n".join(lines)
 
-    @staticmethod
-    def _health_text(health: dict[str, Any]) -> str:
-        parts = [f"overall: {health.get('status')}"]
+    def _health_text(self, health: dict[str, Any]) -> str:
+        lang = self.settings.lang
+        status = str(health.get("status"))
+        parts = [text("text.health.overall", lang, status=_health_word(status, lang))]
         for name, component in health.get("components", {}).items():
-            parts.append(f"{name}: {component.get('state')}")
+            state = _health_word(str(component.get("state")), lang)
+            component_words = text(f"health.component.{name}", lang)
+            parts.append(text("text.health.line", lang, component=component_words, state=state))
         return "\n".join(parts)
+
+
+def _health_word(state: str, lang: Lang) -> str:
+    """A readiness state in words; one this catalogue does not know, as reported."""
+    key = f"health.state.{state}"
+    return text(key, lang) if key in TEXT else state

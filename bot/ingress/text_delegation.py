@@ -15,16 +15,13 @@ from typing import Any
 
 from bot.config.delegation import grant_problems
 from bot.config.settings import Settings
+from cards.strings import Lang, text
 from cards.vocabulary import when
 from kernel.timeutil import given_utc, iso_utc
 from store import Delegation, DelegationLedger, Store
 
 VERBS = frozenset({"delegate", "undelegate", "delegations"})
 SPAN = re.compile(r"^(\d{1,3})([dh])$")
-USAGE = (
-    "delegate: `delegate @person 3d` (days, or hours: 12h) or `delegate @person until "
-    "2026-12-10`; `undelegate [@person]` ends yours now; `delegations` lists them."
-)
 
 
 def _people_named(envelope: Mapping[str, Any], verb: str, bot_open_id: str) -> list[dict[str, Any]]:
@@ -67,10 +64,15 @@ def _audience_of(settings: Settings, chat_id: str) -> str | None:
     return next((a.name for a in settings.audiences if a.chat_id == chat_id), None)
 
 
-def _described(delegation: Delegation, names: Mapping[str, str], tz: tzinfo) -> str:
-    who = names.get(delegation.delegate, delegation.delegate)
-    whom = names.get(delegation.delegator, delegation.delegator)
-    return f"{who} for {whom} until {when(iso_utc(delegation.ends_at), tz)} ({delegation.id})"
+def _described(delegation: Delegation, names: Mapping[str, str], tz: tzinfo, lang: Lang) -> str:
+    return text(
+        "text.delegation.described",
+        lang,
+        who=names.get(delegation.delegate, delegation.delegate),
+        whom=names.get(delegation.delegator, delegation.delegator),
+        at=when(iso_utc(delegation.ends_at), tz),
+        id=delegation.id,
+    )
 
 
 async def delegation_reply(
@@ -81,6 +83,7 @@ async def delegation_reply(
     *,
     bot_open_id: str,
     tz: tzinfo,
+    lang: Lang = "en",
 ) -> str:
     """The reply to a delegation command (`words`: the command, mentions removed)."""
     event = envelope.get("event", {})
@@ -88,18 +91,20 @@ async def delegation_reply(
     sender = str(event.get("sender", {}).get("sender_id", {}).get("open_id", ""))
     audience = _audience_of(settings, str(message.get("chat_id", "")))
     if audience is None:
-        return "Delegation is by audience: write this in the audience's own chat."
+        return text("text.delegation.not_here", lang)
     ledger = DelegationLedger(store)
     names = settings.people
+    usage = text("text.delegation.usage", lang)
+
+    def listed(head: str, delegations: Sequence[Delegation]) -> str:
+        return "\n".join([head] + [f"- {_described(d, names, tz, lang)}" for d in delegations])
+
     verb = words[0].lower()
     if verb == "delegations":
         found = await ledger.listed(audience)
         if not found:
-            return f"No delegations in force in {audience}."
-        return "\n".join(
-            [f"Delegations in force in {audience}:"]
-            + [f"- {_described(d, names, tz)}" for d in found]
-        )
+            return text("text.delegation.none", lang, audience=audience)
+        return listed(text("text.delegation.listed", lang, audience=audience), found)
     named = _people_named(envelope, words[0], bot_open_id)
     by = f"operator:{sender}"
     if verb == "undelegate":
@@ -111,25 +116,24 @@ async def delegation_reply(
         ]
         ended = [r for d in mine if (r := await ledger.revoke(d.id, by)) is not None]
         if not ended:
-            return f"You have no delegation in force in {audience}."
-        return "\n".join(["Ended now:"] + [f"- {_described(d, names, tz)}" for d in ended])
+            return text("text.delegation.none_yours", lang, audience=audience)
+        return listed(text("text.delegation.ended", lang), ended)
     if len(named) != 1:
-        return "Name exactly one person to hand your right to. " + USAGE
+        return text("text.delegation.name_one", lang, usage=usage)
     now = store.clock()
     ends = _until(words[1:], now)
     if ends is None:
-        return "Say for how long. " + USAGE
+        return text("text.delegation.how_long", lang, usage=usage)
     person = named[0]
     delegate = str(person["id"]["open_id"])
     tenant = person.get("tenant_key")
     allowed = settings.lark.tenant_keys
     if allowed and tenant not in allowed:
-        return "You can hand your right only to someone of this organisation."
-    problems = grant_problems(settings, audience, sender, delegate, ends, now, by=sender)
+        return text("text.delegation.other_tenant", lang)
+    problems = grant_problems(settings, audience, sender, delegate, ends, now, by=sender, lang=lang)
     if problems:
-        return "Not delegated: " + "; ".join(f"{p.reason} ({p.fix})" for p in problems)
+        said = "; ".join(f"{p.reason} ({p.fix})" for p in problems)
+        return text("text.delegation.refused", lang, problems=said)
     granted = await ledger.grant(audience, sender, delegate, ends_at=ends, by=by)
-    return (
-        f"Delegated: {_described(granted, names, tz)}. They may decide {audience}'s operations "
-        "for you until then, also on cards already posted; `undelegate` ends it now."
-    )
+    described = _described(granted, names, tz, lang)
+    return text("text.delegation.granted", lang, described=described, audience=audience)
