@@ -17,6 +17,7 @@ from typing import Any
 from cards.outcomes import plain_text
 from cards.strings import LANGS, LARK_LOCALE, Lang, text
 from cards.vocabulary import OPEN_STATES, title_of, when
+from kernel.display import amount_text
 from store import ApprovalView, OperationView
 
 OPEN_ID_MENTION = "<at id={open_id}></at>"
@@ -27,13 +28,14 @@ def needs_a_second_look(view: OperationView) -> bool:
     return view.approval.required > 1 or view.approval.rule is not None
 
 
-def _why(approval: ApprovalView, lang: Lang) -> str:
+def why_words(approval: ApprovalView, lang: Lang) -> str:
+    """Why a rule applied, amounts as every surface shows them (the CLI says it too)."""
     threshold = approval.threshold
     if threshold is None:
         return text("approval.rule", lang, name=str(approval.rule))
     notional = str(approval.notional or "")
     key = "approval.unknown" if notional.startswith("unknown") else "approval.above"
-    return text(key, lang, amount=threshold)
+    return text(key, lang, amount=amount_text(threshold))
 
 
 def _each_lang(words: Callable[[Lang], str], lang: Lang) -> dict[str, Any]:
@@ -81,7 +83,7 @@ def approval_elements(
     def needs(each: Lang) -> str:
         if len(approvers) < len(audience) and required == 1:
             return text(
-                "approval.only", each, who=_people(approvers, str), why=_why(approval, each)
+                "approval.only", each, who=_people(approvers, str), why=why_words(approval, each)
             )
         if approval.rule is None:
             return text(
@@ -92,7 +94,7 @@ def approval_elements(
             each,
             required=str(required),
             of=str(len(approvers)),
-            why=_why(approval, each),
+            why=why_words(approval, each),
         )
 
     elements: list[dict[str, Any]] = [
@@ -135,7 +137,7 @@ def confirm_dialog(
             "approval.dialog.text",
             each,
             title=title_of(view, each),
-            notional=str(approval.notional or "-"),
+            notional=amount_text(approval.notional) if approval.notional else "-",
             required=str(approval.required),
             of=str(len(approval.approvers)),
         )

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, tzinfo
 from typing import Any
 
-from cards.outcomes import outcome_parts, outcome_title
+from cards.outcomes import outcome_parts, outcome_title, seen_of
 from cards.plain_text import NAME_MAX_CHARS, TITLE_MAX_CHARS, people_text
 from cards.strings import Lang, decision_key, text
 from cards.vocabulary import person, title_of, when
@@ -85,7 +85,7 @@ def reply_text(view: OperationView, outcome: OutcomeView, voice: Voice = ENGLISH
         at = when(expired_at, voice.tz) if expired_at else "?"
         lines.append(text("reply.expired", lang, at=at))
     detail = {k: v for k, v in outcome.detail.items() if k not in ("by", "at")}
-    lines += outcome_parts(detail, lang)
+    lines += outcome_parts(detail, lang, seen_of(view, outcome, voice.tz))
     card = view.card.message_id or text("reply.no_card", lang)
     lines.append(text("reply.card", lang, card=card, id=view.id))
     # The whole reply once more through the one rule: the details carry words from outside

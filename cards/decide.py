@@ -89,8 +89,11 @@ def _button(
 
 
 def _row(*buttons: dict[str, Any], element_id: str | None = None) -> dict[str, Any]:
+    # flow: a button that does not fit beside the others goes to the next line whole (Lark's
+    # default, none, squeezes the columns until a phone cuts "Request changes" to "Request c…")
     row: dict[str, Any] = {
         "tag": "column_set",
+        "flex_mode": "flow",
         "columns": [{"tag": "column", "width": "auto", "elements": [button]} for button in buttons],
     }
     if element_id:

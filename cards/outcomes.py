@@ -7,13 +7,37 @@ written; `newest_per_stage` picks what the card shows of them.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, tzinfo
 from typing import Any
 
 from cards.plain_text import WORDS_MAX_CHARS, people_text
 from cards.strings import LANGS, LARK_LOCALE, Lang, text
-from cards.vocabulary import PROTECTIVE_ENDED, outcome_words
+from cards.vocabulary import PROTECTIVE_ENDED, outcome_words, when
 from cards.world import in_world
-from store import OutcomeView, Stage, World
+from kernel.display import money, number
+from store import OperationView, OutcomeView, Stage, World
+
+# the terms that say who a message goes to, the first one present naming them
+RECIPIENT_TERMS = ("counterparty", "destination")
+
+
+@dataclass(frozen=True)
+class Seen:
+    """What an outcome's words need besides its detail: whom a sent message went to and
+    when the outcome was observed (in the display zone). Nothing known: the detail alone."""
+
+    to: str | None = None
+    at: str | None = None
+
+
+UNSEEN = Seen()
+
+
+def seen_of(view: OperationView, outcome: OutcomeView, tz: tzinfo = UTC) -> Seen:
+    terms = {term["name"]: term["value"] for term in view.terms.get("terms", [])}
+    to = next((str(terms[name]) for name in RECIPIENT_TERMS if terms.get(name)), None)
+    return Seen(to, when(outcome.observed_at, tz) if outcome.observed_at else None)
 
 
 def plain_text(content: str, i18n_content: dict[str, str] | None = None) -> dict[str, Any]:
@@ -39,7 +63,9 @@ def outcome_title(outcome: OutcomeView, world: World | None, lang: Lang) -> str:
     return title
 
 
-def outcome_lines(outcome: OutcomeView, *, world: World | None, lang: Lang) -> list[dict[str, Any]]:
+def outcome_lines(
+    outcome: OutcomeView, *, world: World | None, lang: Lang, seen: Seen = UNSEEN
+) -> list[dict[str, Any]]:
     """One outcome: its status (bold, per locale) and its details as plain text."""
     lines: list[dict[str, Any]] = [
         {
@@ -53,7 +79,7 @@ def outcome_lines(outcome: OutcomeView, *, world: World | None, lang: Lang) -> l
     detail = outcome.detail
 
     def detail_text(each: Lang) -> str:
-        return "; ".join(outcome_parts(detail, each))
+        return "; ".join(outcome_parts(detail, each, seen))
 
     if detail_text(lang):
         lines.append(
@@ -67,24 +93,24 @@ def outcome_lines(outcome: OutcomeView, *, world: World | None, lang: Lang) -> l
     return lines
 
 
-def outcome_parts(detail: dict[str, Any], lang: Lang = "en") -> list[str]:
+def outcome_parts(detail: dict[str, Any], lang: Lang = "en", seen: Seen = UNSEEN) -> list[str]:
     """An outcome's details in words: the fill, fees (or that they are unknown), the message
-    sent, the answer received, the reason, what to do next, the executor's failures, each
-    protective order's own result."""
+    sent (to whom and when, where `seen` knows: else its id), the answer received, the
+    reason, what to do next, the executor's failures, each protective order's own result.
+    Numbers grouped, fees to their currency's precision (kernel/display.py)."""
     parts = []
     if detail.get("filled_qty") is not None and detail.get("avg_price") is not None:
-        qty, price = str(detail["filled_qty"]), str(detail["avg_price"])
+        qty, price = number(detail["filled_qty"]), number(detail["avg_price"])
         parts.append(text("detail.filled", lang, qty=qty, price=price))
     if "fees" in detail:
         fees = detail["fees"]
-        amount = f"{fees} {detail.get('fee_currency') or ''}".strip()
         parts.append(
             text("detail.fee_unknown", lang)
             if fees is None
-            else text("detail.fees", lang, fees=amount)
+            else text("detail.fees", lang, fees=money(fees, detail.get("fee_currency") or None))
         )
     if detail.get("message_id"):
-        parts.append(text("detail.message", lang, message_id=str(detail["message_id"])))
+        parts.append(_message(str(detail["message_id"]), seen, lang))
     # what the other side answered (a service's reply), already bounded by its domain; words
     # from outside: text, never markup
     if detail.get("answer"):
@@ -107,6 +133,15 @@ def outcome_parts(detail: dict[str, Any], lang: Lang = "en") -> list[str]:
     return parts
 
 
+def _message(message_id: str, seen: Seen, lang: Lang) -> str:
+    """A sent message as a person knows it: to whom, when; its Lark id only without those."""
+    if seen.at is None:
+        return text("detail.message", lang, message_id=message_id)
+    if seen.to is None:
+        return text("detail.sent.at", lang, at=seen.at)
+    return text("detail.sent", lang, to=people_text(seen.to, WORDS_MAX_CHARS, lang), at=seen.at)
+
+
 def executor_failed(detail: dict[str, Any], lang: Lang) -> list[str]:
     """How many passes failed, with which error class, and whether anything left."""
     failed = text(
@@ -122,7 +157,7 @@ def executor_failed(detail: dict[str, Any], lang: Lang) -> list[str]:
 def protective_result(child: dict[str, Any], lang: Lang) -> str:
     """A protective order's own result: "Stop loss 57000: armed"."""
     role = str(child.get("role"))
-    label = text(f"protective.{role}", lang, price=str(child.get("trigger_price")))
+    label = text(f"protective.{role}", lang, price=number(child.get("trigger_price")))
     status = text(f"protective.{child.get('status')}", lang)
     if child.get("reason") and child.get("status") in PROTECTIVE_ENDED:
         status = f"{status} ({people_text(child['reason'], WORDS_MAX_CHARS, lang)})"

@@ -12,6 +12,7 @@ from datetime import datetime, tzinfo
 from cards.plain_text import TITLE_MAX_CHARS, people_text
 from cards.strings import Lang, text
 from cards.vocabulary import title_of
+from kernel.display import clock
 from kernel.timeutil import parse_iso_utc
 from store import OperationView
 
@@ -38,7 +39,7 @@ def reminder_text(view: OperationView, *, lang: Lang, now: datetime, tz: tzinfo)
         lang,
         title=people_text(title_of(view, lang), TITLE_MAX_CHARS, lang),
         minutes=str(minutes),
-        at=expires.astimezone(tz).strftime("%H:%M %Z"),
+        at=clock(view.expires_at, tz),  # minutes away: the day goes without saying
         who=who,
         count=str(len(approval.confirmed_by)),
         required=str(approval.required),

@@ -29,13 +29,21 @@ from cards.decide import (
     callback_value,
     decide_elements,
 )
-from cards.outcomes import newest_per_stage, outcome_lines, plain_text
+from cards.outcomes import newest_per_stage, outcome_lines, plain_text, seen_of
 from cards.plain_text import WORDS_MAX_CHARS, people_text
 from cards.strings import LANGS, LARK_LOCALE, Lang, reason_key, text
 from cards.terms import each_lang, term_elements
-from cards.vocabulary import EXECUTING, OPEN_STATES, headline, relative, title_of, when
+from cards.vocabulary import (
+    EXECUTING,
+    NEEDS_A_PERSON,
+    OPEN_STATES,
+    headline,
+    title_of,
+    when,
+)
 from cards.world import world_of, world_tag
-from store import Entry, OperationView, State
+from kernel.display import amount_text
+from store import Entry, OperationView, State, Tone
 
 __all__ = [
     "CALLBACK_VALUE_VERSION",
@@ -187,25 +195,26 @@ def _proposer(view: OperationView, people: People, lang: Lang) -> list[dict[str,
     return elements
 
 
-def _expiry(view: OperationView, now: datetime, tz: tzinfo, lang: Lang) -> list[dict[str, Any]]:
+def _expiry(view: OperationView, tz: tzinfo, lang: Lang) -> list[dict[str, Any]]:
+    """Until when it waits, as an absolute time: a card is a static message, and "in 59 min"
+    on it would go stale."""
     if view.state not in OPEN_STATES:
         return []  # decided: when it would have expired no longer matters
 
     def words(each: Lang) -> str:
-        rel = relative(view.expires_at, now, each)
-        return text("card.expires", each, relative=rel, at=when(view.expires_at, tz))
+        return text("card.expires", each, at=when(view.expires_at, tz))
 
     return [_said("expires", words, lang, markdown=False)]
 
 
-def _auto_send(view: OperationView, now: datetime, tz: tzinfo, lang: Lang) -> list[dict[str, Any]]:
+def _auto_send(view: OperationView, tz: tzinfo, lang: Lang) -> list[dict[str, Any]]:
     """A time-boxed draft, while it waits: when it sends itself if nobody decides."""
     at = view.auto_send_at
     if view.state not in OPEN_STATES or not at:
         return []
 
     def words(each: Lang) -> str:
-        return text("card.auto_send", each, relative=relative(at, now, each), at=when(at, tz))
+        return text("card.auto_send", each, at=when(at, tz))
 
     return [_said("auto_send", words, lang, markdown=False)]
 
@@ -217,16 +226,21 @@ def _footer(view: OperationView, lang: Lang) -> list[dict[str, Any]]:
         "executor": view.executor.name,
         "revision": view.executor.revision,
     }
+    # a sent message's Lark id: a detail, with the audit's (its line says to whom and when)
+    sent = [str(o.detail["message_id"]) for o in view.outcomes if o.detail.get("message_id")]
+
+    def words(each: Lang) -> str:
+        said = text("card.footer", each, **values)
+        if sent:
+            said += " · " + text("card.footer.message", each, message_id=sent[-1])
+        return said
+
     return [
         {"tag": "hr"},
         {
             "tag": "div",
             "element_id": "audit",
-            "text": each_lang(
-                lambda each: text("card.footer", each, **values),
-                lang,
-                text_size="notation",
-            ),
+            "text": each_lang(words, lang, text_size="notation"),
         },
     ]
 
@@ -239,8 +253,23 @@ def _notional(
     if not notional:
         return []
     return [
-        ("notional", (lambda each: text("approval.notional", each), lambda _each: str(notional)))
+        (
+            "notional",
+            (lambda each: text("approval.notional", each), lambda _each: amount_text(notional)),
+        )
     ]
+
+
+def text_key(view: OperationView) -> str:
+    """What a message text's label says became of it: to be sent as shown while it waits or
+    runs, as sent, maybe sent (nobody can tell), or not sent (closed without it)."""
+    outcome = view.outcome
+    if outcome is None:
+        waiting = view.state in OPEN_STATES or view.state is State.CLAIMED
+        return "text.block" if waiting else "text.block.closed"
+    if outcome.status in NEEDS_A_PERSON:
+        return "text.block.unsure"
+    return "text.block.sent" if outcome.tone is Tone.GOOD else "text.block.closed"
 
 
 def _header(view: OperationView, names: Mapping[str, str], lang: Lang) -> dict[str, Any]:
@@ -275,14 +304,15 @@ def render_card(
     named = People(view, people)
     elements: list[dict[str, Any]] = []
     for outcome in newest_per_stage(view.outcomes):  # original, then reconciled
-        elements += outcome_lines(outcome, world=world_of(view), lang=lang)
+        seen = seen_of(view, outcome, tz)
+        elements += outcome_lines(outcome, world=world_of(view), lang=lang, seen=seen)
     elements += _decision(view, named, tz, lang)
     elements += _proposer(view, named, lang)
-    elements += _expiry(view, now, tz, lang)
-    elements += _auto_send(view, now, tz, lang)
+    elements += _expiry(view, tz, lang)
+    elements += _auto_send(view, tz, lang)
     elements += approval_elements(view, lang, named.name)
     elements.append({"tag": "hr"})
-    elements += term_elements(view.terms["terms"], _notional(view), lang)
+    elements += term_elements(view.terms["terms"], _notional(view), lang, text_key(view))
     if view.state in OPEN_STATES:
         elements += decide_elements(view, lang, second_look_above)
     elements += _footer(view, lang)

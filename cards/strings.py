@@ -265,9 +265,22 @@ TEXT: Mapping[str, Mapping[Lang, str]] = {
     "span.seconds": {"en": "{s} s", "zh": "{s}秒"},
     "relative.in": {"en": "in {span}", "zh": "{span}后"},
     "relative.ago": {"en": "{span} ago", "zh": "{span}前"},
+    # the message text's label: what becomes of the text (cards/terms.py picks one)
     "text.block": {
         "en": "Message text ({lines} · {chars}), sent exactly as shown:",
         "zh": "消息正文（{lines} · {chars}），按原样发送：",
+    },
+    "text.block.sent": {
+        "en": "Message text ({lines} · {chars}), as it was sent:",
+        "zh": "消息正文（{lines} · {chars}），即已发送的内容：",
+    },
+    "text.block.unsure": {
+        "en": "Message text ({lines} · {chars}), which may have been sent:",
+        "zh": "消息正文（{lines} · {chars}），可能已发送：",
+    },
+    "text.block.closed": {
+        "en": "Message text ({lines} · {chars}), not sent:",
+        "zh": "消息正文（{lines} · {chars}），未发送：",
     },
     "text.lines.one": {"en": "1 line", "zh": "1 行"},
     "text.lines": {"en": "{n} lines", "zh": "{n} 行"},
@@ -300,6 +313,10 @@ TEXT: Mapping[str, Mapping[Lang, str]] = {
     "protective.cancelled": {"en": "cancelled", "zh": "已撤销"},
     "protective.rejected": {"en": "rejected", "zh": "被拒绝"},
     "detail.message": {"en": "Message {message_id}", "zh": "消息 {message_id}"},
+    # a sent message by whom it went to and when (its Lark id is the footer's, a detail)
+    "detail.sent": {"en": "Sent to {to} at {at}", "zh": "已于 {at} 发送给 {to}"},
+    "detail.sent.at": {"en": "Sent at {at}", "zh": "已于 {at} 发送"},
+    "card.footer.message": {"en": "message {message_id}", "zh": "消息 {message_id}"},
     "detail.answer": {"en": "Answer: {answer}", "zh": "答复：{answer}"},
     "outcome.in_world": {"en": "{status} · {world}", "zh": "{status} · {world}"},
     "detail.filled": {"en": "Filled {qty} at {price}", "zh": "成交 {qty}，均价 {price}"},
@@ -375,11 +392,16 @@ TEXT: Mapping[str, Mapping[Lang, str]] = {
         "zh": "由 {proposer} 代 {who} 提交",
     },
     "card.why": {"en": "Why: {reason}", "zh": "理由：{reason}"},
-    "card.expires": {"en": "Expires {relative} · {at}", "zh": "{relative}过期 · {at}"},
+    # absolute: a card is a static message, "in 59 min" would go stale on it
+    "card.expires": {"en": "Expires at {at}", "zh": "{at} 过期"},
     "card.auto_send": {
-        "en": "Sends itself {relative} · {at}, unless an operator decides first",
-        "zh": "若无人先行处理，将于{relative}自动发送 · {at}",
+        "en": "Sends itself at {at}, unless an operator decides first",
+        "zh": "若无人先行处理，将于 {at} 自动发送",
     },
+    # where a surface refreshes itself (the dashboard's ticking page, a CLI run): how long
+    # that is from now, after the absolute time
+    "relative.after": {"en": "{at} ({relative})", "zh": "{at}（{relative}）"},
+    "relative.paren": {"en": "({relative})", "zh": "（{relative}）"},
     "card.footer": {
         "en": "Operation {id} · digest {digest} · {executor} r{revision}",
         "zh": "操作 {id} · 摘要 {digest} · {executor} r{revision}",

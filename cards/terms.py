@@ -13,7 +13,7 @@ from typing import Any
 
 from cards.outcomes import plain_text
 from cards.strings import LANGS, LARK_LOCALE, Lang, text
-from cards.vocabulary import term_label, value_words
+from cards.vocabulary import term_label, term_value
 
 # a value this short shares a row with another on a phone-width card
 SHORT_VALUE = 22
@@ -71,15 +71,14 @@ def _counted(key: str, n: int, lang: Lang) -> str:
     return text(f"{key}.one" if n == 1 else key, lang, n=str(n))
 
 
-def _text_block(value: Any, lang: Lang) -> list[dict[str, Any]]:
-    """The message text: its size, then the text alone in a shaded block, as plain text."""
+def _text_block(value: Any, lang: Lang, said: str = "text.block") -> list[dict[str, Any]]:
+    """The message text: its size and what became of it (`said`: a catalogue key,
+    cards/render.py's text_key), then the text alone in a shaded block, as plain text."""
     message = str(value)
 
     def label(each: Lang) -> str:
         lines = _counted("text.lines", message.count("\n") + 1, each)
-        return text(
-            "text.block", each, lines=lines, chars=_counted("text.chars", len(message), each)
-        )
+        return text(said, each, lines=lines, chars=_counted("text.chars", len(message), each))
 
     return [
         {
@@ -108,7 +107,7 @@ def _text_block(value: Any, lang: Lang) -> list[dict[str, Any]]:
 
 
 # terms that are not a field in the grid
-BLOCKS: Mapping[str, Callable[[Any, Lang], list[dict[str, Any]]]] = {"text": _text_block}
+BLOCKS: Mapping[str, Callable[[Any, Lang, str], list[dict[str, Any]]]] = {"text": _text_block}
 
 
 def _term_field(term: Mapping[str, Any]) -> tuple[Words, Words]:
@@ -116,7 +115,7 @@ def _term_field(term: Mapping[str, Any]) -> tuple[Words, Words]:
         return term_label(term, each)
 
     def value(each: Lang) -> str:
-        return value_words(term["value"], each)
+        return term_value(term, each)
 
     return label, value
 
@@ -130,10 +129,14 @@ def _reading_order(named: list[tuple[str, Any]]) -> list[Any]:
 
 
 def term_elements(
-    terms: list[dict[str, Any]], extra: list[tuple[str, tuple[Words, Words]]], lang: Lang
+    terms: list[dict[str, Any]],
+    extra: list[tuple[str, tuple[Words, Words]]],
+    lang: Lang,
+    said: str = "text.block",
 ) -> list[dict[str, Any]]:
     """The terms in reading order, with `extra` named fields such as the notional: short
-    fields two to a row, a long one on a row of its own, a block (a message's text) itself."""
+    fields two to a row, a long one on a row of its own, a block (a message's text) itself,
+    labelled by `said`."""
     elements: list[dict[str, Any]] = []
     waiting: list[list[dict[str, Any]]] = []  # a short field looking for its row mate
 
@@ -146,7 +149,7 @@ def term_elements(
     for term in terms:
         block = BLOCKS.get(term["name"])
         if block is not None:
-            named.append((term["name"], block(term["value"], lang)))
+            named.append((term["name"], block(term["value"], lang, said)))
             continue
         named.append((term["name"], _term_field(term)))
     named += extra

@@ -24,6 +24,8 @@ from typing import Any
 
 from cards.plain_text import WORDS_MAX_CHARS, people_text
 from cards.strings import LANGS, Lang, text
+from kernel.display import amount_text, number
+from kernel.display import when as display_when
 from kernel.timeutil import parse_iso_utc
 from store import CardDelivery, Execution, OperationView, OutcomeView, State, Tone
 
@@ -174,9 +176,9 @@ def state_words(state: str, lang: Lang) -> str:
 
 
 def when(iso: str, tz: tzinfo = UTC) -> str:
-    """An absolute time to the minute, with its zone: 2026-12-05 08:30 UTC."""
-    moment = parse_iso_utc(iso).astimezone(tz)
-    return moment.strftime("%Y-%m-%d %H:%M ") + (moment.tzname() or "UTC")
+    """An absolute time to the minute, with its zone: 2026-12-05 08:30 UTC (every surface's
+    one way: kernel/display.py)."""
+    return display_when(iso, tz)
 
 
 def span(seconds: float, lang: Lang) -> str:
@@ -203,6 +205,26 @@ def value_words(value: Any, lang: Lang) -> str:
     if isinstance(value, list):
         return ", ".join(str(each) for each in value)
     return str(value)
+
+
+# the terms that are a quantity or a price (shown grouped, with the decimals they were filed
+# with: what the venue took) and an amount in a currency ("30 USDC": to its precision)
+NUMBER_TERMS = frozenset(
+    {"quantity", "limit_price", "stop_loss", "take_profit", "leverage", "max_slippage_bps"}
+)
+AMOUNT_TERMS = frozenset({"max_fee"})
+
+
+def term_value(term: Mapping[str, Any], lang: Lang) -> str:
+    """A term's value as every surface shows it: numbers grouped at their precision
+    (kernel/display.py), the rest as `value_words` says them. Only the words: the term, and
+    so the digest, keep the value as filed."""
+    name, value = term.get("name"), term["value"]
+    if name in AMOUNT_TERMS and isinstance(value, str):
+        return amount_text(value)
+    if name in NUMBER_TERMS and not isinstance(value, bool):
+        return number(value)
+    return value_words(value, lang)
 
 
 def term_label(term: Mapping[str, Any], lang: Lang) -> str:

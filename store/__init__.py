@@ -145,6 +145,7 @@ if TYPE_CHECKING:
     from store.reads.paging import encode_cursor as encode_cursor
     from store.reads.projection import UNTIL as UNTIL
     from store.reads.projection import ApprovalView as ApprovalView
+    from store.reads.projection import ConfirmerView as ConfirmerView
     from store.reads.projection import OperationView as OperationView
     from store.reads.projection import OutcomeView as OutcomeView
     from store.reads.projection import Until as Until
@@ -367,6 +368,7 @@ _OWNER: dict[str, str] = {
     # projection readers: the one versioned view of an operation
     "UNTIL": "store.reads.projection",
     "ApprovalView": "store.reads.projection",
+    "ConfirmerView": "store.reads.projection",
     "OperationView": "store.reads.projection",
     "OutcomeView": "store.reads.projection",
     "Until": "store.reads.projection",

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pydantic import BaseModel
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
-from bot.api.wire import MAX_WAIT_S, CheckView, OperationPage
+from bot.api.wire import MAX_WAIT_S, CheckView, OperationPage, ProposedView
 from store import OperationView, Until, reached
 
 if TYPE_CHECKING:
@@ -74,6 +74,16 @@ class Filed:
 
     operation: OperationView
     created: bool
+
+    @property
+    def supersedes(self) -> list[str]:
+        """The open drafts its filing superseded (one open draft per destination)."""
+        return self.operation.supersedes if isinstance(self.operation, ProposedView) else []
+
+    @property
+    def supersedes_note(self) -> str | None:
+        """What superseding them did, in a sentence (None: nothing was superseded)."""
+        return self.operation.supersedes_note if isinstance(self.operation, ProposedView) else None
 
 
 def request_id_for(proposal: Mapping[str, Any]) -> str:
@@ -184,7 +194,7 @@ class Client:
         """File a proposal given as JSON text, sent as it is (the API judges every number
         and key as written); give it a request_id, or a retry may file it twice."""
         status, body = await self._call("POST", "/api/v1/operations", data=raw)
-        return Filed(OperationView.model_validate(body), created=status == 201)
+        return Filed(ProposedView.model_validate(body), created=status == 201)
 
     async def check(self, proposal: BaseModel | Mapping[str, Any]) -> CheckView:
         """Whether `propose` would take it, nothing filed; ApiError names what would not."""

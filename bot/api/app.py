@@ -47,6 +47,8 @@ from bot.api.web_delegation import WebDelegations
 from bot.api.web_recovery import WebRecovery
 from bot.api.wire import MAX_WAIT_S
 from bot.config import Config, Proposer
+from bot.config.settings import zone
+from cards.vocabulary import state_words
 from kernel.problems import FieldProblem
 from store import (
     MAX_PAGE_SIZE,
@@ -221,7 +223,9 @@ async def cancel_operation(request: web.Request) -> web.Response:
             request,
             409,
             "not_cancellable",
-            f"the operation is {error.current.value}; only unclaimed operations can be cancelled",
+            # the state in the words `list` and `show` use ("concluded", not its enum name)
+            f"the operation is {state_words(error.current, 'en')}; only unclaimed operations "
+            "can be cancelled",
         )
     return answer(request, await op_view(request.app[STORE_KEY], op))
 
@@ -336,6 +340,7 @@ def create_app(
         config.dashboard_token.get_secret_value() or None,
         trust_loopback_proxy=http.trust_loopback_proxy,
         people=config.settings.people,
+        tz=zone(config.settings.cards.timezone),  # the cards' zone: one on every surface
         signin=signin,
         decisions=decisions,
         delegations=delegations,

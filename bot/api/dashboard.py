@@ -24,6 +24,7 @@ import asyncio
 import hmac
 import logging
 from collections.abc import Mapping
+from datetime import UTC, tzinfo
 from ipaddress import ip_address
 
 from aiohttp import web
@@ -43,13 +44,14 @@ from bot.api.dashboard_html import (
     refused_html,
 )
 from bot.api.dashboard_policy import POLICY_PATH, FiledUnder
-from bot.api.dashboard_words import label
+from bot.api.dashboard_words import Now, label
 from bot.api.errors import refuse
 from bot.api.hosts import forwarded_https, proxied
 from bot.api.keys import STOPPING_KEY, pause
 from bot.api.signin import SignIn
 from bot.api.web_decide import WebDecisions
 from bot.api.web_delegation import DELEGATIONS_PATH, WebDelegations, grant_choices
+from bot.api.web_rules import return_path
 from cards.strings import Lang
 from kernel.problems import FieldProblem
 from store import (
@@ -146,8 +148,10 @@ class Dashboard:
         signin: SignIn | None = None,
         decisions: WebDecisions | None = None,
         delegations: WebDelegations | None = None,
+        tz: tzinfo = UTC,
     ):
         self.store = store
+        self.tz = tz  # the display zone ([cards] timezone): the card's times, the same here
         self.signin = signin
         self.decisions = decisions  # Confirm and Reject on /ops/{id} (bot/api/web_decide.py)
         self.delegations = delegations  # grants and ends on /ops/delegations, signed in
@@ -188,7 +192,9 @@ class Dashboard:
         return None, who
 
     def _refused_page(self, request: web.Request, who: Who) -> web.Response:
-        html = refused_html(Chrome(lang_of(request), "-", "/ops", who=who))
+        # signing in from here comes back here: a page of ours (else /ops), never what was typed
+        here = return_path(request.path) or "/ops"
+        html = refused_html(Chrome(lang_of(request), "-", here, who=who))
         return web.Response(text=html, content_type="text/html", status=403)
 
     def _keep_token(self, request: web.Request, response: web.Response) -> web.Response:
@@ -231,6 +237,7 @@ class Dashboard:
             Chrome(lang_of(request), mark, "/ops", ticking=ticking, who=who),
             self.people,
             self.store.clock(),
+            self.tz,
         )
         return self._page(request, html)
 
@@ -273,6 +280,7 @@ class Dashboard:
             self.people,
             self.store.clock(),
             page.searched_to,
+            self.tz,
         )
         return self._page(request, html)
 
@@ -299,9 +307,9 @@ class Dashboard:
             "policy": await filed_under(self.store, op),
         }
         viewer = who.viewer
-        decide = flash = None
+        panel = flash = None
         if self.decisions is not None:
-            decide = await self.decisions.form(op, viewer)
+            panel = await self.decisions.panel(op, viewer, lang)
             form_key = request.query.get("form", "")
             flash = await self.decisions.flash(op.id, form_key, viewer, lang)
         html = detail_html(
@@ -311,9 +319,11 @@ class Dashboard:
             mark,
             people=self.people,
             now=self.store.clock(),
+            tz=self.tz,
             who=who,
-            decide=decide,
+            decide=panel.form if panel else None,
             flash=flash,
+            panel=panel,
         )
         return self._page(request, html)
 
@@ -324,7 +334,7 @@ class Dashboard:
         mark = await change_mark(self.store)
         versions = await PolicyLedger(self.store).history(POLICY_ROWS)
         chrome = Chrome(lang_of(request), mark, POLICY_PATH, who=who)
-        return self._page(request, policy_html(versions, chrome, self.store.clock()))
+        return self._page(request, policy_html(versions, chrome, self.store.clock(), self.tz))
 
     async def delegations_page(self, request: web.Request) -> web.Response:
         refusal, who = await self._access(request)
@@ -335,7 +345,10 @@ class Dashboard:
         viewer = who.viewer
         now = self.store.clock()
         in_force = await DelegationLedger(self.store).listed()
-        rows = delegation_rows(in_force, viewer.open_id if viewer else None, self.people, now, lang)
+        shown = Now(now, self.tz)
+        rows = delegation_rows(
+            in_force, viewer.open_id if viewer else None, self.people, shown, lang
+        )
         grant = None
         if viewer is not None and viewer.allowed and self.delegations is not None:
             choices = grant_choices(self.delegations.settings, viewer.open_id)

@@ -4,10 +4,9 @@ and the grant form for a signed-in operator. Pure; the posts are bot/api/web_del
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import datetime
 from typing import Any
 
-from bot.api.dashboard_words import ident, moment
+from bot.api.dashboard_words import Now, ident, moment
 from bot.api.web_delegation import GrantChoice, may_end
 from cards.strings import Lang
 from cards.vocabulary import person, when
@@ -19,7 +18,7 @@ def delegation_rows(
     delegations: Sequence[Delegation],
     viewer: str | None,
     people: Mapping[str, str],
-    now: datetime,
+    now: Now,
     lang: Lang,
 ) -> list[dict[str, Any]]:
     return [
@@ -31,7 +30,7 @@ def delegation_rows(
             "delegator": person(d.delegator, people),
             "until": {
                 **(moment(iso_utc(d.ends_at), now, lang) or {}),
-                "text": when(iso_utc(d.ends_at)),
+                "text": when(iso_utc(d.ends_at), now.tz),
             },
             "by": d.created_by,
             "may_end": viewer is not None and may_end(d, viewer),

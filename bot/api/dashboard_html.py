@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime, tzinfo
 from functools import partial
 from typing import Any
 from urllib.parse import urlencode
@@ -20,9 +20,10 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from bot.api.dashboard_policy import history_rows
 from bot.api.dashboard_view import detail, row
-from bot.api.dashboard_words import label, moment, tone_class
-from bot.api.signin import SIGN_IN_PATH, SIGN_OUT_PATH, Viewer
-from bot.api.web_decide import DecideForm, Flash
+from bot.api.dashboard_words import Now, label, moment, tone_class
+from bot.api.signin import SIGN_OUT_PATH, Viewer, sign_in_link
+from bot.api.web_decide import DecideForm, Flash, Panel
+from bot.api.web_words import confirmer_words
 from cards.strings import Lang, text
 from cards.vocabulary import BAD, DONE, OPEN_STATES, WAITING, WARN, state_words
 from kernel.timeutil import iso_utc, utc_now
@@ -91,7 +92,10 @@ def _render(template: str, chrome: Chrome, title: str, nav: str, **context: Any)
         title=title,
         nav=nav,
         viewer=chrome.who.viewer,
-        sign_in=SIGN_IN_PATH if chrome.who.sign_in else None,
+        # "Sign in with Lark" comes back to this page (bot/api/signin.py)
+        sign_in=sign_in_link(chrome.path + ("?lang=zh" if lang == "zh" else ""))
+        if chrome.who.sign_in
+        else None,
         sign_out=SIGN_OUT_PATH,
         switch=href(other, chrome.path, **chrome.query),
         href=partial(href, lang),
@@ -106,10 +110,13 @@ def attention_html(
     recent: Sequence[OperationView],
     chrome: Chrome,
     people: Mapping[str, str],
-    now: datetime,
+    at: datetime,
+    tz: tzinfo = UTC,
 ) -> str:
-    """Counts per group at the top, each group's operations, then recent activity."""
+    """Counts per group at the top, each group's operations, then recent activity (times in
+    the display zone `tz`)."""
     lang = chrome.lang
+    now = Now(at, tz, chrome.ticking)
     shown = []
     for key, count, views in groups:
         column = "expires" if key == AWAITING else "updated"
@@ -142,12 +149,14 @@ def list_html(
     cursor: str | None,
     chrome: Chrome,
     people: Mapping[str, str],
-    now: datetime,
+    at: datetime,
     searched_to: datetime | None = None,
+    tz: tzinfo = UTC,
 ) -> str:
     """All operations, newest first: search, state and outcome filters, paging. A filtered
     page that stopped at its window (`searched_to`) says how far back it looked."""
     lang = chrome.lang
+    now = Now(at, tz, chrome.ticking)
     state, outcome, q = filters.get("state", ""), filters.get("outcome", ""), filters.get("q", "")
     return _render(
         "list.html",
@@ -182,28 +191,44 @@ def detail_html(
     who: Who | None = None,
     decide: DecideForm | None = None,
     flash: Flash | None = None,
+    panel: Panel | None = None,
+    tz: tzinfo = UTC,
 ) -> str:
     """One operation: its state in words, who proposed it and why, the expiry until decided,
     the decision; then terms, outcomes, clicks, the attempt and deliveries as tables. For a
     signed-in operator, Confirm and Reject (`decide`) and what their last post did (`flash`)."""
     chosen: Lang = "zh" if lang == "zh" else "en"
-    page = detail(view, records, people or {}, now or utc_now(), chosen)
+    # an open operation's page reloads each minute (live.js): its times may say how long
+    ticking = view.state in OPEN_STATES
+    page = detail(view, records, people or {}, Now(now or utc_now(), tz, ticking), chosen)
     chrome = Chrome(
         chosen,
         since,
         f"/ops/{view.id}",
-        ticking=view.state in OPEN_STATES,
+        ticking=ticking,
         who=who or Who(),
     )
     return _render(
-        "detail.html", chrome, page["title"], "detail", d=page, decide=decide, flash=flash
+        "detail.html",
+        chrome,
+        page["title"],
+        "detail",
+        d=page,
+        decide=decide,
+        flash=flash,
+        # the decision panel's why-not and sign-in, and who confirmed where (bot/api/web_words.py)
+        panel=panel,
+        confirmers=confirmer_words(view, people or {}, chosen, tz),
+        required=view.approval.required,
     )
 
 
-def policy_html(versions: Sequence[PolicyVersion], chrome: Chrome, now: datetime) -> str:
+def policy_html(
+    versions: Sequence[PolicyVersion], chrome: Chrome, now: datetime, tz: tzinfo = UTC
+) -> str:
     """The policy's versions, newest first, each with what changed."""
     lang = chrome.lang
-    rows = history_rows(versions, now, lang)
+    rows = history_rows(versions, Now(now, tz, chrome.ticking), lang)
     return _render("policy.html", chrome, label("policy.title", lang), "policy", versions=rows)
 
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
-from bot.api.dashboard_words import ident, label, long_text, moment
+from bot.api.dashboard_words import Now, ident, label, long_text, moment
 from cards.strings import Lang
+from kernel.display import when
 from kernel.timeutil import iso_utc
 from store import PolicyVersion
 
@@ -40,7 +40,7 @@ def version_link(version: PolicyVersion, lang: Lang, cell_id: str | None = None)
     return cell
 
 
-def policy_facts(filed: FiledUnder, now: datetime, lang: Lang) -> list[tuple[str, Cell]]:
+def policy_facts(filed: FiledUnder, now: Now, lang: Lang) -> list[tuple[str, Cell]]:
     """The detail page's "Policy" facts: the version filed under, and each change since."""
     version = filed.version
     if version is None:
@@ -54,7 +54,9 @@ def policy_facts(filed: FiledUnder, now: datetime, lang: Lang) -> list[tuple[str
             (
                 label("fact.policy_changed", lang, seq=str(later.seq)),
                 {
-                    "text": label("policy.changed_at", lang, at=iso_utc(later.at), lines=lines),
+                    "text": label(
+                        "policy.changed_at", lang, at=when(later.at, now.tz), lines=lines
+                    ),
                     "cls": "long",
                     "id": f"policy-changed-v{later.seq}",
                 },
@@ -63,9 +65,7 @@ def policy_facts(filed: FiledUnder, now: datetime, lang: Lang) -> list[tuple[str
     return facts
 
 
-def history_rows(
-    versions: Sequence[PolicyVersion], now: datetime, lang: Lang
-) -> list[dict[str, Any]]:
+def history_rows(versions: Sequence[PolicyVersion], now: Now, lang: Lang) -> list[dict[str, Any]]:
     """The history page's entries, newest first: when, by whom, what changed, its digests."""
     return [
         {

@@ -4,19 +4,21 @@ them into the templates.
 
 The words are the card's: the headline and its tone (`cards.vocabulary.headline`), outcome
 titles and term labels as the data carries them (the domain's own), people by name, times
-relative with the absolute time on hover, the rest from the one catalogue in en and zh.
+absolute in the display zone (how long from now too where the page refreshes itself),
+numbers grouped at their precision, the rest from the one catalogue in en and zh.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from bot.api.dashboard_policy import FiledUnder, policy_facts
-from bot.api.dashboard_words import ident, label, long_text, moment, tone_class
+from bot.api.dashboard_words import Now, ident, label, long_text, moment, tone_class
+from bot.api.web_words import confirmer_words
 from cards.approval import approval_elements
-from cards.outcomes import newest_per_stage, outcome_parts, outcome_title
+from cards.outcomes import UNSEEN, Seen, newest_per_stage, outcome_parts, outcome_title, seen_of
 from cards.strings import TEXT, Lang, decision_key, reason_key, refusal_text, text, toast_key
 from cards.vocabulary import (
     OPEN_STATES,
@@ -25,11 +27,12 @@ from cards.vocabulary import (
     person,
     span,
     term_label,
+    term_value,
     title_of,
-    value_words,
     when,
 )
 from cards.world import world_of, world_words
+from kernel.display import amount_text
 from kernel.reasons import Reason
 from kernel.timeutil import iso_utc, parse_iso_utc
 from store import OperationView, State
@@ -47,9 +50,9 @@ def outcome_text(view: OperationView, lang: Lang = "en") -> str:
     )
 
 
-def outcome_details(detail: Mapping[str, Any], lang: Lang) -> str:
+def outcome_details(detail: Mapping[str, Any], lang: Lang, seen: Seen = UNSEEN) -> str:
     """An outcome's details in the card's words: fills, fees, message, reason, protective."""
-    return "; ".join(outcome_parts(dict(detail), lang))
+    return "; ".join(outcome_parts(dict(detail), lang, seen))
 
 
 def world_chip(view: OperationView, lang: Lang) -> dict[str, Any] | None:
@@ -78,7 +81,7 @@ def proposer(view: OperationView, people: Mapping[str, str]) -> str:
 def row(
     view: OperationView,
     people: Mapping[str, str],
-    now: datetime,
+    now: Now,
     lang: Lang,
     column: str,
     *,
@@ -99,6 +102,8 @@ def row(
         "attention": text(reason, lang) if reason and reason != "attention.awaiting" else None,
         "proposer": proposer(view, people),
         "time": moment(shown, now, lang),
+        # who confirmed, where and when (bot/api/web_words.py)
+        "confirmers": confirmer_words(view, people, lang, now.tz),
     }
 
 
@@ -112,13 +117,12 @@ def pieces(key: str, lang: Lang, slot: str, cell: Cell, **values: str) -> Line:
     return [before.format(**values), cell, after.format(**values)]
 
 
-def _at(key: str, iso: str | None, now: datetime, lang: Lang, **values: str) -> Line:
-    """A catalogue sentence with an absolute time in it ("Confirmed by Bob at {at}"), and
-    how long ago that was after it."""
+def _at(key: str, iso: str | None, now: Now, lang: Lang, **values: str) -> Line:
+    """A catalogue sentence with a time in it ("Confirmed by Bob at {at}"), as `moment`
+    says it."""
     if not iso:
         return [text(key, lang, at="?", **values)]
-    at = {"time": iso, "text": when(iso), "title": when(iso)}
-    return [*pieces(key, lang, "at", at, **values), " · ", moment(iso, now, lang)]
+    return pieces(key, lang, "at", moment(iso, now, lang), **values)
 
 
 def approval_lines(view: OperationView, people: Mapping[str, str], lang: Lang) -> list[Line]:
@@ -132,7 +136,7 @@ def approval_lines(view: OperationView, people: Mapping[str, str], lang: Lang) -
 
 
 def header_lines(
-    view: OperationView, people: Mapping[str, str], now: datetime, lang: Lang
+    view: OperationView, people: Mapping[str, str], now: Now, lang: Lang
 ) -> list[Line]:
     """Who proposed it and why, when it expires (until decided), the decision."""
     requester = view.source.requester_open_id
@@ -146,12 +150,9 @@ def header_lines(
         lines.append(pieces("card.why", lang, "reason", long_text(why)))
     state = view.state
     if state in OPEN_STATES:
-        expires = moment(view.expires_at, now, lang)
-        lines.append(pieces("card.expires", lang, "relative", expires, at=when(view.expires_at)))
+        lines.append(_at("card.expires", view.expires_at, now, lang))
         if auto := view.auto_send_at:  # a time-boxed draft: when it sends itself
-            lines.append(
-                pieces("card.auto_send", lang, "relative", moment(auto, now, lang), at=when(auto))
-            )
+            lines.append(_at("card.auto_send", auto, now, lang))
     decision = view.decision
     if decision is not None and decision.by:
         key = decision_key(decision.action)
@@ -171,7 +172,7 @@ def header_lines(
 
 
 def facts(
-    view: OperationView, people: Mapping[str, str], now: datetime, lang: Lang
+    view: OperationView, people: Mapping[str, str], now: Now, lang: Lang
 ) -> list[tuple[str, Cell]]:
     audience = view.audience
     operators = ", ".join(person(open_id, people) for open_id in audience.operators)
@@ -185,11 +186,13 @@ def facts(
         (label("fact.request", lang), ident(view.source.request_id)),
         (label("col.created", lang), moment(view.created_at, now, lang)),
         (label("col.updated", lang), moment(view.updated_at, now, lang)),
-        *_signal_fact(view, people, lang),
+        *_signal_fact(view, people, now, lang),
     ]
 
 
-def signal_timeline(view: OperationView, people: Mapping[str, str], lang: Lang) -> str | None:
+def signal_timeline(
+    view: OperationView, people: Mapping[str, str], lang: Lang, now: Now | None = None
+) -> str | None:
     """A draft that answers an inbound message: inbound -> drafted -> sent, with the time each
     step took ("om_1 from Carl at 10:00 UTC → drafted 2 min later → sent 3 min later")."""
     signal = view.terms.get("signal")
@@ -201,7 +204,7 @@ def signal_timeline(view: OperationView, people: Mapping[str, str], lang: Lang) 
         label("timeline.inbound", lang).format(
             id=signal["id"],
             who=person(signal.get("sender"), people),
-            at=when(str(signal["received_at"])),
+            at=when(str(signal["received_at"]), now.tz if now else UTC),
         ),
         label("timeline.drafted", lang).format(
             span=span((drafted - received).total_seconds(), lang)
@@ -217,9 +220,9 @@ def signal_timeline(view: OperationView, people: Mapping[str, str], lang: Lang) 
 
 
 def _signal_fact(
-    view: OperationView, people: Mapping[str, str], lang: Lang
+    view: OperationView, people: Mapping[str, str], now: Now, lang: Lang
 ) -> list[tuple[str, Cell]]:
-    timeline = signal_timeline(view, people, lang)
+    timeline = signal_timeline(view, people, lang, now)
     if timeline is None:
         return []
     return [(label("fact.signal", lang), {**long_text(timeline), "id": "signal-timeline"})]
@@ -234,7 +237,7 @@ def table(key: str, lang: Lang, headers: Sequence[str], rows: list[list[Cell]]) 
     }
 
 
-def _when(at: datetime | None, now: datetime, lang: Lang) -> Cell:
+def _when(at: datetime | None, now: Now, lang: Lang) -> Cell:
     return moment(iso_utc(at), now, lang) if at else None
 
 
@@ -254,23 +257,23 @@ def record_tables(
     view: OperationView,
     records: Mapping[str, Any],
     people: Mapping[str, str],
-    now: datetime,
+    now: Now,
     lang: Lang,
 ) -> list[dict[str, Any]]:
     """Terms, outcomes, clicks, the attempt, card and result deliveries: tables with headers."""
     terms: list[list[Cell]] = []
     for term in view.terms.get("terms", []):
-        value = value_words(term["value"], lang)
+        value = term_value(term, lang)
         shown = ident(value, short=True) if term["name"] in DIGEST_TERMS else long_text(value)
         terms.append([term_label(term, lang), shown])
     # the worst case the domain computed, a term on the card as here
     if notional := view.approval.notional:
-        terms.append([text("approval.notional", lang), long_text(notional)])
+        terms.append([text("approval.notional", lang), long_text(amount_text(notional))])
     outcomes: list[list[Cell]] = [
         [
             label(f"stage.{outcome.stage}", lang),
             outcome_title(outcome, world_of(view), lang),
-            long_text(outcome_details(outcome.detail, lang)),
+            _details(view, outcome, now, lang),
             ident(outcome.outcome_digest, short=True),
         ]
         for outcome in view.outcomes
@@ -339,7 +342,15 @@ def record_tables(
     ]
 
 
-def filed_facts(records: Mapping[str, Any], now: datetime, lang: Lang) -> list[tuple[str, Cell]]:
+def _details(view: OperationView, outcome: Any, now: Now, lang: Lang) -> Cell:
+    """An outcome's details as the card says them; a sent message's Lark id on hover."""
+    cell = long_text(outcome_details(outcome.detail, lang, seen_of(view, outcome, now.tz)))
+    if message_id := outcome.detail.get("message_id"):
+        cell["title"] = text("card.footer.message", lang, message_id=str(message_id))
+    return cell
+
+
+def filed_facts(records: Mapping[str, Any], now: Now, lang: Lang) -> list[tuple[str, Cell]]:
     filed = records.get("policy")
     return policy_facts(filed, now, lang) if isinstance(filed, FiledUnder) else []
 
@@ -348,7 +359,7 @@ def detail(
     view: OperationView,
     records: Mapping[str, Any],
     people: Mapping[str, str],
-    now: datetime,
+    now: Now,
     lang: Lang,
 ) -> dict[str, Any]:
     return {

@@ -1,6 +1,7 @@
 """The dashboard's own labels (column headers, section names, its records' states) in en/zh,
-and the small values its pages are made of: a time (relative, absolute on hover), an id cut
-short (whole on hover), a chip's colour. Pure.
+and the small values its pages are made of: a time (absolute, in the display zone and named;
+how long from now only on a page that refreshes itself), an id cut short (whole on hover), a
+chip's colour. Pure.
 
 Every status, protective-order word, person, number and date an operation shows comes from
 the one catalogue (`cards/strings.py`, through `cards/vocabulary.py`), and a kind's own words
@@ -11,10 +12,12 @@ other surface says live here.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import datetime
+from dataclasses import dataclass
+from datetime import UTC, datetime, tzinfo
 from typing import Any
 
-from cards.strings import Lang
+from bot.api.web_words import WEB_LABELS
+from cards.strings import Lang, text
 from cards.vocabulary import relative, when
 
 LABELS: Mapping[str, Mapping[Lang, str]] = {
@@ -196,6 +199,7 @@ LABELS: Mapping[str, Mapping[Lang, str]] = {
     "delivery.pending": {"en": "pending", "zh": "待投递"},
     "delivery.delivered": {"en": "delivered", "zh": "已投递"},
     "delivery.failed": {"en": "failed", "zh": "失败"},
+    **WEB_LABELS,  # the web decision page's and the error pages' (bot/api/web_words.py)
 }
 
 # Lark's header template colours (cards/vocabulary.py's tones) as the dashboard's chip classes
@@ -215,11 +219,27 @@ def tone_class(tone: str) -> str:
     return f"tone-{tone if tone in TONES else 'grey'}"
 
 
-def moment(iso: str | None, now: datetime, lang: Lang) -> dict[str, Any] | None:
-    """A time as a cell: relative words, the absolute time (to the minute, UTC) on hover."""
+@dataclass(frozen=True)
+class Now:
+    """A page's times: the moment it is drawn, the display zone ([cards] timezone, as on the
+    card), and whether the page refreshes itself (live.js's "ticking": only then may it say
+    how long from now, which would go stale on a page that stays as it was drawn)."""
+
+    at: datetime
+    tz: tzinfo = UTC
+    ticking: bool = False
+
+
+def moment(iso: str | None, now: Now, lang: Lang) -> dict[str, Any] | None:
+    """A time as a cell: the absolute time in the display zone, named ("2026-12-07 18:00
+    CST"), then how long from now where the page ticks; the machine's ISO in `datetime`."""
     if not iso:
         return None
-    return {"time": iso, "text": relative(iso, now, lang), "title": when(iso)}
+    absolute = when(iso, now.tz)
+    cell: dict[str, Any] = {"time": iso, "text": absolute, "title": absolute}
+    if now.ticking:  # beside the time, free to wrap (the time itself never does)
+        cell["rel"] = text("relative.paren", lang, relative=relative(iso, now.at, lang))
+    return cell
 
 
 def ident(value: str, *, short: bool = False) -> dict[str, Any]:

@@ -8,12 +8,18 @@ names. An address literal (`127.0.0.1:8080`, `[::1]`, a pod IP from a health pro
 answered: a page can only be served under an address by that address itself, so no rebinding
 works through one. The API (Bearer tokens, never ambient), /healthz (a constant) and the Lark
 webhook (signed) are not bound to a Host.
+
+One origin for the dashboard: the sign-in cookie and the OAuth state live on [web]
+public_url's origin, so a browser that came to the same server by another name (localhost
+where public_url says 127.0.0.1) is sent there (`moved_to`) before it signs in on the wrong one.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from ipaddress import ip_address
+
+from yarl import URL
 
 ANY_HOST = "*"
 LOCAL_NAMES = ("localhost",)
@@ -73,3 +79,26 @@ def forwarded_https(headers: Mapping[str, str]) -> bool:
     return any(
         part == "proto=https" for element in forwarded.split(",") for part in element.split(";")
     )
+
+
+def _port(header: str, default: int) -> int:
+    """The port in a Host header (checked by `host_name`), else the scheme's."""
+    tail = header.rsplit("]", 1)[-1] if header.startswith("[") else header
+    _name, colon, port = tail.rpartition(":") if ":" in tail else (tail, "", "")
+    return int(port) if colon and port.isdigit() else default
+
+
+def moved_to(header: str | None, scheme: str, public_url: str, via_proxy: bool) -> str | None:
+    """public_url's origin when this request reached the same server under another name (the
+    same port, another host: localhost for 127.0.0.1), else None. Behind a proxy nothing is
+    moved: the Host it sends may be the upstream's own (nginx's default), and the browser's is
+    the proxy's business; nor is a request on another port (a proxy in front, on 443)."""
+    name = host_name(header)
+    public = URL(public_url)
+    if via_proxy or name is None or header is None or public.host is None:
+        return None
+    wanted = public.host.lower().strip("[]").removesuffix(".")
+    port = _port(header, 443 if scheme == "https" else 80)
+    if name == wanted or port != public.port:
+        return None
+    return str(public.origin())

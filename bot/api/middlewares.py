@@ -1,5 +1,5 @@
 """The API's middlewares, outermost first: page headers, JSON errors, header bytes, Host names,
-proposer auth.
+the dashboard's one origin, proposer auth.
 
 Each refuses with one JSON error naming the fix (bot/api/errors.py) before a handler runs.
 """
@@ -13,8 +13,17 @@ from collections.abc import Awaitable, Callable
 from aiohttp import web
 
 from bot.api.auth import peer_key
-from bot.api.errors import error_response, is_dashboard, refuse
-from bot.api.hosts import host_allowed
+from bot.api.dashboard_words import label
+from bot.api.errors import (
+    TO_OPS,
+    Step,
+    error_response,
+    html_error,
+    is_dashboard,
+    refuse,
+    request_lang,
+)
+from bot.api.hosts import host_allowed, moved_to, proxied
 from bot.api.keys import (
     AUTH_KEY,
     CANCEL_ROUTE,
@@ -85,6 +94,13 @@ async def json_errors(request: web.Request, handler: Handler) -> web.StreamRespo
         raise
     except Exception:
         log.exception("unhandled error on %s %s", request.method, request.path)
+        if is_dashboard(request.path):  # a page, in the dashboard's style, with a way on
+            return html_error(
+                500,
+                "An internal error stopped this page; nothing more was done. Reload it, or "
+                "go back to the dashboard.",
+                lang=request_lang(request),
+            )
         return error_response(500, "internal", "internal error; the request may be retried")
 
 
@@ -129,6 +145,29 @@ async def host_names(request: web.Request, handler: Handler) -> web.StreamRespon
 
 
 @web.middleware
+async def public_origin(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """The dashboard on [web] public_url's origin only (bot/api/hosts.py `moved_to`): a read
+    is sent there, the same path and query; a post is refused with a page that says where."""
+    public = request.app[CONFIG_KEY].settings.web.public_url
+    if not public or not is_dashboard(request.path):
+        return await handler(request)
+    origin = moved_to(request.headers.get("Host"), request.scheme, public, proxied(request.headers))
+    if origin is None:
+        return await handler(request)
+    if request.method in ("GET", "HEAD"):
+        log.info("moved %s %r to the public origin", request.method, request.path)
+        raise web.HTTPFound(origin + str(request.rel_url))
+    log.info("refused %s %r: 421 not the public origin", request.method, request.path)
+    lang = request_lang(request)
+    return html_error(
+        421,
+        label("host.moved", lang, url=origin),
+        lang=lang,
+        steps=(Step("next.public", origin + "/ops", {"url": origin}), TO_OPS),
+    )
+
+
+@web.middleware
 async def proposer_auth(request: web.Request, handler: Handler) -> web.StreamResponse:
     if not request.path.startswith("/api/"):
         return await handler(request)
@@ -164,4 +203,4 @@ def _rate_limited(request: web.Request, wait: float, why: str) -> web.Response:
     )
 
 
-MIDDLEWARES = (page_headers, json_errors, header_bytes, host_names, proposer_auth)
+MIDDLEWARES = (page_headers, json_errors, header_bytes, host_names, public_origin, proposer_auth)

@@ -30,6 +30,7 @@ from bot.api.keys import (
     STORE_KEY,
 )
 from bot.api.people import answered
+from bot.api.wire import supersession_note
 from kernel.canonical import loads_strict
 from kernel.problems import FieldProblem, ProblemsFound
 from store import (
@@ -49,10 +50,16 @@ from workers.domains.base import ReadingUnavailable
 log = logging.getLogger("countersign.api")
 
 
-def answer(request: web.Request, view: OperationView, status: int = 200) -> web.Response:
-    """An operation's view as the API answers it: with the names of the people it mentions."""
+def answer(
+    request: web.Request,
+    view: OperationView,
+    status: int = 200,
+    extra: dict[str, Any] | None = None,
+) -> web.Response:
+    """An operation's view as the API answers it: with the names of the people it mentions
+    (and, for a proposal, `extra`: what its filing superseded)."""
     names = request.app[CONFIG_KEY].settings.people
-    return web.json_response(answered(view, names), status=status)
+    return web.json_response({**answered(view, names), **(extra or {})}, status=status)
 
 
 def _problems(request: web.Request, error: ProblemsFound) -> web.Response:
@@ -146,7 +153,13 @@ async def propose(request: web.Request) -> web.Response:
     if proposed.created:
         request.app[ON_PROPOSED_KEY]()  # the card worker need not wait for its next poll
     view = await op_view(request.app[STORE_KEY], proposed.operation)
-    return answer(request, view, status=201 if proposed.created else 200)
+    superseded = list(proposed.superseded)
+    # said in the answer: a new draft to a destination closes its open one (ProposedView)
+    extra = {
+        "supersedes": superseded,
+        "supersedes_note": supersession_note(view.id, view.target, superseded),
+    }
+    return answer(request, view, status=201 if proposed.created else 200, extra=extra)
 
 
 async def check(request: web.Request) -> web.Response:

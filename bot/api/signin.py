@@ -18,10 +18,16 @@ POST /ops/auth/sign-out ends the session; it needs the session's CSRF token (a b
 readable form is a 400). Whether a session may read is the dashboard's question
 (`Dashboard._access`): its tenant must be one of [lark] tenant_keys. Tokens, codes and the
 cookie never reach a log line or a page.
+
+A sign-in returns to the page it was started from: `?next=` (a path under /ops only,
+bot/api/web_rules.py `return_path`) is kept in an HttpOnly cookie bound to this sign-in's
+state (a digest of it), and checked again at the callback; anything else lands on /ops.
+Every refusal is an error page with the ways on: sign in again, the operation, /ops.
 """
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import json
 import logging
@@ -29,6 +35,7 @@ import re
 import secrets
 from dataclasses import dataclass
 from datetime import datetime
+from urllib.parse import urlencode
 
 from aiohttp import web
 from authlib.oauth2.rfc6749.parameters import (  # type: ignore[import-untyped]
@@ -42,10 +49,12 @@ from lark_oapi.api.authen.v1 import (  # type: ignore[import-untyped]
 )
 from lark_oapi.core.model import RequestOption  # type: ignore[import-untyped]
 
-from bot.api.errors import html_error
+from bot.api.dashboard_words import label
+from bot.api.errors import TO_OPS, Step, html_error, request_lang
 from bot.api.form_body import UnreadableForm, form_fields
 from bot.api.hosts import forwarded_https
 from bot.api.web_limits import SIGN_IN_STARTS, WebLimits
+from bot.api.web_rules import return_path
 from bot.config import Config
 from bot.lark.transport import LarkTransport
 from store import SIGN_IN_TTL_S, Store, WebSession, WebSessions
@@ -54,9 +63,8 @@ log = logging.getLogger("countersign.api")
 
 SESSION_COOKIE = "countersign_session"
 STATE_COOKIE = "countersign_sign_in"
-RETURN_COOKIE = "countersign_return"  # the page a sign-in returns to (re-authentication)
-# the only pages a sign-in returns to: an operation's (anything else lands on /ops)
-RETURN_PATH = re.compile(r"^/ops/[0-9A-Za-z_-]{1,64}$")
+RETURN_COOKIE = "countersign_return"  # the page a sign-in returns to, bound to its state
+OPERATION_PAGE = re.compile(r"^/ops/[0-9A-HJKMNP-TV-Z]{26}(?:\?|$)")  # a ULID's page
 SIGN_IN_PATH = "/ops/auth/sign-in"
 CALLBACK_PATH = "/ops/auth/callback"
 SIGN_OUT_PATH = "/ops/auth/sign-out"
@@ -149,17 +157,19 @@ class SignIn:
             code_challenge_method="S256",
         )
         response = web.HTTPFound(url)
-        back = request.query.get("next", "")
-        if RETURN_PATH.fullmatch(back):  # "sign in again" from an operation's page
+        back = return_path(request.query.get("next", ""))
+        if back is not None:  # the page "Sign in" was pressed on: the callback comes back to it
             response.set_cookie(
                 RETURN_COOKIE,
-                back,
+                f"{_bound(state)}:{back}",
                 path="/ops/auth",
                 max_age=int(SIGN_IN_TTL_S),
                 secure=self._secure(request),
                 httponly=True,
                 samesite="Lax",
             )
+        else:  # an older sign-in's page is not this one's
+            response.del_cookie(RETURN_COOKIE, path="/ops/auth")
         response.set_cookie(
             STATE_COOKIE,
             state,
@@ -175,20 +185,20 @@ class SignIn:
         state = request.query.get("state", "")
         kept = request.cookies.get(STATE_COOKIE, "")
         if not state or not hmac.compare_digest(state.encode(), kept.encode()):
-            return self._refused(request, 400, "this sign-in was not started in this browser")
+            return self._refused(request, 400, "signin.not_started")
         # taken first, whatever happens next: a state is never used twice
         verifier = await self.sessions.take_sign_in(state)
         if verifier is None:
-            return self._refused(request, 400, "this sign-in has expired or was used already")
+            return self._refused(request, 400, "signin.expired")
         if request.query.get("error"):
-            return self._refused(request, 403, "the sign-in was cancelled on Lark's page")
+            return self._refused(request, 403, "signin.cancelled")
         code = request.query.get("code", "")
         if not code:
-            return self._refused(request, 400, "Lark sent no authorization code")
+            return self._refused(request, 400, "signin.no_code")
         try:
             user = await self._user(await self._exchange(code, verifier))
         except SignInFailed as error:
-            return self._refused(request, 502, str(error))
+            return self._refused(request, 502, "signin.lark", why=str(error))
         token, session = await self.sessions.open(
             user["open_id"], user["tenant_key"], user["name"][:NAME_MAX]
         )
@@ -196,8 +206,7 @@ class SignIn:
         # signing in again (re-authentication) ends this browser's older session
         if older := request.cookies.get(SESSION_COOKIE, ""):
             await self.sessions.revoke(older)
-        back = request.cookies.get(RETURN_COOKIE, "")
-        response = web.HTTPFound(back if RETURN_PATH.fullmatch(back) else "/ops")
+        response = web.HTTPFound(self._return_to(request, state) or "/ops")
         response.del_cookie(STATE_COOKIE, path="/ops/auth")
         response.del_cookie(RETURN_COOKIE, path="/ops/auth")
         self._keep(request, response, token)
@@ -275,22 +284,46 @@ class SignIn:
         try:
             form = await form_fields(request)
         except UnreadableForm as unreadable:
-            return self._refused(request, 400, str(unreadable), "Not signed out")
+            return self._refused(request, 400, "signout.unreadable", why=str(unreadable))
         given = form.get("csrf")
         if session is not None:
             if given is None or not _same(given, session):
-                return self._refused(request, 403, "this sign-out form is not from this session")
+                return self._refused(request, 403, "signout.foreign")
             await self.sessions.revoke(token)
             log.info("signed out: %s", session.open_id)
         response = web.HTTPSeeOther("/ops")
         response.del_cookie(SESSION_COOKIE, path="/ops")
         raise response
 
-    def _refused(
-        self, request: web.Request, status: int, message: str, what: str = "Sign-in failed"
-    ) -> web.Response:
+    def _return_to(self, request: web.Request, state: str) -> str | None:
+        """The page this sign-in was started from, if its cookie is this sign-in's."""
+        bound, _, back = request.cookies.get(RETURN_COOKIE, "").partition(":")
+        if not state or not hmac.compare_digest(bound.encode(), _bound(state).encode()):
+            return None
+        return return_path(back)
+
+    def _refused(self, request: web.Request, status: int, key: str, why: str = "") -> web.Response:
+        """An error page saying what failed and the ways on: sign in again (back to the page
+        this sign-in was started from, when known), or the dashboard."""
         log.info("refused %s %r: %d sign-in", request.method, request.path, status)
-        return html_error(status, f"{what}: {message}. Try again from /ops.")
+        lang = request_lang(request)
+        # the page to go back to, whichever sign-in set it: only a link is made of it
+        back = return_path(request.cookies.get(RETURN_COOKIE, "").partition(":")[2]) or ""
+        steps = [Step("next.sign_in", sign_in_link(back)), TO_OPS]
+        if OPERATION_PAGE.match(back):
+            steps.insert(1, Step("next.operation", back))
+        return html_error(status, label(key, lang, why=why), lang=lang, steps=steps)
+
+
+def sign_in_link(back: str | None = None) -> str:
+    """The sign-in link of page `back`: the sign-in comes back to it (when it may)."""
+    kept = return_path(back or "")
+    return f"{SIGN_IN_PATH}?{urlencode({'next': kept})}" if kept else SIGN_IN_PATH
+
+
+def _bound(state: str) -> str:
+    """What ties a return cookie to its sign-in: a digest of the state (never the state)."""
+    return hashlib.sha256(state.encode()).hexdigest()[:16]
 
 
 def _same(given: str, session: WebSession) -> bool:

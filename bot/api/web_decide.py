@@ -14,6 +14,12 @@ catalogue's words. The answer is POST-redirect-GET: the page, `?form=KEY`, reads
 post did from its inbox entry (only for the same operation and person), so a reload or a
 replay shows the same message and no forged link can put words on the page.
 
+The page's decision panel (`WebDecisions.panel`) offers the buttons this person may press
+and, where they may not decide (or not confirm), says why in the catalogue's words: the same
+operation checks, named by the first that refuses; nobody signed in is offered a sign-in that
+comes back to the page. Refusals before anything is written are error pages with the ways on
+(back to the operation, sign in again, the dashboard).
+
 A decision makes the card due at once (no callback answer carries it, unlike a card click's)
 and kicks the card worker; a claim kicks the executor. A Confirm of a high-value operation
 needs a recent sign-in ([web] reauth_above, reauth_within_s): without one nothing is
@@ -37,16 +43,17 @@ from typing import Any
 
 from aiohttp import web
 
-from bot.api.errors import html_error
+from bot.api.dashboard_words import label
+from bot.api.errors import TO_OPS, Step, html_error, request_lang
 from bot.api.form_body import UnreadableForm, form_fields
-from bot.api.signin import SIGN_IN_PATH, SignIn, Viewer
+from bot.api.signin import SIGN_IN_PATH, SignIn, Viewer, sign_in_link
 from bot.api.web_limits import DECISION_POSTS, WebLimits
 from bot.api.web_rules import FORM_KEY, reauth_due, same_origin
 from bot.config import Config
 from bot.config.policy import policy_digests
 from bot.decide.counters import DecisionCounters
 from bot.decide.decider import INBOX_KINDS, Decider, DecideSettings, Verdict
-from bot.decide.provenance import CardClick, Context, may_decide, web_click
+from bot.decide.provenance import CardClick, Context, operation_refusal, web_click
 from cards.render import SHORT_DIGEST
 from cards.strings import COUNTED_TOAST, REFUSALS, Lang, text
 from kernel.logcontext import about
@@ -57,7 +64,6 @@ from store import (
     DelegationLedger,
     Entry,
     Operation,
-    State,
     Store,
     answering_a_person,
     payload_digest,
@@ -82,7 +88,8 @@ class WebResult(StrEnum):
 
 @dataclass(frozen=True)
 class Flash:
-    """What a post did, on the page it redirected to: `tone` ok or refused, and the words."""
+    """What a post did, on the page it redirected to: `tone` ok (a confirmation, green),
+    neutral (a reject: done, no success) or refused (red), and the words."""
 
     tone: str
     text: str
@@ -102,6 +109,18 @@ class DecideForm:
     reject: bool
     reauth: str | None  # "sign in again" link when a Confirm needs a fresher sign-in
     reauth_minutes: int
+
+
+@dataclass(frozen=True)
+class Panel:
+    """The decision panel of /ops/{id}: the form this person may post (None: none), why they
+    may not decide or not confirm (`why`, plain words; `code`: the refusal's reason code, or
+    "sign_in"), and the sign-in link back here for nobody signed in."""
+
+    form: DecideForm | None
+    why: str | None = None
+    code: str = ""
+    sign_in: str | None = None
 
 
 def counted_answer(op: Operation) -> dict[str, Any]:
@@ -164,29 +183,56 @@ class WebDecisions:
 
     # -- the page's side ----------------------------------------------------------------------
 
-    async def form(self, op: Operation, viewer: Viewer | None) -> DecideForm | None:
-        """The form for this page, or None: nobody signed in, or nothing this person may do
-        (with their own right, or one delegated to them now)."""
-        if viewer is None or not viewer.allowed or op.state is not State.AWAITING_CONFIRMATION:
-            return None
+    async def panel(self, op: Operation, viewer: Viewer | None, lang: Lang) -> Panel:
+        """The decision panel for this page: the form this person may post (with their own
+        right, or one delegated to them now) and, where they may not decide (or not
+        confirm), why, in the catalogue's plain words; nobody signed in: a sign-in link
+        that comes back here."""
+        if viewer is None:
+            back = f"/ops/{op.id}?lang={lang}"
+            return Panel(None, label("panel.sign_in", lang), "sign_in", sign_in_link(back))
+        if not viewer.allowed:  # the page itself is refused (403); said for completeness
+            reason = Reason.TENANT_NOT_ALLOWED
+            return Panel(None, REFUSALS[reason][lang], reason.value)
         ledger = DelegationLedger(self.decider.store)
         held = await ledger.to_person(op.envelope.audience.name, viewer.open_id)
         ctx = replace(self.context(), delegations=held)
-        may = may_decide(op, viewer.open_id, viewer.tenant_key, ctx)
-        if not any(may.values()):
-            return None
-        reauth = may["confirm"] and reauth_due(op, self.web, viewer.signed_in_at, ctx.now)
-        return DecideForm(
+        refusals = {
+            action: operation_refusal(
+                web_click(
+                    op.id,
+                    action,
+                    op.confirm_digest,
+                    open_id=viewer.open_id,
+                    tenant_key=viewer.tenant_key,
+                    form_key="-",
+                ),
+                op,
+                ctx,
+                Entry.WEB,
+            )
+            for action in ("confirm", "reject")
+        }
+        confirm, reject = refusals["confirm"] is None, refusals["reject"] is None
+        why = refusals["confirm"] or refusals["reject"]
+        said = REFUSALS[why][lang] if why is not None else None
+        if said is not None and reject and not confirm:
+            said = f"{said} {label('panel.reject_only', lang)}"
+        if not (confirm or reject):
+            return Panel(None, said, why.value if why else "")
+        reauth = confirm and reauth_due(op, self.web, viewer.signed_in_at, ctx.now)
+        form = DecideForm(
             action=DECIDE_PATH.format(id=op.id),
             digest=op.confirm_digest,
             digest_short=op.confirm_digest[:SHORT_DIGEST],
             csrf=viewer.csrf_token,
             form_key=secrets.token_urlsafe(24),  # one per rendered page: the inbox key
-            confirm=may["confirm"],
-            reject=may["reject"],
+            confirm=confirm,
+            reject=reject,
             reauth=f"{SIGN_IN_PATH}?next=/ops/{op.id}" if reauth else None,
             reauth_minutes=max(1, self.web.reauth_within_s // 60),
         )
+        return Panel(form, said, why.value if why else "")
 
     async def flash(
         self, operation_id: str, form_key: str, viewer: Viewer | None, lang: Lang
@@ -211,8 +257,9 @@ class WebDecisions:
                 counted=answer.get("counted"), required=answer.get("required")
             )
             return Flash("ok", counted)
-        key = "toast.rejected" if answer.get("result") == WebResult.REJECTED else "toast.confirmed"
-        return Flash("ok", text(key, lang))
+        if answer.get("result") == WebResult.REJECTED:  # done, but no success: neutral
+            return Flash("neutral", text("toast.rejected", lang))
+        return Flash("ok", text("toast.confirmed", lang))
 
     # -- the post -----------------------------------------------------------------------------
 
@@ -221,24 +268,25 @@ class WebDecisions:
         if (throttled := self.limits.by_address(request)) is not None:
             return throttled
         if not self._same_origin(request):
-            return self._refused(request, "this form was not posted from this dashboard")
+            return self._refused(request, "decide.cross_origin")
         viewer = await self.signin.viewer(request)
         if viewer is None:
-            return self._refused(request, "sign in with Lark to decide (the session has ended)")
+            return self._refused(request, "decide.signed_out")
         if (throttled := self.limits.by_person(request, viewer.open_id)) is not None:
             return throttled
         try:
             fields = await form_fields(request)
         except UnreadableForm as unreadable:
-            return self._refused(request, str(unreadable), status=400)
+            return self._refused(request, "", status=400, why=str(unreadable))
         if not hmac.compare_digest(fields.get("csrf", "").encode(), viewer.csrf_token.encode()):
-            return self._refused(request, "this form is not from this session; reload the page")
+            return self._refused(request, "decide.foreign_form")
         if not viewer.allowed:
             reason = Reason.TENANT_NOT_ALLOWED
-            return self._refused(request, f"{REFUSALS[reason]['en']} ({reason.value})")
+            said = REFUSALS[reason][request_lang(request)]
+            return self._refused(request, "", why=f"{said.rstrip('.')} ({reason.value})")
         form_key = fields.get("form_key", "")
         if not FORM_KEY.fullmatch(form_key):
-            return self._refused(request, "this form has no key; reload the page", status=400)
+            return self._refused(request, "decide.no_key", status=400)
         lang = _lang(fields.get("lang"))
         click = web_click(
             operation_id,
@@ -285,6 +333,14 @@ class WebDecisions:
     def _same_origin(self, request: web.Request) -> bool:
         return same_origin(request.headers, self.public_url)
 
-    def _refused(self, request: web.Request, message: str, status: int = 403) -> web.Response:
+    def _refused(
+        self, request: web.Request, key: str, status: int = 403, why: str = ""
+    ) -> web.Response:
+        """Nothing written: a page saying why (`key`'s words, else `why`), and the ways on:
+        back to the operation, sign in again (coming back to it), the dashboard."""
         log.info("refused %s %r: %d web decision", request.method, request.path, status)
-        return html_error(status, f"Not decided: {message}. Nothing was recorded.")
+        lang = request_lang(request)
+        cause = label(key, lang) if key else why
+        page = f"/ops/{request.match_info['id']}"
+        steps = (Step("next.operation", page), Step("next.sign_in", sign_in_link(page)), TO_OPS)
+        return html_error(status, label("decide.refused", lang, why=cause), lang=lang, steps=steps)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from aiohttp import web
 
 from bot.api.auth import RateLimiter, peer_key
-from bot.api.errors import html_error
+from bot.api.errors import TO_OPS, Step, html_error, request_lang
 
 log = logging.getLogger("countersign.api")
 
@@ -67,9 +67,14 @@ class WebLimits:
     def _refused(self, request: web.Request, wait: float, who: str) -> web.Response:
         seconds = max(1, math.ceil(wait))
         log.info("refused %s %r: 429 %s over the rate", request.method, request.path, self.what)
+        # the way back: the operation a decision was posted on, and the dashboard
+        page = request.path.removesuffix("/decide")
+        steps = (Step("next.operation", page), TO_OPS) if page != request.path else (TO_OPS,)
         return html_error(
             429,
             f"Too many {self.what} from {who} in a short time. Nothing was recorded. "
             f"Wait {seconds} s, then try again.",
             headers={"Retry-After": str(seconds)},
+            lang=request_lang(request),
+            steps=steps,
         )

@@ -1,5 +1,6 @@
 """What the web page checks of its own before a decision: whose page posted the form (Origin,
-else Referer), the form's key, and when a Confirm needs a fresh sign-in. Pure.
+else Referer), the form's key, and when a Confirm needs a fresh sign-in; and which pages a
+sign-in may return to. Pure.
 
 What a web click is checked against, like a card's, is bot/decide/provenance.py's.
 """
@@ -18,6 +19,25 @@ from store import Operation
 
 # a rendered page's one-time form key (the inbox key): secrets.token_urlsafe(24) makes 32
 FORM_KEY = re.compile(r"^[A-Za-z0-9_-]{20,64}$")
+# the pages a sign-in returns to: the dashboard's own (/ops, /ops/all, /ops/{id}, ...)
+RETURN_PATH = re.compile(r"^/ops(?:/[0-9A-Za-z_-]{1,64})?$")
+NOT_PAGES = frozenset({"/ops/auth", "/ops/changes"})  # the sign-in flow, the long poll
+RETURN_MAX = 200
+
+
+def return_path(value: str) -> str | None:
+    """`value` if it is a page of this dashboard to come back to after signing in, with its
+    language kept (`?lang=en|zh`, nothing else), else None. Never another site: no scheme, no
+    host, no `//`, no backslash, nothing but a path under /ops (an open redirect otherwise)."""
+    if not value or len(value) > RETURN_MAX or not value.isascii() or "\\" in value:
+        return None
+    if not value.startswith("/") or value.startswith("//"):
+        return None
+    path, _, query = value.partition("?")
+    if not RETURN_PATH.fullmatch(path) or path in NOT_PAGES:
+        return None
+    lang = query.removeprefix("lang=") if query in ("lang=en", "lang=zh") else None
+    return f"{path}?lang={lang}" if lang else path
 
 
 def needs_reauth(op: Operation, web: WebSettings) -> bool:

@@ -24,6 +24,37 @@ class Wire(BaseModel):
     model_config = ConfigDict(extra="allow", frozen=True)
 
 
+class ProposedView(OperationView):
+    """POST /api/v1/operations: the operation, and the open drafts its filing superseded
+    (a message draft: one open draft per destination)."""
+
+    supersedes: list[str] = Field(
+        default_factory=list,
+        description="ids of the open operations this one superseded when it was filed "
+        "(a new draft to the same destination replaces the open one); [] when none",
+    )
+    supersedes_note: str | None = Field(
+        default=None, description="what superseding them did, in a sentence; null when none"
+    )
+
+
+def supersession_note(operation_id: str, target: str, superseded: list[str]) -> str | None:
+    """The sentence a proposal's answer says about the drafts it superseded (None: none)."""
+    if not superseded:
+        return None
+    which = (
+        f"the open draft {superseded[0]}"
+        if len(superseded) == 1
+        else f"the open drafts {', '.join(superseded)}"
+    )
+    cards = "Its card now says" if len(superseded) == 1 else "Their cards now say"
+    return (
+        f"{operation_id} superseded {which} to the same target ({target}): only one "
+        f'draft per destination is open at a time. {cards} "Superseded by a newer draft", and a '
+        "click on them is refused; operators decide on the new card."
+    )
+
+
 class OperationPage(Wire):
     """GET /api/v1/operations: the proposer's own operations, newest first."""
 

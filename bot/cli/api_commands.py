@@ -8,8 +8,10 @@ import hashlib
 import json
 import os
 import sys
+import tomllib
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
+from datetime import tzinfo
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +26,7 @@ from bot.cli.render import operation_table, operation_text
 from cards.strings import Lang
 from cards.vocabulary import state_words
 from kernel.canonical import loads_strict
+from kernel.display import local_zone, zone
 from kernel.problems import ProblemsFound
 from store import OperationView, State, Until, reached
 
@@ -40,7 +43,7 @@ def client_of(args: argparse.Namespace, *, stdlib: bool = True) -> Client:
         from bot import config as config_mod  # only then: it loads every kind's settings
 
         settings = config_mod.read_file(path)
-        url = url or f"http://{settings.http.host}:{settings.http.port}"
+        url = url or http_url(settings.http.host, settings.http.port)
         if not token:
             chosen = [p for p in settings.proposers if args.proposer in (None, p.name)]
             token = os.environ.get(chosen[0].token_env) if chosen else None
@@ -53,20 +56,69 @@ def client_of(args: argparse.Namespace, *, stdlib: bool = True) -> Client:
     return Client(url or DEFAULT_URL, token, stdlib=stdlib)
 
 
+# a wildcard bind is reached on this host's loopback
+WILDCARDS = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}
+
+
+def http_url(host: str, port: int) -> str:
+    """The URL this host reaches a bot bound to `host`:`port` at ([http] of its config)."""
+    host = WILDCARDS.get(host, host)
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+def bot_url(args: argparse.Namespace) -> str:
+    """--url, else COUNTERSIGN_URL, else the [http] address of --config (or of
+    COUNTERSIGN_CONFIG, or ./countersign.toml when there is one), else the default."""
+    given = args.url or os.environ.get("COUNTERSIGN_URL")
+    if given:
+        return str(given)
+    path = config_path(args)
+    if not path.exists():
+        if getattr(args, "config", None):
+            raise CommandError(f"no config file {path}", EXIT_USAGE)
+        return DEFAULT_URL
+    from bot import config as config_mod  # only then: it loads every kind's settings
+
+    try:
+        settings = config_mod.read_file(path)
+    except (ProblemsFound, ValueError, OSError) as error:
+        raise CommandError(
+            f"cannot read the bot's address from {path}: {error}", EXIT_USAGE
+        ) from None
+    return http_url(settings.http.host, settings.http.port)
+
+
 def lang_of(args: argparse.Namespace) -> Lang:
     """--lang, else COUNTERSIGN_LANG when it names one, else English."""
     chosen = getattr(args, "lang", None) or os.environ.get(LANG_ENV)
     return "zh" if chosen == "zh" else "en"
 
 
+def zone_of(args: argparse.Namespace) -> tzinfo:
+    """The display zone, as the bot's cards and dashboard use it: the config's [cards]
+    timezone where there is a config here, else this machine's (the bot's default too). Read
+    from the TOML alone: the whole config package costs more than `show` does."""
+    path, name = config_path(args), ""
+    try:
+        cards = tomllib.loads(path.read_text(encoding="utf-8")).get("cards")
+        name = str(cards.get("timezone") or "") if isinstance(cards, dict) else ""
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        pass  # no config here (or none readable): `config check` says what is wrong with it
+    try:
+        return zone(name)
+    except ValueError:
+        return local_zone()
+
+
 @dataclass(frozen=True)
 class Reply:
     """What a command got: the API's JSON (as it sent it) and, for a proposal, whether this
-    call filed it."""
+    call filed it and what its filing superseded (in a sentence)."""
 
     body: Any
     answer: BaseModel
     created: bool = False
+    supersedes_note: str | None = None
 
     @property
     def view(self) -> OperationView:
@@ -78,7 +130,8 @@ class Reply:
 def reply_of(answer: BaseModel | Filed) -> Reply:
     if isinstance(answer, Filed):
         found = answer.operation
-        return Reply(found.model_dump(mode="json", exclude_unset=True), found, answer.created)
+        body = found.model_dump(mode="json", exclude_unset=True)
+        return Reply(body, found, answer.created, answer.supersedes_note)
     return Reply(answer.model_dump(mode="json", exclude_unset=True), answer)
 
 
@@ -127,7 +180,8 @@ def cmd_propose(args: argparse.Namespace) -> int:
 
     def human(reply: Reply) -> str:
         verb = "proposed" if reply.created else "already proposed (same request_id)"
-        return f"{verb}:\n{operation_text(reply.view, lang=lang)}"
+        said = f"{verb}:\n{operation_text(reply.view, lang=lang, tz=zone_of(args))}"
+        return f"{said}\n{reply.supersedes_note}" if reply.supersedes_note else said
 
     async def propose(client: Client) -> Reply:
         return reply_of(await client.propose_json(data))
@@ -163,7 +217,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         async def show(client: Client) -> Reply:
             return reply_of(await client.get(args.id))
 
-        return call(args, show, lambda r: operation_text(r.view, lang=lang))
+        return call(args, show, lambda r: operation_text(r.view, lang=lang, tz=zone_of(args)))
     until: Until = args.until or "final"
 
     def code(reply: Reply) -> int:
@@ -176,7 +230,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     async def wait(client: Client) -> Reply:
         return reply_of(await client.wait(args.id, until=until, timeout_s=args.wait))
 
-    return call(args, wait, lambda r: operation_text(r.view, lang=lang), code)
+    return call(args, wait, lambda r: operation_text(r.view, lang=lang, tz=zone_of(args)), code)
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -215,7 +269,7 @@ def cmd_cancel(args: argparse.Namespace) -> int:
 
     def human(reply: Reply) -> str:
         verb = "already cancelled (nothing changed)" if already else State.CANCELLED.value
-        return f"{verb}:\n{operation_text(reply.view, lang=lang)}"
+        return f"{verb}:\n{operation_text(reply.view, lang=lang, tz=zone_of(args))}"
 
     def code(_reply: Reply) -> int:
         if already and args.json:
@@ -226,7 +280,7 @@ def cmd_cancel(args: argparse.Namespace) -> int:
 
 
 def cmd_health(args: argparse.Namespace) -> int:
-    url = (args.url or os.environ.get("COUNTERSIGN_URL") or DEFAULT_URL).rstrip("/")
+    url = bot_url(args).rstrip("/")
 
     async def fetch() -> tuple[int, Any]:
         async with Client(url, attempts=1, stdlib=True) as client:

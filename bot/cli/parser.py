@@ -84,7 +84,10 @@ def add_serving(commands: Commands) -> None:
     config_options(run)
     run.add_argument("--host", help="HTTP host (overrides the config)")
     run.add_argument(
-        "--sandbox", action="store_true", help="dev profile plus an in-process sandbox"
+        "--sandbox",
+        action="store_true",
+        help="dev profile plus an in-process sandbox; with --config, your config with the "
+        "sandbox as its Lark ([lark] filled in)",
     )
     run.add_argument(
         "--sandbox-port", type=int, default=9090, help="port of the in-process sandbox"
@@ -92,7 +95,8 @@ def add_serving(commands: Commands) -> None:
     run.add_argument("--sandbox-url", help="use a sandbox that is already running")
     run.add_argument("--lark-mode", choices=("ws", "webhook"), default="ws", help="with --sandbox")
     venue_options(run, "with --dev or --sandbox: ")
-    run.set_defaults(func=Command("bot.cli.serving", "cmd_run"))
+    # None: the dev profile's directory; with --sandbox --config, only a given one is written
+    run.set_defaults(func=Command("bot.cli.serving", "cmd_run"), data_dir=None)
 
     demo = commands.add_parser(
         "demo", help="sandbox + bot + simulated venue with sample operations to click"
@@ -275,6 +279,11 @@ def propose_description() -> str:
 def add_api_commands(commands: Commands) -> None:
     health = commands.add_parser("health", help="readiness of a running bot (/readyz)")
     health.add_argument("--url", help="bot URL (env COUNTERSIGN_URL)")
+    health.add_argument(
+        "--config",
+        help="ask the bot this config describes: its [http] host and port (default "
+        "./countersign.toml when there is one, env COUNTERSIGN_CONFIG)",
+    )
     health.add_argument("--json", action="store_true")
     health.set_defaults(func=Command("bot.cli.api_commands", "cmd_health"))
 

@@ -3,7 +3,9 @@
 Every state, outcome, time and value is said as the card and the dashboard say it
 (`cards/vocabulary.py`, `cards/strings.py`); ids and digests are printed exactly. People are
 named by the `people` map the API adds to a view; an id without a name is shown as it is.
-Times are in the reader's own zone (TZ), with the zone named.
+Times are in the display zone ([cards] timezone of the config, else this machine's: the
+server's default), with the zone named, as on the card and the dashboard; numbers grouped at
+their precision (kernel/display.py).
 """
 
 from __future__ import annotations
@@ -12,7 +14,9 @@ import unicodedata
 from collections.abc import Mapping, Sequence
 from datetime import datetime, tzinfo
 
-from cards.outcomes import outcome_parts, outcome_title
+from bot.api.web_words import confirmer_words
+from cards.approval import why_words
+from cards.outcomes import outcome_parts, outcome_title, seen_of
 from cards.strings import Lang, decision_key, reason_key, text
 from cards.vocabulary import (
     OPEN_STATES,
@@ -21,11 +25,13 @@ from cards.vocabulary import (
     relative,
     state_words,
     term_label,
+    term_value,
     title_of,
-    value_words,
     when,
 )
 from cards.world import world_mark, world_of
+from kernel.display import amount_text
+from kernel.display import local_zone as local_zone
 from kernel.timeutil import utc_now
 from store import OperationView, State
 
@@ -48,18 +54,13 @@ LABELS: Mapping[str, Mapping[Lang, str]] = {
     "none": {"en": "—", "zh": "—"},
     # where a decision was made (the projection's decision.entry)
     "entry.lark": {"en": "on the Lark card", "zh": "在飞书卡片上"},
+    "entry.web": {"en": "on the web", "zh": "在网页上"},
 }
 LABEL_WIDTH = 10
 
 
 def label(key: str, lang: Lang) -> str:
     return LABELS[key][lang]
-
-
-def local_zone() -> tzinfo:
-    zone = datetime.now().astimezone().tzinfo
-    assert zone is not None  # astimezone() always gives an aware time
-    return zone
 
 
 def _line(key: str, value: str, lang: Lang) -> str:
@@ -90,22 +91,26 @@ def operation_text(
     lines += source_lines(view, people, now=now, lang=lang, tz=tz)
     if view.state in OPEN_STATES:  # once decided, or closed, the expiry is history
         at = view.expires_at
+        expires = text("card.expires", lang, at=when(at, tz))
+        # printed now: how long from now is true as it is read
         lines.append(
-            "  " + text("card.expires", lang, relative=relative(at, now, lang), at=when(at, tz))
+            "  " + text("relative.after", lang, at=expires, relative=relative(at, now, lang))
         )
     elif view.state is State.EXPIRED:
         lines.append("  " + text("state.expired", lang, at=when(view.expires_at, tz)))
     lines += decision_lines(view, now=now, lang=lang, tz=tz)
-    lines += policy_lines(view)
+    lines += policy_lines(view, lang=lang, tz=tz)
     if terms.get("terms"):
         lines.append(f"  {label('terms', lang)}:")
     for term in terms.get("terms", []):
-        value = value_words(term["value"], lang).replace("\n", "\n      ")
+        value = term_value(term, lang).replace("\n", "\n      ")
         lines.append(f"    {term_label(term, lang)}: {value}")
     for outcome in view.outcomes:  # every stage, oldest first, as the API lists
         lines.append(_line("outcome", outcome_title(outcome, world_of(view), lang), lang))
-        if parts := outcome_parts(outcome.detail, lang):
+        if parts := outcome_parts(outcome.detail, lang, seen_of(view, outcome, tz)):
             lines.append("    " + "; ".join(parts))
+        if message_id := outcome.detail.get("message_id"):  # the words name it by whom, when
+            lines.append("    " + text("card.footer.message", lang, message_id=str(message_id)))
     audience = view.audience
     operators = ", ".join(person(each, people) for each in audience.operators)
     lines += [
@@ -139,20 +144,20 @@ def source_lines(
     return lines
 
 
-def policy_lines(view: OperationView) -> list[str]:
-    """What the approval policy asks and who has confirmed (nothing for one from anyone);
-    people by the view's `people` names where it has them."""
+def policy_lines(view: OperationView, *, lang: Lang = "en", tz: tzinfo | None = None) -> list[str]:
+    """What the approval policy asks and who has confirmed, each with where and when
+    (nothing for one from anyone); people by the view's `people` names where it has them."""
     people = view.people
     approval = view.approval
     lines = []
     if approval.required > 1 or approval.rule:
-        why = f" ({approval.why})" if approval.why else ""
+        why = f" ({why_words(approval, lang)})" if approval.rule else ""
         approvers = ", ".join(person(each, people) for each in approval.approvers)
         lines.append(f"  approval: {approval.required} of {approvers}{why}")
         if approval.notional:
-            lines.append(f"  notional: {approval.notional}")
+            lines.append(f"  notional: {amount_text(approval.notional)}")
         if approval.confirmed_by:
-            confirmed = ", ".join(person(each, people) for each in approval.confirmed_by)
+            confirmed = "; ".join(confirmer_words(view, people, lang, tz or local_zone()))
             lines.append(f"  confirmed by: {confirmed}")
     return lines
 

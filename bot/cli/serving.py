@@ -15,13 +15,24 @@ from bot import config as config_mod
 from bot.app.logs import configure, redact
 from bot.cli.common import DEFAULT_PORT, environ_for, settings_and_source
 from bot.cli.errors import EXIT_USAGE, CommandError
-from bot.config.profiles import DEV_TOKEN, DEV_TOKEN_ENV, dev_config
+from bot.config.profiles import DEFAULT_DEV_DIR, DEV_TOKEN, DEV_TOKEN_ENV, dev_config
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     from bot.app.server import serve
 
     configure()
+    # --data-dir's default applies to the dev profile; given with --sandbox --config, it
+    # keeps the sandbox's state (without it, nothing is written outside the config's paths)
+    args.data_dir_given = args.data_dir is not None
+    if args.data_dir is None:
+        args.data_dir = DEFAULT_DEV_DIR
+    if args.venue == "hyperliquid" and args.config and (args.sandbox or args.sandbox_url):
+        raise CommandError(
+            "--venue hyperliquid: only with the dev profile; with --config, name the venue "
+            "in [domains.finance] (docs/venues.md)",
+            EXIT_USAGE,
+        )
     if args.venue == "hyperliquid" and not (args.dev or args.sandbox or args.sandbox_url):
         raise CommandError(
             "--venue hyperliquid: only with --dev or --sandbox (the dev profile); with a "
@@ -149,17 +160,27 @@ async def run_with_sandbox(args: argparse.Namespace) -> int:
     )
     from bot.app.server import serve
 
-    args.data_dir.mkdir(parents=True, exist_ok=True)
+    own = bool(args.config)  # your config, the sandbox as its Lark (bot/app/sandbox_lark.py)
+    keep_state = args.data_dir_given or not own
+    if keep_state:
+        args.data_dir.mkdir(parents=True, exist_ok=True)
     port = DEFAULT_PORT if args.port is None else args.port
-    host = args.host or "127.0.0.1"
     async with contextlib.AsyncExitStack() as stack:
+        settings = own_settings(args) if own else None
+        host = args.host or (settings.http.host if settings else "127.0.0.1")
         if args.sandbox_url:
             sandbox = await running_sandbox(args.sandbox_url)
         else:
+            state_file = args.data_dir / "sandbox.json" if keep_state else None
             sandbox = await stack.enter_async_context(
-                embedded_sandbox(host, args.sandbox_port, args.data_dir / "sandbox.json")
+                embedded_sandbox(host, args.sandbox_port, state_file)
             )
-        config = sandbox_config(args.data_dir, port, sandbox, args.lark_mode, host)
+        if settings is not None:
+            from bot.app.sandbox_lark import own_config_on_sandbox
+
+            config = own_config_on_sandbox(settings, sandbox, args.lark_mode, os.environ)
+        else:
+            config = sandbox_config(args.data_dir, port, sandbox, args.lark_mode, host)
         secrets = config.secret_values()
         if args.venue == "hyperliquid":
             from bot.app.devstack import emulated_hyperliquid, with_emulated_finance
@@ -169,12 +190,16 @@ async def run_with_sandbox(args: argparse.Namespace) -> int:
             config, environ = with_emulated_finance(config, emulated, args.data_dir)
             os.environ.update(environ)  # the worker process inherits the agent key from here
             secrets = [*config.secret_values(), *environ.values()]
-        await register_sign_in(sandbox, config)
+        if config.settings.web.sign_in:
+            await register_sign_in(sandbox, config)
 
         async def ready(url: str) -> None:
             if args.lark_mode == "webhook":
                 await point_webhooks(sandbox, url)
             print(f"countersign API listening on {url}", flush=True)
+            if own:
+                print(own_banner(sandbox.base_url, args.lark_mode, args.config), flush=True)
+                return
             print(
                 f"sandbox (a local Lark): {sandbox.base_url}/sandbox  (lark mode {args.lark_mode})\n"
                 f"  store {config.settings.store.url}\n"
@@ -188,6 +213,26 @@ async def run_with_sandbox(args: argparse.Namespace) -> int:
         redact(secrets)
         return await serve(config, on_ready=ready)
     return 0
+
+
+def own_settings(args: argparse.Namespace) -> config_mod.Settings:
+    """--config's settings for `run --sandbox --config` (--port and --host applied)."""
+    settings, _dev = settings_and_source(args)
+    if args.host:
+        settings = settings.model_copy(
+            update={"http": settings.http.model_copy(update={"host": args.host})}
+        )
+    return settings
+
+
+def own_banner(base_url: str, mode: str, config: str) -> str:
+    return (
+        f"sandbox (a local Lark): {base_url}/sandbox  (lark mode {mode})\n"
+        f"  {config} runs with the sandbox as its Lark: [lark] app id, tenant, base URL and "
+        "secrets are the sandbox's;\n"
+        "  its chats oc_ops, oc_acme, oc_other and users ou_alice, ou_bob, ou_carol, "
+        "ou_mallory are what your [[audiences]] can name"
+    )
 
 
 def cmd_sandbox(args: argparse.Namespace) -> int:

@@ -27,7 +27,7 @@ from bot.ingress.text_retries import TextRetries
 from bot.ingress.text_scope import Answer, Asker, Scope, scope_of
 from cards.plain_text import NAME_MAX_CHARS, TITLE_MAX_CHARS, people_text
 from cards.strings import TEXT, Lang, decision_key, text
-from cards.vocabulary import OPEN_STATES, headline, person, relative, title_of, when
+from cards.vocabulary import OPEN_STATES, headline, person, title_of, when
 from cards.world import world_mark
 from kernel.timeutil import utc_now
 from store import (
@@ -303,7 +303,8 @@ class TextListener:
         lines = [text("text.pending.head", lang, count=count)]
         for op in page.items:
             view = operation_view(op)  # titles and expiry only: no outcomes needed
-            expires = relative(view.expires_at, self.store.clock(), lang)
+            # absolute: a chat reply stays as it was sent, "in 4 min" would go stale on it
+            expires = text("card.expires", lang, at=when(view.expires_at, self.settings.tz))
             lines.append(f"- {op.id} {self._title(view)} · {expires}")
         return "\n".join(lines)
 
@@ -329,8 +330,7 @@ class TextListener:
         # the words the card's header and the dashboard show for this state
         lines = [f"{op.id}: {self._title(view)}", headline(view, people).words(lang)]
         if view.state in OPEN_STATES:
-            expires = relative(view.expires_at, self.store.clock(), lang)
-            lines.append(text("card.expires", lang, relative=expires, at=when(view.expires_at, tz)))
+            lines.append(text("card.expires", lang, at=when(view.expires_at, tz)))
         decision = view.decision
         if decision is not None and decision.at:
             key = decision_key(decision.action)

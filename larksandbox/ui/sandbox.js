@@ -511,7 +511,14 @@
         : null,
       message.msg_type === "interactive"
         ? h("button", { type: "button", class: "chip chip-json", title: "show the card JSON", onclick: () => toggle(ui.openJson, id) }, "{ }")
-        : null);
+        : null,
+      h("button", {
+        type: "button",
+        class: "chip chip-forward",
+        "data-action": "forward",
+        title: "forward to another chat (a new message there, sent by the user under “Click as”)",
+        onclick: () => forwardMessage(message),
+      }, "Forward"));
     const ctx = { message, readOnly: false, locale: ui.locale };
     return h("article", {
       class: `msg ${fromApp ? "msg-app" : "msg-user"} msg-${message.msg_type}`,
@@ -808,6 +815,47 @@
         button.classList.remove("loading");
       }
       refreshApps();
+    }
+  }
+
+  /** The forward dialog: resolves {chatId, interactive} for Forward, null for Cancel. */
+  function askForward(message, interactive) {
+    const dialog = $("#forward-dialog");
+    const select = $("#forward-chat");
+    select.replaceChildren(...ui.chats.map((chat) => h("option", { value: chat.chat_id },
+      `${chat.name}${chat.chat_id === message.chat_id ? " (this chat)" : ""}`)));
+    const other = ui.chats.find((chat) => chat.chat_id !== message.chat_id);
+    select.value = other ? other.chat_id : message.chat_id;
+    $("#forward-interactive").checked = interactive;
+    dialog.returnValue = "";
+    return new Promise((resolve) => {
+      dialog.addEventListener("close", () => resolve(dialog.returnValue === "accept"
+        ? { chatId: select.value, interactive: $("#forward-interactive").checked }
+        : null), { once: true });
+      dialog.showModal();
+    });
+  }
+
+  /** Forward a message as the user under "Click as": Lark copies it into the chosen chat as a
+   * new message of that user; a card's clicks there still go to the app that sent it, with
+   * the copy's chat and message ids (only if the card enables forward interaction). */
+  async function forwardMessage(message) {
+    if (!ui.clickAs) {
+      showToast("error", "Choose a user under “Click as” first: they forward it");
+      return;
+    }
+    try {
+      const faults = await api("GET", "/faults");
+      const chosen = await askForward(message, Boolean(faults.forwarded_cards_interactive));
+      if (!chosen) return;
+      if (chosen.interactive !== Boolean(faults.forwarded_cards_interactive)) {
+        await api("POST", "/faults", { forwarded_cards_interactive: chosen.interactive });
+      }
+      await api("POST", `/messages/${enc(message.message_id)}/forward`, { chat_id: chosen.chatId, by: ui.clickAs });
+      const chat = ui.chats.find((c) => c.chat_id === chosen.chatId);
+      showToast("info", `Forwarded to ${chat ? chat.name : chosen.chatId} as ${userName(ui.clickAs)}`);
+    } catch (error) {
+      showToast("error", error.message);
     }
   }
 

@@ -28,24 +28,25 @@ from store.authority.proposals import (
 from store.authority.records import Operation
 from store.authority.transitions import audit, load_operation, transition
 from store.lifecycle import Event, State, sources_for
-from store.schema.tables import DeliveryRow, OperationRow
+from store.schema.tables import AuditRow, DeliveryRow, OperationRow
 from store.vocabulary import Channel, DeliveryState, Execution, Stage
 
 
 def file_draft(conn: Connection, clock: Clock, draft: Draft, content: str) -> Proposed:
     """The operation `draft` makes (`content`: its canonical request content), or the one
     this (proposer, request_id) already made."""
-    existing = by_request(conn, draft.source)
-    if existing is not None:
-        return replay(existing, content)
+    again = replayed(conn, draft.source, content)
+    if again is not None:
+        return again
     if draft.supersede_open and (sending := being_sent(conn, draft.kind, draft.target_ref)):
         raise ActiveClaim(sending, draft.target_ref)
     op = insert_operation(conn, clock, draft, content)
     if draft.announce_filing:
         enqueue_filing_receipt(conn, op)
+    superseded: tuple[str, ...] = ()
     if draft.supersede_open:
-        supersede_open(conn, clock, op, f"proposer:{draft.source.proposer}")
-    return Proposed(op, created=True)
+        superseded = supersede_open(conn, clock, op, f"proposer:{draft.source.proposer}")
+    return Proposed(op, created=True, superseded=superseded)
 
 
 def filing_receipt_digest(op: Operation) -> str:
@@ -92,6 +93,28 @@ def replay(existing: tuple[Operation, str], content: str) -> Proposed:
     return Proposed(op, created=False)
 
 
+def replayed(conn: Connection, source: Source, content: str) -> Proposed | None:
+    """What filing this (proposer, request_id) again answers, or None if it filed nothing:
+    the operation, and the drafts its first filing superseded (a retry hears the same)."""
+    existing = by_request(conn, source)
+    if existing is None:
+        return None
+    again = replay(existing, content)
+    return replace(again, superseded=superseded_by(conn, again.operation.id))
+
+
+def superseded_by(conn: Connection, operation_id: str) -> tuple[str, ...]:
+    """The operations `operation_id` superseded when it was filed (their audit entries name
+    it as the evidence)."""
+    return tuple(
+        conn.execute(
+            select(AuditRow.operation_id)
+            .where(AuditRow.event == Event.SUPERSEDED.value, AuditRow.evidence == operation_id)
+            .order_by(AuditRow.operation_id)
+        ).scalars()
+    )
+
+
 # an executor that ended here has resolved: a send done, refused before it left, or an unknown
 # reconciled; anything else after a claim is still under way (or unknown: reconciling)
 RESOLVED = (
@@ -119,25 +142,31 @@ def being_sent(conn: Connection, kind: str, target_ref: str) -> str | None:
     ).scalar_one_or_none()
 
 
-def supersede_open(conn: Connection, clock: Clock, newer: Operation, actor: str) -> None:
-    """Every other unclaimed operation of this kind on this target gives way to `newer`."""
+def supersede_open(conn: Connection, clock: Clock, newer: Operation, actor: str) -> tuple[str, ...]:
+    """Every other unclaimed operation of this kind on this target gives way to `newer`; the
+    ids of those that did. Each one's audit entry names `newer` as its evidence."""
     open_states = [state.value for state in sources_for(Event.SUPERSEDED)]
     older = (
         (
             conn.execute(
-                select(OperationRow.id).where(
+                select(OperationRow.id)
+                .where(
                     OperationRow.kind == newer.kind,
                     OperationRow.target_ref == newer.envelope.target_ref,
                     OperationRow.state.in_(open_states),
                     OperationRow.id != newer.id,
                 )
+                .order_by(OperationRow.id)
             )
         )
         .scalars()
         .all()
     )
-    for operation_id in older:
-        transition(conn, clock, operation_id, Event.SUPERSEDED, actor)
+    return tuple(
+        operation_id
+        for operation_id in older
+        if transition(conn, clock, operation_id, Event.SUPERSEDED, actor, evidence=newer.id)
+    )
 
 
 def insert_operation(conn: Connection, clock: Clock, draft: Draft, content: str) -> Operation:

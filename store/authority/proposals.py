@@ -89,6 +89,8 @@ class Draft:
 class Proposed:
     operation: Operation
     created: bool
+    # the open drafts to the same target this one superseded when it was filed (ids)
+    superseded: tuple[str, ...] = ()
 
 
 def content_differences(old: Any, new: Any, path: str = "") -> list[str]:

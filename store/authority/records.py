@@ -221,7 +221,8 @@ class AuditEntry:
     from_state: str | None
     to_state: str | None
     reason_code: str | None
-    # a decision's or refusal's: SHA-256 of the click or web post as the inbox keeps it
+    # a decision's or refusal's: SHA-256 of the click or web post as the inbox keeps it; a
+    # supersede's: the superseding operation's id
     evidence: str | None = None
 
     @classmethod

@@ -32,7 +32,7 @@ from kernel.canonical import canonical_json
 from kernel.reasons import Reason
 from kernel.timeutil import Clock, utc_now
 from store.authority import transitions
-from store.authority.filing import being_sent, by_request, file_draft, replay
+from store.authority.filing import being_sent, by_request, file_draft, replay, replayed
 from store.authority.proposals import ActiveClaim, Draft, Proposed
 from store.authority.records import AuditEntry, Confirmation, Operation
 from store.authority.transitions import load_operation
@@ -144,10 +144,10 @@ class Store:
         except IntegrityError:
             # A concurrent duplicate won the unique (proposer, request_id) race.
             async with self.read() as conn:
-                existing = await conn.run_sync(by_request, draft.source)
-            if existing is None:
+                again = await conn.run_sync(replayed, draft.source, content)
+            if again is None:
                 raise
-            return replay(existing, content)
+            return again
 
     async def filed_before(self, draft: Draft) -> Operation | None:
         """The operation this draft's (proposer, request_id) already filed, or None; raises

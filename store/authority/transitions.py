@@ -86,8 +86,10 @@ def transition(
     *,
     values: Mapping[str, Any] | None = None,
     where: Sequence[ColumnElement[bool]] = (),
+    evidence: str | None = None,
 ) -> bool:
-    """Compare-and-set from the state read now; False if another writer moved it first."""
+    """Compare-and-set from the state read now; False if another writer moved it first.
+    `evidence` goes on its audit entry (a supersede's: the superseding operation's id)."""
     current = (
         conn.execute(select(OperationRow.state).where(OperationRow.id == operation_id))
     ).scalar_one_or_none()
@@ -109,7 +111,7 @@ def transition(
     )
     if result.rowcount != 1:
         return False
-    audit(conn, operation_id, actor, event.value, from_state, to_state, at=now)
+    audit(conn, operation_id, actor, event.value, from_state, to_state, at=now, evidence=evidence)
     return True
 
 

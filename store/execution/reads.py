@@ -8,12 +8,13 @@ from collections.abc import Sequence
 
 from sqlalchemy import select
 
+from kernel.timeutil import iso_utc
 from store.authority.records import Operation
 from store.authority.store import Store
 from store.execution.records import Attempt, Outcome
-from store.reads.projection import OperationView, operation_view
-from store.schema.tables import AttemptRow, OutcomeRow
-from store.vocabulary import State
+from store.reads.projection import ConfirmerView, OperationView, operation_view
+from store.schema.tables import AttemptRow, ConfirmationRow, OutcomeRow
+from store.vocabulary import ClickAction, Entry, State
 
 
 async def attempt(store: Store, operation_id: str) -> Attempt | None:
@@ -56,9 +57,45 @@ async def outcomes(store: Store, operation_id: str) -> list[Outcome]:
     return [Outcome.from_row(row) for row in rows]
 
 
+async def confirmers_for(
+    store: Store, operations: Sequence[Operation]
+) -> dict[str, list[ConfirmerView]]:
+    """Each accepted confirmation of the operations someone confirmed (one query), oldest
+    first: who, where and when, for every surface that names the confirmers."""
+    found: dict[str, list[ConfirmerView]] = {op.id: [] for op in operations}
+    asked = [op.id for op in operations if op.confirmed_by]
+    if not asked:
+        return found
+    async with store.read() as conn:
+        rows = (
+            await conn.execute(
+                select(
+                    ConfirmationRow.operation_id,
+                    ConfirmationRow.operator_open_id,
+                    ConfirmationRow.entry,
+                    ConfirmationRow.at,
+                )
+                .where(
+                    ConfirmationRow.operation_id.in_(asked),
+                    ConfirmationRow.accepted.is_(True),
+                    ConfirmationRow.action == ClickAction.CONFIRM.value,
+                )
+                .order_by(ConfirmationRow.id)
+            )
+        ).all()
+    for row in rows:
+        entry = Entry(row.entry) if row.entry in {e.value for e in Entry} else Entry.LARK
+        found[row.operation_id].append(
+            ConfirmerView(by=row.operator_open_id, entry=entry, at=iso_utc(row.at))
+        )
+    return found
+
+
 async def views(store: Store, operations: Sequence[Operation]) -> list[OperationView]:
-    """The projection of each operation with its outcomes (one query for all of them)."""
+    """The projection of each operation with its outcomes and confirmers (one query each for
+    all of them)."""
     found = await outcomes_for(store, [op.id for op in operations])
+    confirmers = await confirmers_for(store, operations)
     fresh = []
     for op in operations:
         if op.state is State.CLAIMED and found[op.id]:
@@ -66,7 +103,7 @@ async def views(store: Store, operations: Sequence[Operation]) -> list[Operation
             # too): an outcome beside "claimed" is a torn view, and a waiter would stop on it
             op = await store.get(op.id) or op
         fresh.append(op)
-    return [operation_view(op, found[op.id]) for op in fresh]
+    return [operation_view(op, found[op.id], confirmers[op.id]) for op in fresh]
 
 
 async def view(store: Store, operation: Operation) -> OperationView:

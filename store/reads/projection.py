@@ -78,6 +78,16 @@ class DelegatedView(Projected):
     until: str = Field(description="when the delegation ends (ISO-8601 UTC)")
 
 
+class ConfirmerView(Projected):
+    by: str = Field(description="who confirmed (open id)")
+    entry: Entry = Field(description="where: lark (the card) or web")
+    at: str = Field(description="when (ISO-8601 UTC)")
+
+
+def _none_yet(value: list[ConfirmerView]) -> bool:
+    return not value
+
+
 class ApprovalView(Projected):
     required: int = Field(description="distinct operators who must confirm")
     approvers: list[str] = Field(description="open ids who may confirm")
@@ -90,6 +100,12 @@ class ApprovalView(Projected):
         default_factory=dict,
         description="who of confirmed_by confirmed with a delegated right: open id -> whose "
         "right and until when",
+    )
+    # left out until someone confirmed, so an answer before any confirmation is as it was
+    confirmations: list[ConfirmerView] = Field(
+        default_factory=list,
+        exclude_if=_none_yet,
+        description="each accepted confirmation, oldest first: who, where (lark or web), when",
     )
 
 
@@ -200,8 +216,13 @@ def card_delivery(op: Operation) -> CardDelivery:
     return CardDelivery.CURRENT if op.card_version == op.version else CardDelivery.PENDING
 
 
-def operation_view(op: Operation, outcomes: Sequence[Outcome] = ()) -> OperationView:
-    """The projection; `outcomes` (oldest first) come from the execution ledger."""
+def operation_view(
+    op: Operation,
+    outcomes: Sequence[Outcome] = (),
+    confirmers: Sequence[ConfirmerView] = (),
+) -> OperationView:
+    """The projection; `outcomes` (oldest first) come from the execution ledger, and
+    `confirmers` (each accepted confirmation, oldest first) from the confirmations."""
     envelope = op.envelope
     approval = envelope.approval
     shown = [outcome_view(outcome) for outcome in outcomes]
@@ -243,6 +264,7 @@ def operation_view(op: Operation, outcomes: Sequence[Outcome] = ()) -> Operation
                 person: DelegatedView(on_behalf_of=right.on_behalf_of, until=right.until)
                 for person, right in op.delegated.items()
             },
+            confirmations=list(confirmers),
         ),
         decision=(
             DecisionView(

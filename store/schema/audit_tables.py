@@ -25,7 +25,8 @@ class AuditRow(Base):
     from_state: Mapped[str | None] = mapped_column(String(32))
     to_state: Mapped[str | None] = mapped_column(String(32))
     reason_code: Mapped[str | None] = mapped_column(String(64))
-    # a decision's or refusal's: the SHA-256 of the verified click or web post (migration 0026)
+    # a decision's or refusal's: the SHA-256 of the verified click or web post (migration 0026);
+    # a supersede's: the id of the operation that superseded it
     evidence: Mapped[str | None] = mapped_column(String(64))
     # The hash chain (store/audit/chain.py, migration 0025): the writing transaction's id on
     # PostgreSQL (its server default), then the chainer's link once every transaction older

@@ -54,16 +54,19 @@ async def test_two_of_three_says_what_it_needs_and_asks_a_second_look(
     op = await finance_op(store, audience=TRIO, approval=LARGE)
     card = card_of(operation_view(op))
     texts = plain_texts(card)
-    assert "Needs 2 of 3 operators — above 50,000 USDC" in texts
-    assert fields(card)["Notional (worst case)"] == "62000.00 USDC"
+    # the rule's amount and the notional read alike: grouped, to USDC's cents (the approval
+    # bound into the digest keeps its own words)
+    assert "Needs 2 of 3 operators — above 50,000.00 USDC" in texts
+    assert fields(card)["Notional (worst case)"] == "62,000.00 USDC"
+    assert operation_view(op).approval.notional == "62000.00 USDC"
     dialog = buttons(card)["confirm"]["confirm"]
     assert dialog["title"]["content"] == "Confirm this operation?"
-    assert dialog["text"]["content"].startswith("BUY 0.010 BTC-PERP · notional 62000.00 USDC")
+    assert dialog["text"]["content"].startswith("BUY 0.010 BTC-PERP · notional 62,000.00 USDC")
     assert "needs 2 of 3 operators" in dialog["text"]["content"]
     assert "confirm" not in buttons(card)["reject"]  # a veto needs no second look
 
     zh = card_of(operation_view(op), "zh")
-    assert "需要 3 名操作员中的 2 名确认 — 超过 50,000 USDC" in plain_texts(zh)
+    assert "需要 3 名操作员中的 2 名确认 — 超过 50,000.00 USDC" in plain_texts(zh)
 
 
 async def test_part_way_it_names_who_confirmed_and_how_many_are_left(
@@ -93,11 +96,12 @@ async def test_a_narrowed_rule_and_an_unknown_notional_say_so(
         approvers=("ou_bob",), rule="huge", threshold="250,000 USDC", notional="300000.00 USDC"
     )
     card = card_of(operation_view(await finance_op(store, audience=TRIO, approval=only_bob)))
-    assert "Only ou_bob may confirm — above 250,000 USDC" in plain_texts(card)
+    assert "Only ou_bob may confirm — above 250,000.00 USDC" in plain_texts(card)
     assert "confirm" in buttons(card)["confirm"]  # a rule applied: a second look
 
     unknown = Approval(required=2, rule="large", threshold="50,000 USDC", notional="unknown USDC")
     card = card_of(operation_view(await finance_op(store, audience=TRIO, approval=unknown)))
-    assert "Needs 2 of 3 operators — notional unknown, counted as above 50,000 USDC" in plain_texts(
-        card
+    assert (
+        "Needs 2 of 3 operators — notional unknown, counted as above 50,000.00 USDC"
+        in plain_texts(card)
     )

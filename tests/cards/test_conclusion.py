@@ -17,7 +17,7 @@ def test_the_reply_names_terms_operator_outcome_and_card() -> None:
     assert text.splitlines() == [
         "BUY 0.010 BTC-PERP: Filled · SIMULATED",
         "Confirmed by ou_alice at 2026-12-03 04:00 UTC",
-        "Filled 0.010 at 60000",
+        "Filled 0.010 at 60,000",
         "Fee unknown",
         "Card: om_card · operation 01OPERATION",
     ]
@@ -30,15 +30,15 @@ def test_the_reply_speaks_the_cards_language_zone_and_names() -> None:
     assert text.splitlines() == [
         "BUY 0.010 BTC-PERP：已成交 · 模拟",
         "由 Alice 于 2026-12-03 12:00 CST 确认",
-        "成交 0.010，均价 60000",
-        "手续费 0.3 USDC",
+        "成交 0.010，均价 60,000",
+        "手续费 0.30 USDC",
         "卡片：om_card · 操作 01OPERATION",
     ]
     # the card shows the same words for the same outcome
     card_detail = [
         line for line in outcome_lines(outcome(detail=detail), world=World.SIMULATED, lang="zh")
     ]
-    assert card_detail[1]["text"]["content"] == "成交 0.010，均价 60000; 手续费 0.3 USDC"
+    assert card_detail[1]["text"]["content"] == "成交 0.010，均价 60,000; 手续费 0.30 USDC"
 
 
 def test_a_reconciled_reply_names_the_outcome_it_settles() -> None:

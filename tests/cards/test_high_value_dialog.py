@@ -53,24 +53,25 @@ async def test_an_unknown_worst_case_asks_a_second_look_on_the_card(
 
 
 @pytest.mark.parametrize(
-    ("notional", "asks"),
+    ("notional", "asks", "said"),
     [
-        ("62000.00 USDC", True),  # above the line
-        ("50000.00 USDC", False),  # at it: not above
-        ("1.50 USDC", False),
-        ("10.00 BTC", True),  # another currency: counted as above, as the re-sign-in does
-        ("unknown USDC", True),
+        ("62000.00 USDC", True, "62,000.00 USDC"),  # above the line
+        ("50000.00 USDC", False, ""),  # at it: not above
+        ("1.50 USDC", False, ""),
+        # another currency: counted as above, as the re-sign-in does
+        ("10.00 BTC", True, "10 BTC"),
+        ("unknown USDC", True, "unknown USDC"),
     ],
 )
 async def test_above_the_line_the_renderer_is_given_it_asks(
-    store: Store, clock: FixedClock, notional: str, asks: bool
+    store: Store, clock: FixedClock, notional: str, asks: bool, said: str
 ) -> None:
     view = await view_with(store, notional)
     assert asks_second_look(view, LINE) is asks
     confirm = confirm_button(decide_elements(view, "en", LINE))
     assert ("confirm" in confirm) is asks
     if asks:
-        assert notional in confirm["confirm"]["text"]["content"]
+        assert f"notional {said} ·" in confirm["confirm"]["text"]["content"]
     # without a line only the unknown worst case asks (no rule applied, one confirmation)
     assert asks_second_look(view) is (notional == "unknown USDC")
 

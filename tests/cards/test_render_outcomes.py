@@ -83,7 +83,7 @@ async def test_an_unknown_then_reconciled_fill_shows_both_stages(store: Store) -
         "**Reconciled: Filled · SIMULATED**",
     ]
     assert card["header"]["title"]["content"] == "Filled"
-    assert "Filled 0.010 at 60000; Fee unknown" in plain(card)
+    assert "Filled 0.010 at 60,000; Fee unknown" in plain(card)
     assert card["header"]["template"] == "green"
     assert '"tag": "button"' not in json.dumps(card)
     zh = render_card(projection, lang="zh", now=current.updated_at)
@@ -166,10 +166,10 @@ async def test_progress_replaces_its_line_and_protective_orders_have_their_own_r
     assert "**Filled · SIMULATED**" in lines and not any("Resting" in line for line in lines)
     [detail] = [line for line in plain(card) if line.startswith("Filled 0.010")]
     assert "Fees 0.3" in detail
-    assert "Stop loss 57000: cancelled (oco)" in detail
-    assert "Take profit 65000: triggered, filled" in detail
+    assert "Stop loss 57,000: cancelled (oco)" in detail
+    assert "Take profit 65,000: triggered, filled" in detail
     zh = json.dumps(render_card(projection, lang="zh", now=op.updated_at), ensure_ascii=False)
-    assert "止损 57000: 已撤销 (oco)" in zh and "止盈 65000: 已触发成交" in zh
+    assert "止损 57,000: 已撤销 (oco)" in zh and "止盈 65,000: 已触发成交" in zh
 
 
 async def test_a_claimed_operation_not_yet_executed_says_executing(store: Store) -> None:

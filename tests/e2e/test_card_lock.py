@@ -35,7 +35,9 @@ async def test_an_outcome_patch_refused_by_the_card_lock_lands_once_it_is_gone(
     await eventually(failed_for_now, deadline_s=20)
     await stack.control("POST", f"/messages/{message_id}/lock", {"hold": False})
 
-    await card_says(stack, message_id, "Filled · SIMULATED", "Filled 0.010 at 60000", deadline_s=30)
+    await card_says(
+        stack, message_id, "Filled · SIMULATED", "Filled 0.010 at 60,000", deadline_s=30
+    )
 
     async def delivered() -> bool:
         _, current = await stack.api("GET", f"/api/v1/operations/{view['id']}")

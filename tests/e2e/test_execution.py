@@ -40,10 +40,10 @@ async def test_a_confirmed_order_fills_once_and_the_card_ends_filled_simulated(
     reply = await stack.click(message_id, "ou_alice")
     assert reply["toast"]["type"] == "success"
 
-    await card_says(stack, message_id, "Filled · SIMULATED", "Filled 0.010 at 60000")
+    await card_says(stack, message_id, "Filled · SIMULATED", "Filled 0.010 at 60,000")
     text = card_text(stack, message_id)
-    assert "Stop loss 57000: armed" in text and "Take profit 65000: armed" in text
-    assert "Fees 0.3" in text  # 0.01 x 60000 x 0.0005 taker
+    assert "Stop loss 57,000: armed" in text and "Take profit 65,000: armed" in text
+    assert "Fees 0.30 USDC" in text  # 0.01 x 60000 x 0.0005 taker, to the cent
     assert "Confirmed by <at id=ou_alice></at>" in text
     assert stack.card(message_id)["header"]["template"] == "green"
 
@@ -62,8 +62,8 @@ async def test_a_confirmed_order_fills_once_and_the_card_ends_filled_simulated(
     assert shown.code == 0, shown.err
     assert shown.out.startswith(f"{view['id']}  Filled  SIMULATED")
     assert "outcome:   Filled · SIMULATED" in shown.out  # the card's words
-    assert "Filled 0.010 at 60000" in shown.out and "Fees 0.3 USDC" in shown.out
-    assert "Stop loss 57000: armed" in shown.out
+    assert "Filled 0.010 at 60,000" in shown.out and "Fees 0.30 USDC" in shown.out
+    assert "Stop loss 57,000: armed" in shown.out
     as_json = await cli("show", view["id"], *client, "--json")
     assert json.loads(as_json.out)["outcomes"] == api_view["outcomes"]
     ledger = ExecutionLedger(stack.store)
@@ -167,7 +167,7 @@ async def test_a_resting_order_fills_later_and_the_card_follows(
 
     async with await SimVenue.open(tmp_path / "venue.db", create=False) as venue:
         await venue.set_mark("BTC-PERP", Decimal("58900"))
-    await card_says(stack, message_id, "Filled · SIMULATED", "Filled 0.010 at 59000")
+    await card_says(stack, message_id, "Filled · SIMULATED", "Filled 0.010 at 59,000")
     assert "Resting on the book" not in card_text(stack, message_id)  # progress replaces it
     api_view = await settled(stack, view["id"], "filled")
     assert [o["status"] for o in api_view["outcomes"]] == ["resting", "filled"]

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
-from tests.support.processes import cli, free_port
+from tests.support.backends import Backend
+from tests.support.processes import ENV, backend_config, cli, free_port, start, stop
 from tests.support.stack import StackFactory
 
 
@@ -29,3 +31,19 @@ async def test_health_prints_each_consumer_and_its_state(make_stack: StackFactor
 async def test_health_exits_non_zero_when_nothing_answers() -> None:
     result = await cli("health", "--url", f"http://127.0.0.1:{free_port()}")
     assert result.code == 1 and "cannot read" in result.err
+
+
+async def test_health_finds_the_bot_its_config_describes(backend: Backend, tmp_path: Path) -> None:
+    """`health --config F` asks the bot `run --config F` started: [http] host and port."""
+    config = backend_config(backend, tmp_path, free_port())
+    env = {**ENV, "SVC_TOKEN": "svc-secret-token-1234", "COUNTERSIGN_URL": ""}
+    assert (await cli("db", "upgrade", "--config", str(config), env=env)).code == 0
+    running = await start("--config", str(config), env=env)
+    try:
+        result = await cli("health", "--config", str(config), "--json", env=env)
+        assert result.code == 0, result.err
+        assert json.loads(result.out)["status"] == "ready"
+    finally:
+        assert await stop(running) == 0
+    missing = await cli("health", "--config", str(tmp_path / "nope.toml"), env=env)
+    assert missing.code == 2 and "no config file" in missing.err

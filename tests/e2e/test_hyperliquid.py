@@ -65,7 +65,7 @@ async def test_a_confirmed_order_fills_on_the_emulator_and_the_card_says_so(
     view, message_id = await confirmed(stack, hl, "hl-fills")
 
     await card_says(
-        stack, message_id, "Filled · EMULATOR", "Filled 0.001 at 60000", "Fees 0.027 USDC"
+        stack, message_id, "Filled · EMULATOR", "Filled 0.001 at 60,000", "Fees 0.027 USDC"
     )
     api_view = await settled(stack, view["id"], "filled")
     # a first answer slower than the adapter's request timeout (a busy machine) is unknown and

@@ -13,7 +13,8 @@ from mcp import MCPError
 from mcp.client.subscriptions import ResourceUpdated
 
 from bot.api.intake import ProposalIn
-from tests.support.factories import ORDER_PAYLOAD, order_request
+from store import State
+from tests.support.factories import MESSAGE_PAYLOAD, ORDER_PAYLOAD, order_request
 from tests.support.mcp_client import call, connected
 from tests.support.stack import DEV_TOKEN, OTHER_TOKEN, Stack, StackFactory
 from tests.support.waiting import eventually
@@ -278,3 +279,26 @@ async def test_the_tools_take_the_apis_shapes_and_the_owner_reads_pages_and_canc
         assert not failed and [item["id"] for item in page["items"]] == [filed[1]]
     op = await stack.store.get(filed[0])
     assert op is not None and op.state.value in ("prepared", "awaiting_confirmation")
+
+
+async def test_propose_operation_names_the_open_draft_it_superseded(
+    make_stack: StackFactory,
+) -> None:
+    """A new message draft to a destination closes the open one there, whatever it was about:
+    the agent hears which one, and why, in the result."""
+    stack: Stack = await make_stack("ws")
+    first_payload = {**MESSAGE_PAYLOAD, "text": "Delivery window: Friday 10:00-12:00."}
+    second_payload = {**MESSAGE_PAYLOAD, "text": "About invoice 7: please send it again."}
+    async with connected("stdio", stack.bot_url, DEV_TOKEN) as agent:
+        failed, first = await call(
+            agent, "propose_operation", kind="message.send", payload=first_payload, audience="ops"
+        )
+        assert not failed and first["supersedes"] == [] and first["supersedes_note"] is None
+        failed, second = await call(
+            agent, "propose_operation", kind="message.send", payload=second_payload, audience="ops"
+        )
+        assert not failed and second["supersedes"] == [first["operation_id"]]
+        assert first["operation_id"] in second["supersedes_note"]
+        assert "one draft per destination" in second["supersedes_note"]
+    older = await stack.store.get(first["operation_id"])
+    assert older is not None and older.state is State.SUPERSEDED

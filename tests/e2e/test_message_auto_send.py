@@ -52,7 +52,7 @@ async def test_nobody_deciding_sends_it_once_by_the_clock(make_stack: StackFacto
     stack: Stack = await make_stack("ws", destinations=[TIMED])
     view, card = await stack.offered(timed_draft("auto-1"))
     assert view["auto_send_at"] is not None
-    await card_says(stack, card, "Sends itself in ", "unless an operator decides first")
+    await card_says(stack, card, "Sends itself at ", "unless an operator decides first")
     assert await auto_send_due(stack.store, auto_rules(stack)) == []  # its time has not come
 
     past_the_time_box(stack)

@@ -10,7 +10,7 @@ from kernel.reasons import Reason
 from larksandbox import answers
 from store import State
 from tests.support.cards import fields
-from tests.support.factories import draft, message_draft_fields, message_request
+from tests.support.factories import draft, message_draft_fields, message_request, order_request
 from tests.support.stack import CLAIMED_OR_AFTER, Stack, StackFactory, settled
 from tests.support.waiting import eventually
 
@@ -41,6 +41,25 @@ async def test_re_filing_supersedes_the_open_draft_and_its_card(stack: Stack) ->
     assert (await stack.click(second_card, "ou_alice"))["toast"]["type"] == "success"
     # the card went to the audience chat, never to the counterparty's
     assert all(m.chat_id != "oc_acme" for m in stack.state.messages.values())
+
+
+async def test_the_answer_names_the_open_draft_it_superseded(stack: Stack) -> None:
+    first, _ = await stack.offered(message_request("topic-delivery"))
+    body = message_request("topic-invoice")  # another matter, the same destination
+    body["payload"]["text"] = "About invoice 7: please send it again."
+    status, second = await stack.post("/api/v1/operations", body)
+    assert status == 201 and second["supersedes"] == [first["id"]]
+    note = second["supersedes_note"]
+    assert first["id"] in note and "one draft per destination" in note
+    assert "Superseded by a newer draft" in note
+    again_status, again = await stack.post("/api/v1/operations", body)  # a retried call
+    assert again_status == 200 and again["supersedes"] == [first["id"]]
+    assert again["supersedes_note"] == note
+    # a draft that supersedes nothing says so
+    third_status, third = await stack.post("/api/v1/operations", message_request("topic-third"))
+    assert third_status == 201 and third["supersedes"] == [second["id"]]
+    alone = await stack.propose(order_request("order-beside"))
+    assert alone["supersedes"] == [] and alone["supersedes_note"] is None
 
 
 async def test_a_claimed_draft_is_never_superseded(stack: Stack) -> None:

@@ -53,11 +53,11 @@ async def test_two_of_three_counts_alice_once_then_bob_claims_and_it_runs_once(
 ) -> None:
     stack = await make_stack("ws", **POLICY)
     view, message_id = await stack.offered(big_order("two-of-three"))
-    await card_says(stack, message_id, "Needs 2 of 3 operators — above 50,000 USDC")
+    await card_says(stack, message_id, "Needs 2 of 3 operators — above 50,000.00 USDC")
 
     first = await stack.click(message_id, "ou_alice")
     assert first["dialog"]["title"] == "Confirm this operation?"  # the second look
-    assert "60000.00 USDC" in first["dialog"]["text"]
+    assert "notional 60,000.00 USDC" in first["dialog"]["text"]
     assert toast(first) == ("success", "Confirmation counted: 1 of 2. Waiting for the others.")
     assert await stack.store.claim_count(view["id"]) == 0
     await card_says(stack, message_id, "1 of 2 confirmed: <at id=ou_alice></at>")

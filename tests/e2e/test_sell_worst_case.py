@@ -67,7 +67,7 @@ async def test_a_sell_far_below_the_mark_is_weighed_at_the_mark_and_refused_by_t
     approval = view["approval"]
     assert approval["notional"] == "180000.00 USDC", approval
     assert (approval["required"], approval["rule"]) == (2, "large-orders")
-    await card_says(stack, message_id, "Needs 2 of 3 operators — above 50,000 USDC")
+    await card_says(stack, message_id, "Needs 2 of 3 operators — above 50,000.00 USDC")
 
     # and the web asks a sign-in younger than 5 minutes before Confirm (above 100,000)
     async with signed_in(stack, "ou_alice") as alice:
@@ -78,7 +78,7 @@ async def test_a_sell_far_below_the_mark_is_weighed_at_the_mark_and_refused_by_t
 
     first = await stack.click(message_id, "ou_alice")
     assert first["toast"]["type"] == "success", first
-    assert "180000.00 USDC" in first["dialog"]["text"]
+    assert "notional 180,000.00 USDC" in first["dialog"]["text"]
     assert await stack.store.claim_count(op_id) == 0  # one confirmation is not enough
     last = await stack.click(message_id, "ou_bob")
     assert last["toast"]["type"] == "success", last

@@ -58,7 +58,11 @@ async def test_commands_are_answered_as_replies(stack: Stack) -> None:
     status = await answer_to(stack, f"status {view['id']}")
     # the card's and the dashboard's words for the state, the expiry as the card gives it
     lines = status.splitlines()
-    assert lines[1] == "Order to confirm" and lines[2].startswith("Expires in "), lines
+    assert (
+        lines[1] == "Order to confirm"
+        and lines[2].startswith("Expires at ")
+        and lines[2].endswith(" UTC")
+    ), lines
     assert "No operation" in await answer_to(stack, "status 01NOPE")
     health = await answer_to(stack, "health")
     assert "Overall: ready" in health and "card clicks: " in health

@@ -82,7 +82,8 @@ async def test_bob_rejects_on_the_web_with_a_reason_cleaned_as_the_card_cleans_i
         _answer, landed = await decide_on_page(
             bob, view["id"], "reject", reason="  too\tlarge\u200b today  "
         )
-        assert flash(landed.html) == ("tone-green", "")
+        # acknowledged, not celebrated: a reject's message is neutral, never the green of a confirm
+        assert flash(landed.html) == ("tone-grey", "")
     await card_says(stack, message_id, "Rejected by ", " on the web at")
     _, api_view = await stack.api("GET", f"/api/v1/operations/{view['id']}")
     assert api_view["state"] == "rejected"

@@ -99,6 +99,7 @@ def concluded(view: dict[str, Any], *outcomes: tuple[str, str, dict[str, Any]]) 
             "detail": detail,
             "outcome_digest": f"{n:02d}" * 32,
             "reconciles_digest": None,
+            "observed_at": f"2025-03-01T01:{31 + n}:00Z",  # a minute apart, after the decision
             "final": (said := meaning(view["kind"], status)).final,
             "tone": said.tone.value,
             "words": said.words.as_json(),

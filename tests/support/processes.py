@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import random
 import signal
@@ -150,9 +151,20 @@ async def start_sandbox(port: int, state_file: Path) -> tuple[asyncio.subprocess
     return process, "".join(banner)
 
 
-def backend_config(backend: Backend, directory: Path, port: int) -> Path:
-    """A config file for a real process on the test backend: one audience, one proposer
-    (`svc`, its token in SVC_TOKEN), the simulated venue's account."""
+SIM_ACCOUNT = '[[domains.finance.accounts]]\nname = "sim-main"\nbudget = "1000"'
+
+
+def backend_config(
+    backend: Backend,
+    directory: Path,
+    port: int,
+    *,
+    operators: tuple[str, ...] = ("ou_alice",),
+    finance: str = SIM_ACCOUNT,
+) -> Path:
+    """A config file for a real process on the test backend: one audience in the sandbox's
+    Ops chat, one proposer (`svc`, its token in SVC_TOKEN), and `finance` as its finance
+    table (default: the simulated venue's account)."""
     schema_line = f'schema = "{backend.schema}"' if backend.schema else ""
     config = directory / "countersign.toml"
     config.write_text(
@@ -165,13 +177,12 @@ port = {port}
 [[audiences]]
 name = "ops"
 chat_id = "oc_ops"
-operators = ["ou_alice"]
+operators = {json.dumps(list(operators))}
 [[proposers]]
 name = "svc"
 token_env = "SVC_TOKEN"
-[[domains.finance.accounts]]
-name = "sim-main"
-budget = "1000"
+[domains.finance]
+{finance}
 """
     )
     return config

@@ -135,7 +135,8 @@ def bot_config(
             },
             "audiences": audiences or [OPS_AUDIENCE],
             "approval_rules": approval_rules or [],
-            "cards": cards or {},
+            # UTC unless a test names a zone: the default ("local", the machine's) varies
+            "cards": {"timezone": "UTC", **(cards or {})},
             "people": people or {},
             "web": {**signing_in, **web} if web is not None else {},
             # no daily head line in the ops chat unless a test asks (a shifted clock could

@@ -17,7 +17,9 @@ from tests.support.signin import Answer, Browser, browsing
 from tests.support.stack import Stack
 
 # the Confirm form also carries its dialog's words (data-ask)
-FORM = re.compile(r'<form method="post" action="([^"]+)" class="decide"[^>]*>(.*?)</form>', re.S)
+FORM = re.compile(
+    r'<form method="post" action="([^"]+)" class="decide[^"]*"[^>]*>(.*?)</form>', re.S
+)
 HIDDEN = re.compile(r'<input type="hidden" name="([a-z_]+)" value="([^"]*)">')
 FLASH = re.compile(
     r'<p id="flash" class="flash ([a-z-]+)" role="status"(?: data-reason="([a-z_]+)")?>'

@@ -43,10 +43,23 @@ class Proposed(Wire):
     )
     expires_at: str
     card: CardDelivery = Field(description="the card's delivery: pending, current or failed")
+    supersedes: list[str] = Field(
+        default_factory=list,
+        description="ids of the open operations this one superseded (a new message draft to "
+        "the same destination replaces the open one, on any topic); [] when none",
+    )
+    supersedes_note: str | None = Field(
+        default=None, description="what superseding them did, in a sentence; null when none"
+    )
     next_step: str
 
 
-def proposed(view: OperationView, created: bool) -> Proposed:
+def proposed(
+    view: OperationView,
+    created: bool,
+    supersedes: list[str] | None = None,
+    supersedes_note: str | None = None,
+) -> Proposed:
     return Proposed(
         operation_id=view.id,
         created=created,
@@ -59,6 +72,8 @@ def proposed(view: OperationView, created: bool) -> Proposed:
         world=view.world,
         expires_at=view.expires_at,
         card=view.card.delivery,
+        supersedes=supersedes or [],
+        supersedes_note=supersedes_note,
         next_step=(
             f"an operator decides on the Lark card; call wait_for_operation with id {view.id} "
             "(until decided or final) to learn the decision and the outcome"

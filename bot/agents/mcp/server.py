@@ -174,7 +174,9 @@ def build_server(
         except ApiError as error:
             return _refused(error)
         follow(filed.operation.id)
-        return _result(proposed(filed.operation, filed.created))
+        return _result(
+            proposed(filed.operation, filed.created, filed.supersedes, filed.supersedes_note)
+        )
 
     @server.tool(
         description="Check a proposal without filing it: every check the filing runs, and the "

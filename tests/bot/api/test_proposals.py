@@ -37,6 +37,8 @@ async def test_a_proposal_is_stored_and_read_back_as_the_projection(
     assert view["execution"] is None and view["outcome"] is None
     stored = await store.get(view["id"])
     assert stored is not None and stored.confirm_digest == view["confirm_digest"]
+    # the filing's answer is the operation as read, and what its filing superseded (nothing)
+    assert (view.pop("supersedes"), view.pop("supersedes_note")) == ([], None)
     response = await api.get(f"/api/v1/operations/{view['id']}", headers=auth())
     assert response.status == 200 and await response.json() == view
 

@@ -11,7 +11,7 @@ import pytest
 
 from bot.api.dashboard_html import detail_html
 from bot.api.dashboard_view import outcome_details, outcome_text
-from cards.outcomes import outcome_lines
+from cards.outcomes import outcome_lines, seen_of
 from cards.render import render_card
 from cards.strings import LANGS, Lang
 from cards.world import world_of
@@ -35,8 +35,9 @@ def test_the_card_and_the_dashboard_say_the_same_words(name: str, lang: Lang) ->
     for title in filter(None, outcome_text(view, lang).split(" → ")):
         assert title in shown and f"**{title}**" in on_card, title
     for outcome in view.outcomes:  # each outcome's details, word for word
-        details = outcome_details(outcome.detail, lang)
-        lines = outcome_lines(outcome, world=world_of(view), lang=lang)
+        seen = seen_of(view, outcome)  # whom a message went to and when, in the same zone
+        details = outcome_details(outcome.detail, lang, seen)
+        lines = outcome_lines(outcome, world=world_of(view), lang=lang, seen=seen)
         if details:
             assert lines[1]["text"]["content"] == details
             assert details in page.replace("&#39;", "'")

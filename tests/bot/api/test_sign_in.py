@@ -45,7 +45,8 @@ def csrf_of(html: str) -> str:
 async def test_alice_signs_in_and_reads_every_page_as_herself(bot: SignInBot) -> None:
     async with browsing(bot) as browser:
         refused = await browser.get("/ops")
-        assert refused.status == 403 and 'id="sign-in" href="/ops/auth/sign-in"' in refused.html
+        sign_in = 'id="sign-in" href="/ops/auth/sign-in?next=%2Fops"'  # and back to /ops
+        assert refused.status == 403 and sign_in in refused.html
 
         authorize = await browser.start()
         sent = urlsplit(authorize)

@@ -9,7 +9,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from bot.api.web_rules import needs_reauth, reauth_due, same_origin
+from bot.api.hosts import moved_to
+from bot.api.web_rules import needs_reauth, reauth_due, return_path, same_origin
 from bot.config.settings import WebSettings
 from bot.decide.provenance import Context, may_decide
 from store import Approval, Audience, Source, Store
@@ -37,6 +38,51 @@ TRIO = Audience("ops", "oc_ops", ("ou_alice", "ou_bob", "ou_carol"))
 )
 def test_only_a_page_of_ours_may_post(headers: dict[str, str], ours: bool) -> None:
     assert same_origin(headers, PUBLIC) is ours
+
+
+@pytest.mark.parametrize(
+    ("asked", "back"),
+    [
+        ("/ops", "/ops"),
+        ("/ops/01ABCDEF", "/ops/01ABCDEF"),
+        ("/ops/01ABCDEF?lang=zh", "/ops/01ABCDEF?lang=zh"),
+        ("/ops/all?lang=en", "/ops/all?lang=en"),
+        ("/ops/01ABCDEF?lang=zh&x=1", "/ops/01ABCDEF"),  # only the language is kept
+        # never another site, nor the sign-in flow or the long poll
+        ("https://evil.example/ops", None),
+        ("//evil.example/ops", None),
+        ("/\\evil.example", None),
+        ("/ops/../../x", None),
+        ("/ops/a/b", None),
+        ("/ops/auth", None),
+        ("/ops/changes", None),
+        ("/opsx", None),
+        ("/ops/\u00e9", None),
+        ("", None),
+    ],
+)
+def test_a_sign_in_returns_only_to_a_page_of_the_dashboard(asked: str, back: str | None) -> None:
+    assert return_path(asked) == back
+
+
+@pytest.mark.parametrize(
+    ("host", "public", "proxy", "moved"),
+    [
+        ("localhost:8080", "http://127.0.0.1:8080", False, "http://127.0.0.1:8080"),
+        ("[::1]:8080", "http://127.0.0.1:8080", False, "http://127.0.0.1:8080"),
+        ("127.0.0.1:8080", "http://127.0.0.1:8080", False, None),
+        ("LOCALHOST.:8080", "http://localhost:8080", False, None),
+        # behind a proxy, or reached on another port (a proxy in front): never moved, or a
+        # proxy sending the upstream's Host would be sent round in circles
+        ("localhost:8080", "http://127.0.0.1:8080", True, None),
+        ("127.0.0.1:8080", "https://ops.example.com", False, None),
+        (None, "http://127.0.0.1:8080", False, None),
+    ],
+)
+def test_the_same_server_under_another_name_is_sent_to_the_public_url(
+    host: str | None, public: str, proxy: bool, moved: str | None
+) -> None:
+    assert moved_to(host, "http", public, proxy) == moved
 
 
 def web(**changes: str | int | None) -> WebSettings:

@@ -44,8 +44,22 @@ async def test_dev_profile_serves_the_api_and_the_cli_round_trips(dev_bot: Runni
     replay = await cli("propose", "examples/order.json", *client)
     assert replay.code == 0 and "already proposed" in replay.out and view["id"] in replay.out
 
-    message = await cli("propose", "-", *client, stdin=MESSAGE_EXAMPLE)
+    message = await cli(
+        "propose",
+        "-",
+        *client,
+        stdin=MESSAGE_EXAMPLE,
+    )
     assert message.code == 0 and "acme-supplier" in message.out
+    # a new draft to the same destination supersedes the open one, and says which
+    newer = json.loads(MESSAGE_EXAMPLE)
+    newer.update(request_id="example-message-2")
+    newer["payload"]["text"] = "About invoice 7: please send it again."
+    superseding = await cli("propose", "-", *client, stdin=json.dumps(newer).encode())
+    first_line = message.out.splitlines()[1]  # "<id>  <headline>"
+    assert superseding.code == 0 and f"superseded the open draft {first_line.split()[0]}" in (
+        superseding.out
+    )
 
     shown = await cli("show", view["id"], *client)
     assert shown.code == 0

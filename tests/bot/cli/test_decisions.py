@@ -31,7 +31,7 @@ async def test_show_waits_for_the_decision_then_the_outcome_and_names_who_decide
     before = await run(stack, "show", operation_id)
     assert before.code == 0, before.err
     assert before.out.startswith(f"{operation_id}  Order to confirm  SIMULATED\n")
-    assert "  Expires in " in before.out and "operators Alice, Bob" in before.out
+    assert "  Expires at " in before.out and "operators Alice, Bob" in before.out
 
     # Asked before the click or after it, the wait ends with the decision.
     decided = asyncio.create_task(
@@ -49,7 +49,8 @@ async def test_show_waits_for_the_decision_then_the_outcome_and_names_who_decide
     assert final.code == 0, final.err
     assert final.out.startswith(f"{operation_id}  Filled  SIMULATED\n")
     assert "  outcome:   Filled · SIMULATED" in final.out
-    assert "Filled 0.010 at 60000; Fees 0.3" in final.out and "Stop loss 57000: armed" in final.out
+    assert "Filled 0.010 at 60,000; Fees 0.30 USDC" in final.out
+    assert "Stop loss 57,000: armed" in final.out
     assert "  state:     concluded" in final.out
 
     listed = await run(stack, "list")

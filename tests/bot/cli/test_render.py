@@ -31,11 +31,12 @@ async def test_show_and_the_dashboard_say_what_is_needed_who_confirmed_and_why_i
     shown = operation_text(waiting, now=parse_iso_utc(expires) - timedelta(minutes=14), tz=UTC)
     first = shown.splitlines()[0]
     assert first == f"{op.id}  Order to confirm — 1 of 2 confirmed  SIMULATED"
-    assert "  approval: 2 of Alice, Bob, ou_carol (above 50,000 USDC)" in shown
-    assert "  notional: 60000.00 USDC" in shown
+    # amounts as the card shows them: grouped, to USDC's cents (the digested words unchanged)
+    assert "  approval: 2 of Alice, Bob, ou_carol (above 50,000.00 USDC)" in shown
+    assert "  notional: 60,000.00 USDC" in shown and waiting.approval.notional == "60000.00 USDC"
     assert "  confirmed by: Alice" in shown
     assert "  state:     awaiting confirmation" in shown
-    assert f"  Expires in 14 min · {expires[:10]} {expires[11:16]} UTC" in shown
+    assert f"  Expires at {expires[:10]} {expires[11:16]} UTC (in 14 min)" in shown
 
     vetoed = await store.reject(
         Click(op.id, "reject", op.confirm_digest, "ou_bob", "oc_ops", None, reason="Too big")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
+from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ import pytest
 from store import Claimed, Click, ExecutionLedger, Operation, Store, World
 from tests.support.factories import ORDER_PAYLOAD, offered
 from tests.support.waiting import eventually
-from workers.domains.base import ReadingUnavailable
+from workers.domains.base import ReadingUnavailable, RunnerContext
 from workers.domains.execution import Refusal, client_id_for
 from workers.domains.finance.capability import VenueReadings
 from workers.domains.finance.domain import FinanceDomain
@@ -228,3 +229,36 @@ async def test_a_venue_that_proves_an_order_never_landed_concludes_not_submitted
     assert (last.detail["venue"], last.detail["world"]) == ("sim", "simulated")
     assert last.detail["client_id"] == client_id_for(op.id)
     assert await venues["sim"].orders() == []  # and nothing was ever placed
+
+
+async def test_a_disabled_finance_opens_only_venues_that_hold_state(tmp_path: Path) -> None:
+    """Disabled, finance creates no venue file (nothing in the working directory); a venue
+    file left from when it was enabled still opens, so earlier orders are reconciled."""
+
+    async def nothing(*_args: Any) -> None:
+        return None
+
+    async def no_decision(_operation_id: str) -> str | None:
+        return None
+
+    context = RunnerContext(
+        clock=lambda: datetime.now(UTC),
+        environ={},
+        decision_of=no_decision,
+        on_dispatched=lambda _operation_id: None,
+        wake=nothing,
+    )
+    path = tmp_path / "var" / "sim-venue.db"
+    settings = FinanceSettings(
+        enabled=False, venue_path=str(path), accounts=[FinanceAccount(name="sim-main", budget="1")]
+    )
+    domain = FinanceDomain()
+    assert await domain.open_runner(settings, context) is None
+    assert not path.exists() and not path.parent.exists()
+
+    enabled = await domain.open_runner(settings.model_copy(update={"enabled": True}), context)
+    assert enabled is not None and path.exists()
+    await enabled.close()
+    later = await domain.open_runner(settings, context)  # disabled again, the file there
+    assert later is not None and "sim" in later.venues
+    await later.close()

@@ -138,10 +138,18 @@ class FinanceDomain(Domain[FinanceOrderV1, FinanceSettings]):
     def target_ref(self, payload: FinanceOrderV1) -> str:
         return f"account:{payload.venue}/{payload.account}"
 
-    async def open_runner(self, settings: FinanceSettings, context: RunnerContext) -> FinanceRunner:
+    async def open_runner(
+        self, settings: FinanceSettings, context: RunnerContext
+    ) -> FinanceRunner | None:
         """The runner and every venue the accounts name (venues/opening.py). It opens even
-        with finance disabled: orders claimed before are still reconciled."""
-        venues = await open_venues(settings, context.environ, context.clock)
+        with finance disabled: orders claimed before are still reconciled, on the venues
+        that have state; disabled, it creates none (no simulated venue file appears)."""
+        enabled = self.enabled(settings)
+        venues = await open_venues(
+            settings, context.environ, context.clock, create=enabled, absent_ok=not enabled
+        )
+        if not venues:  # disabled, and no venue ever held an order here: nothing to run
+            return None
         try:
             return FinanceRunner(
                 venues,

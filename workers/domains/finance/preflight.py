@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal, localcontext
 
+from kernel.display import money
 from kernel.problems import FieldProblem
 from workers.domains.finance.schema import FinanceOrderV1
 from workers.domains.finance.venues.model import Instrument, Observation
@@ -217,8 +218,9 @@ def _terms_refusal(order: FinanceOrderV1, instrument: Instrument) -> PreflightRe
     if worst_case_fee(order, instrument) > Decimal(order.max_fee):
         return PreflightRejection(
             "fee_cap_too_low",
-            f"the fee could reach {worst_case_fee(order, instrument)} {instrument.fee_currency}, "
-            f"above the confirmed cap {order.max_fee}",
+            # as a person reads an amount: "27.00 USDC", not "27.0000000" (kernel/display.py)
+            f"the fee could reach {money(worst_case_fee(order, instrument), instrument.fee_currency)}"
+            f", above the confirmed cap {money(order.max_fee, instrument.fee_currency)}",
             "propose with a higher max_fee or a smaller quantity",
         )
     return None

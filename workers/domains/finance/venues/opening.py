@@ -10,6 +10,7 @@ is a config problem (`FinanceDomain.config_problems`), never a fallback to anoth
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import logging
 from collections.abc import Callable, Collection, Mapping
@@ -81,15 +82,19 @@ async def open_venues(
     *,
     names: Collection[str] | None = None,
     create: bool = True,
+    absent_ok: bool = False,
 ) -> dict[str, Venue]:
     """Every venue the accounts name (or only `names`), opened; the caller closes each. A
     venue that fails to open closes the ones opened before it and raises (a missing agent
     key is one line naming its variable). `create=False`: the simulated venue's file is
-    never created (read-only tools)."""
+    never created (read-only tools); with `absent_ok`, a simulated venue without one is left
+    out (it holds no order to reconcile) instead of refused."""
     wanted = venue_names(settings) if names is None else list(names)
     opened: dict[str, Venue] = {}
     try:
         for name in wanted:
+            if name == SIM and not create and absent_ok and not await _exists(settings):
+                continue
             if name == SIM:
                 opened[name] = await open_sim(settings, environ, clock, create=create)
             elif name == HYPERLIQUID:
@@ -104,6 +109,10 @@ async def open_venues(
             await venue.close()
         raise
     return opened
+
+
+async def _exists(settings: FinanceSettings) -> bool:
+    return await asyncio.to_thread(Path(settings.venue_path).exists)
 
 
 async def _open_hyperliquid(
