@@ -356,6 +356,12 @@ TEXT: Mapping[str, Mapping[Lang, str]] = {
         "en": "Rejected by {who}: {reason}",
         "zh": "已被 {who} 拒绝：{reason}",
     },
+    # an operation whose card never reached Lark (cards/vocabulary.py headline)
+    "headline.lark_off": {
+        "en": "Card not posted: Lark is off here (run --dev)",
+        "zh": "卡片未发出：此处未启用飞书",
+    },
+    "headline.not_posted": {"en": "Card not posted", "zh": "卡片未发出"},
     "headline.expired": {"en": "Expired — nothing executed", "zh": "已过期 — 未执行"},
     "headline.cancelled": {
         "en": "Cancelled by the proposer — nothing executed",

@@ -128,12 +128,23 @@ def shortened(words: str, limit: int) -> str:
     return words if len(words) <= limit else words[: limit - 1].rstrip() + "…"
 
 
+# a card's error when the bot serving it runs with Lark off (`run --dev`): said where it is
+# served (bot/api/unposted.py), never stored
+CARD_LARK_OFF = (
+    'not posted: Lark is off here ([lark] mode = "off", as under run --dev); '
+    "start with `countersign run --sandbox` to see cards, or configure [lark]"
+)
+
+
 def headline(view: OperationView, people: Mapping[str, str]) -> Headline:
     outcome = view.outcome
     if outcome is not None:
         said = {lang: outcome_words(outcome, lang) for lang in LANGS}
         return Headline(said, TONE_COLOUR.get(outcome.tone, DONE))
     state = view.state
+    if state is State.PREPARED and view.card.error is not None:  # it never reached Lark
+        key = "headline.lark_off" if view.card.error == CARD_LARK_OFF else "headline.not_posted"
+        return _catalogued(key, WARN)
     if state in OPEN_STATES:
         confirmed = view.approval.confirmed_by
         if confirmed:

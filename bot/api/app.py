@@ -204,7 +204,7 @@ async def list_operations(request: web.Request) -> web.Response:
     views = await op_views(request.app[STORE_KEY], page.items)
     return web.json_response(
         {
-            "items": [answered(view, request.app[CONFIG_KEY].settings.people) for view in views],
+            "items": [answered(view, request.app[CONFIG_KEY].settings) for view in views],
             "next_cursor": page.next_cursor,
             "has_more": page.has_more,
         }
@@ -341,6 +341,7 @@ def create_app(
         trust_loopback_proxy=http.trust_loopback_proxy,
         people=config.settings.people,
         tz=zone(config.settings.cards.timezone),  # the cards' zone: one on every surface
+        lark_mode=config.settings.lark.mode,
         signin=signin,
         decisions=decisions,
         delegations=delegations,

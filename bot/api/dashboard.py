@@ -49,6 +49,7 @@ from bot.api.errors import refuse
 from bot.api.hosts import forwarded_https, proxied
 from bot.api.keys import STOPPING_KEY, pause
 from bot.api.signin import SignIn
+from bot.api.unposted import all_unposted
 from bot.api.web_decide import WebDecisions
 from bot.api.web_delegation import DELEGATIONS_PATH, WebDelegations, grant_choices
 from bot.api.web_rules import return_path
@@ -149,8 +150,10 @@ class Dashboard:
         decisions: WebDecisions | None = None,
         delegations: WebDelegations | None = None,
         tz: tzinfo = UTC,
+        lark_mode: str = "off",
     ):
         self.store = store
+        self.lark_mode = lark_mode  # "off": cards are never posted here (bot/api/unposted.py)
         self.tz = tz  # the display zone ([cards] timezone): the card's times, the same here
         self.signin = signin
         self.decisions = decisions  # Confirm and Reject on /ops/{id} (bot/api/web_decide.py)
@@ -228,7 +231,10 @@ class Dashboard:
         groups = await attention_groups(self.store, limit=GROUP_ROWS)
         latest = await recent(self.store, limit=RECENT_ROWS)
         shown = {op.id: op for op in [*(op for g in groups for op in g.operations), *latest]}
-        by_id = {view.id: view for view in await views(self.store, list(shown.values()))}
+        by_id = {
+            view.id: view
+            for view in all_unposted(await views(self.store, list(shown.values())), self.lark_mode)
+        }
         # a page with operations counting down to their expiry keeps its "in N min" true
         ticking = any(g.count for g in groups if g.key == AWAITING)
         html = attention_html(
@@ -273,7 +279,7 @@ class Dashboard:
             )
         filters = {"state": state.value if state else "", "outcome": outcome, "q": q}
         html = list_html(
-            await views(self.store, list(page.items)),
+            all_unposted(await views(self.store, list(page.items)), self.lark_mode),
             filters,
             page.next_cursor if page.has_more else None,
             Chrome(lang_of(request), mark, "/ops/all", filters, who=who),
@@ -298,7 +304,7 @@ class Dashboard:
         if op is None:
             message = label("not_found.operation", lang, id=operation_id)
             return self._not_found(request, message, mark, who)
-        [view] = await views(self.store, [op])
+        [view] = all_unposted(await views(self.store, [op]), self.lark_mode)
         records = {
             "confirmations": await self.store.confirmations(op.id),
             "attempt": await ExecutionLedger(self.store).attempt(op.id),

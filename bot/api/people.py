@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from bot.api.unposted import unposted
+from bot.config import Settings
 from store import OperationView
 
 
@@ -29,6 +31,8 @@ def with_people(view: OperationView, names: Mapping[str, str]) -> OperationView:
     return view.model_copy(update={"people": dict(sorted(people.items()))})
 
 
-def answered(view: OperationView, names: Mapping[str, str]) -> dict[str, Any]:
-    """The view as the API answers it: JSON, with `people` (enums as their strings)."""
-    return with_people(view, names).model_dump(mode="json")
+def answered(view: OperationView, settings: Settings) -> dict[str, Any]:
+    """The view as the API answers it: JSON, with `people` (enums as their strings) and, when
+    Lark is off here, why its card was not posted."""
+    shown = unposted(with_people(view, settings.people), settings.lark.mode)
+    return shown.model_dump(mode="json")

@@ -58,8 +58,8 @@ def answer(
 ) -> web.Response:
     """An operation's view as the API answers it: with the names of the people it mentions
     (and, for a proposal, `extra`: what its filing superseded)."""
-    names = request.app[CONFIG_KEY].settings.people
-    return web.json_response({**answered(view, names), **(extra or {})}, status=status)
+    settings = request.app[CONFIG_KEY].settings
+    return web.json_response({**answered(view, settings), **(extra or {})}, status=status)
 
 
 def _problems(request: web.Request, error: ProblemsFound) -> web.Response:

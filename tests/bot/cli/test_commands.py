@@ -6,6 +6,7 @@ import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import aiohttp
 import pytest
 
 from store import head_revision
@@ -40,6 +41,11 @@ async def test_dev_profile_serves_the_api_and_the_cli_round_trips(dev_bot: Runni
     view = json.loads(proposed.out)
     assert view["state"] == "prepared" and view["audience"]["chat_id"] == "oc_ops"
     assert view["audience"]["operators"] == ["ou_alice", "ou_bob", "ou_carol"]
+    # Lark is off under --dev: no card is posted, and every surface says why and what to do
+    assert "Lark is off here" in view["card"]["error"]
+    assert "countersign run --sandbox" in view["card"]["error"]
+    async with aiohttp.ClientSession() as http, http.get(f"{dev_bot.url}/ops/{view['id']}") as page:
+        assert page.status == 200 and "Card not posted: Lark is off here" in await page.text()
 
     replay = await cli("propose", "examples/order.json", *client)
     assert replay.code == 0 and "already proposed" in replay.out and view["id"] in replay.out
@@ -63,7 +69,8 @@ async def test_dev_profile_serves_the_api_and_the_cli_round_trips(dev_bot: Runni
 
     shown = await cli("show", view["id"], *client)
     assert shown.code == 0
-    assert shown.out.startswith(f"{view['id']}  Order to confirm  SIMULATED\n")
+    lark_off = "Card not posted: Lark is off here (run --dev)"
+    assert shown.out.startswith(f"{view['id']}  {lark_off}  SIMULATED\n"), shown.out
     assert view["confirm_digest"] in shown.out and "Quantity: 0.010" in shown.out
     assert "operators Alice, Bob" in shown.out  # the dev profile names the sandbox's people
 
