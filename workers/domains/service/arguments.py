@@ -218,6 +218,14 @@ def _problem(error: Any, base: str, schema: Mapping[str, Any]) -> list[FieldProb
                 'send a decimal string such as "12.50" (no exponent, no spaces)',
             )
         ]
+    if kind == "pattern":  # never the pattern itself: words, from the schema where it has some
+        described = error.schema.get("description") if isinstance(error.schema, dict) else None
+        fix = (
+            f"send it as the action's schema describes it: {described}"
+            if described
+            else ("send a value in the form the action's schema describes")
+        )
+        return [FieldProblem(at, f"{_quote(error.instance)} is not in the form it needs", fix)]
     message = str(error.message)
     if len(message) > 2 * QUOTE_CHARS:
         message = message[: 2 * QUOTE_CHARS - 1] + "…"

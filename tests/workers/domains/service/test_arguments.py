@@ -46,6 +46,10 @@ def test_every_problem_is_named_by_its_path_with_a_fix() -> None:
     assert "not an argument" in by_field["payload.arguments.coupon"].reason
     assert "order_id, amount, reason" in by_field["payload.arguments.coupon"].fix
     assert "damaged" in by_field["payload.arguments.reason"].fix
+    # a value out of its form is said in words, never by the schema's pattern
+    order_id = by_field["payload.arguments.order_id"]
+    assert order_id.reason == "nope is not in the form it needs", order_id
+    assert "^" not in order_id.reason + order_id.fix and "[" not in order_id.reason + order_id.fix
     assert all(problem.fix for problem in problems)
 
 

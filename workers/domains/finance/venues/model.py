@@ -143,8 +143,8 @@ class VenueOrder:
     def __post_init__(self) -> None:
         if not isinstance(self.client_id, str) or not CLIENT_ID.fullmatch(self.client_id):
             raise ValueError(
-                f"client_id {self.client_id!r} must match {CLIENT_ID.pattern} "
-                "(letters, digits, _ . : -, at most 96)"
+                f"client_id {self.client_id!r} must be 1 to 96 letters, digits, _ . : or -, "
+                "starting with a letter or a digit"
             )
         if self.client_id.endswith(tuple(CHILD_SUFFIX.values())):
             raise ValueError(
