@@ -12,6 +12,7 @@ from datetime import UTC, tzinfo
 from typing import Any
 
 from cards.plain_text import WORDS_MAX_CHARS, people_text
+from cards.stored_words import stored_said
 from cards.strings import LANGS, LARK_LOCALE, Lang, text
 from cards.vocabulary import PROTECTIVE_ENDED, outcome_words, when
 from cards.world import in_world
@@ -117,14 +118,15 @@ def outcome_parts(detail: dict[str, Any], lang: Lang = "en", seen: Seen = UNSEEN
         answer = people_text(str(detail["answer"]), WORDS_MAX_CHARS, lang)
         parts.append(text("detail.answer", lang, answer=answer))
     # an operator's (or a venue's) words: text, never markup (cards/plain_text.py)
-    if detail.get("reason"):
-        reason = people_text(detail["reason"], WORDS_MAX_CHARS, lang)
+    if detail.get("reason"):  # the executor's own words worded in `lang` (cards/stored_words.py)
+        said = stored_said(str(detail["reason"]), lang, detail.get("code"))
+        reason = people_text(said, WORDS_MAX_CHARS, lang)
         parts.append(text("detail.reason", lang, reason=reason))
     if detail.get("note"):  # what an operator asked to change in a draft sent back
         note = people_text(detail["note"], WORDS_MAX_CHARS, lang)
         parts.append(text("detail.note", lang, reason=note))
     if detail.get("hint"):  # what to do next, in its domain's words: text, never markup
-        hint = people_text(str(detail["hint"]), WORDS_MAX_CHARS, lang)
+        hint = people_text(stored_said(str(detail["hint"]), lang), WORDS_MAX_CHARS, lang)
         parts.append(text("detail.hint", lang, hint=hint))
     if detail.get("error_class"):  # the executor gave up (only the class: no message)
         parts += executor_failed(detail, lang)

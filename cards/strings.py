@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from cards.chat_strings import CHAT_TEXT
+from cards.stored_strings import STORED_TEXT
 from kernel.reasons import Reason
 
 Lang = Literal["en", "zh"]
@@ -142,6 +143,7 @@ def refusal_text(reason: Reason, lang: Lang = "en") -> str:
 # Labels and phrases on cards. Keys are stable; values per language.
 TEXT: Mapping[str, Mapping[Lang, str]] = {
     **CHAT_TEXT,  # what the text listener answers (cards/chat_strings.py)
+    **STORED_TEXT,  # words stored in one language, worded at render time (cards/stored_words.py)
     # A kind's own words (its title and headlines, its terms' labels, its outcomes' words)
     # are its domain's, carried by the projection and the outcome rows (cards/vocabulary.py);
     # these read for an operation filed before they were

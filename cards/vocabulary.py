@@ -23,6 +23,7 @@ from datetime import UTC, datetime, tzinfo
 from typing import Any
 
 from cards.plain_text import WORDS_MAX_CHARS, people_text
+from cards.stored_words import stored_title, stored_value
 from cards.strings import LANGS, Lang, text
 from kernel.display import amount_text, number
 from kernel.display import when as display_when
@@ -104,10 +105,18 @@ def kind_words(view: OperationView, which: str, lang: Lang, **values: str) -> st
 
 
 def title_of(view: OperationView, lang: Lang) -> str:
-    """What the operation is, in a line: the projection's title ("BUY 0.01 BTC-PERP"), else
-    the kind's title ("Confirm order")."""
+    """What the operation is, in a line: the projection's title ("BUY 0.01 BTC-PERP"; its own
+    in `lang` where it has one, else worded from its terms), else the kind's title ("Confirm
+    order")."""
     title = view.terms.get("title")
-    return str(title) if title else kind_words(view, "title", lang)
+    if not title:
+        return kind_words(view, "title", lang)
+    if lang == "en":
+        return str(title)
+    own = view.terms.get(f"title_{lang}")  # a title the domain gave in `lang` (service.call)
+    if isinstance(own, str) and own:
+        return own
+    return stored_title(view.kind, view.terms.get("terms", []), lang) or str(title)
 
 
 def outcome_words(outcome: OutcomeView, lang: Lang) -> str:
@@ -235,7 +244,8 @@ def term_value(term: Mapping[str, Any], lang: Lang) -> str:
         return amount_text(value)
     if name in NUMBER_TERMS and not isinstance(value, bool):
         return number(value)
-    return value_words(value, lang)
+    worded = stored_value(str(name), value, lang)  # an enumerated value: "buy", "GTC"
+    return worded if worded is not None else value_words(value, lang)
 
 
 def term_label(term: Mapping[str, Any], lang: Lang) -> str:

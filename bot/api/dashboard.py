@@ -128,13 +128,14 @@ def moved(request: web.Request, path: str) -> URL:
     return request.rel_url.with_path(path).with_query(request.rel_url.query)
 
 
-def search_problem(text: str) -> FieldProblem | None:
+def search_problem(text: str, lang: Lang = "en") -> FieldProblem | None:
     """A search text the store cannot be asked about: too long, or characters no id or term
     holds (a NUL PostgreSQL refuses, a lone surrogate no driver encodes)."""
     if len(text) > SEARCH_MAX_CHARS:
-        return FieldProblem("q", f"longer than {SEARCH_MAX_CHARS} characters", "search for less")
+        too_long = label("search.too_long", lang, max=str(SEARCH_MAX_CHARS))
+        return FieldProblem("q", too_long, label("search.too_long.fix", lang))
     if any(ord(ch) < 32 or 0xD800 <= ord(ch) <= 0xDFFF for ch in text):
-        return FieldProblem("q", "holds control characters", "search for printable text")
+        return FieldProblem("q", label("search.control", lang), label("search.control.fix", lang))
     return None
 
 
@@ -258,8 +259,9 @@ class Dashboard:
         outcome = request.query.get("outcome", "")
         outcome = outcome if outcome in outcome_choices() else ""
         q = request.query.get("q", "").strip()
-        if problem := search_problem(q):
-            return refuse(request, 400, "invalid_query", "this search cannot be run", [problem])
+        if problem := search_problem(q, lang_of(request)):
+            said = label("search.refused", lang_of(request))
+            return refuse(request, 400, "invalid_query", said, [problem])
         try:
             page = await search(
                 self.store,

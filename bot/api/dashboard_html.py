@@ -20,11 +20,11 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from bot.api.dashboard_policy import history_rows
 from bot.api.dashboard_view import detail, row
-from bot.api.dashboard_words import Now, label, moment, tone_class
+from bot.api.dashboard_words import LABELS, Now, label, moment, tone_class
 from bot.api.signin import SIGN_OUT_PATH, Viewer, sign_in_link
 from bot.api.web_decide import DecideForm, Flash, Panel
 from bot.api.web_words import confirmer_words
-from cards.strings import Lang, text
+from cards.strings import LANGS, Lang, text
 from cards.vocabulary import BAD, DONE, OPEN_STATES, WAITING, WARN, state_words
 from kernel.timeutil import iso_utc, utc_now
 from store import AWAITING, SEARCH_MAX_CHARS, UNKNOWN, OperationView, PolicyVersion, State
@@ -50,9 +50,12 @@ def outcome_choices() -> dict[str, dict[str, str]]:
     for outcomes in (CORE_OUTCOMES, *(plugin.outcomes for plugin in DOMAINS.values())):
         for status, meaning in outcomes.items():
             said = meaning.words.as_json()
-            if found.setdefault(status, said) != said:
+            if found.setdefault(status, said) != said:  # the dashboard's word for it, if any
+                key = f"outcome.status.{status}"
                 words = status.replace("_", " ")
-                found[status] = {"en": words, "zh": words}
+                found[status] = {
+                    each: label(key, each) if key in LABELS else words for each in LANGS
+                }
     return found
 
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.api.dashboard_words import Now, ident, label, long_text, moment
+from cards.stored_words import stored_said
 from cards.strings import Lang
 from kernel.display import when
 from kernel.timeutil import iso_utc
@@ -75,7 +76,8 @@ def history_rows(versions: Sequence[PolicyVersion], now: Now, lang: Lang) -> lis
             "at": moment(iso_utc(version.at), now, lang),
             "actor": version.actor,
             "digest": ident(version.digest, short=True),
-            "lines": [long_text(line.text) for line in version.changes],
+            # stored in English: its fixed words in `lang` (cards/stored_words.py)
+            "lines": [long_text(stored_said(line.text, lang)) for line in version.changes],
             "audiences": [
                 (name, ident(digest, short=True))
                 for name, digest in sorted(version.audiences.items())

@@ -14,12 +14,24 @@ from collections.abc import Mapping
 from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
 
+from bot.api.web_words import web_label
+from cards.strings import Lang
+
 # what aiohttp's form and multipart readers raise on a body they cannot parse (3.x)
 UNREADABLE = (ValueError, LookupError, RuntimeError, AssertionError, HttpProcessingError)
 
 
 class UnreadableForm(Exception):
-    """The body is not a form we can read; the message says why and what to do."""
+    """The body is not a form we can read; the message says why and what to do (`said`: in
+    the page's language)."""
+
+    def __init__(self, kind: str | None) -> None:
+        self.kind = kind
+        super().__init__(self.said("en"))
+
+    def said(self, lang: Lang) -> str:
+        kind = self.kind or web_label("form.no_type", lang)
+        return web_label("form.unreadable", lang, kind=kind)
 
 
 async def form_fields(request: web.Request) -> Mapping[str, str]:
@@ -29,8 +41,5 @@ async def form_fields(request: web.Request) -> Mapping[str, str]:
     except web.HTTPException:
         raise
     except UNREADABLE:
-        kind = (request.content_type or "no content type")[:80]
-        raise UnreadableForm(
-            f"the form's body could not be read as {kind}; post the form again from the page"
-        ) from None
+        raise UnreadableForm((request.content_type or "")[:80] or None) from None
     return {name: value for name, value in form.items() if isinstance(value, str)}

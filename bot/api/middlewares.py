@@ -33,6 +33,7 @@ from bot.api.keys import (
     PEER_LIMITER_KEY,
     PROPOSER_KEY,
 )
+from bot.api.web_words import web_label
 from kernel.problems import FieldProblem
 
 log = logging.getLogger("countersign.api")
@@ -95,12 +96,8 @@ async def json_errors(request: web.Request, handler: Handler) -> web.StreamRespo
     except Exception:
         log.exception("unhandled error on %s %s", request.method, request.path)
         if is_dashboard(request.path):  # a page, in the dashboard's style, with a way on
-            return html_error(
-                500,
-                "An internal error stopped this page; nothing more was done. Reload it, or "
-                "go back to the dashboard.",
-                lang=request_lang(request),
-            )
+            lang = request_lang(request)
+            return html_error(500, web_label("error.internal", lang), lang=lang)
         return error_response(500, "internal", "internal error; the request may be retried")
 
 

@@ -284,7 +284,8 @@ class SignIn:
         try:
             form = await form_fields(request)
         except UnreadableForm as unreadable:
-            return self._refused(request, 400, "signout.unreadable", why=str(unreadable))
+            said = unreadable.said(request_lang(request))
+            return self._refused(request, 400, "signout.unreadable", why=said)
         given = form.get("csrf")
         if session is not None:
             if given is None or not _same(given, session):

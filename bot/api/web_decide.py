@@ -277,7 +277,8 @@ class WebDecisions:
         try:
             fields = await form_fields(request)
         except UnreadableForm as unreadable:
-            return self._refused(request, "", status=400, why=str(unreadable))
+            said = unreadable.said(request_lang(request))
+            return self._refused(request, "", status=400, why=said)
         if not hmac.compare_digest(fields.get("csrf", "").encode(), viewer.csrf_token.encode()):
             return self._refused(request, "decide.foreign_form")
         if not viewer.allowed:

@@ -15,13 +15,15 @@ from datetime import timedelta
 
 from aiohttp import web
 
-from bot.api.errors import html_error
+from bot.api.dashboard_words import label
+from bot.api.errors import html_error, request_lang
 from bot.api.form_body import UnreadableForm, form_fields
 from bot.api.signin import SignIn, Viewer
 from bot.api.web_limits import DECISION_POSTS, WebLimits
 from bot.api.web_rules import same_origin
 from bot.config import Config, Settings
 from bot.config.delegation import grant_problems
+from cards.strings import Lang
 from store import Delegation, DelegationLedger, Store
 
 log = logging.getLogger("countersign.api")
@@ -70,42 +72,44 @@ class WebDelegations:
     async def post(self, request: web.Request) -> web.Response:
         if (throttled := self.limits.by_address(request)) is not None:
             return throttled
+        lang = request_lang(request)
         if not same_origin(request.headers, self.public_url):
-            return _refused("this form was not posted from this dashboard")
+            return _refused(label("decide.cross_origin", lang), lang)
         viewer = await self.signin.viewer(request)
         if viewer is None:
-            return _refused("sign in with Lark to delegate (the session has ended)")
+            return _refused(label("delegate.signed_out", lang), lang)
         if (throttled := self.limits.by_person(request, viewer.open_id)) is not None:
             return throttled
         try:
             fields = await form_fields(request)
         except UnreadableForm as unreadable:
-            return _refused(str(unreadable), status=400)
+            return _refused(unreadable.said(lang), lang, status=400)
+        # the page's language, as its form says it
+        lang = "zh" if fields.get("lang") == "zh" else lang
         if not hmac.compare_digest(fields.get("csrf", "").encode(), viewer.csrf_token.encode()):
-            return _refused("this form is not from this session; reload the page")
+            return _refused(label("decide.foreign_form", lang), lang)
         if not viewer.allowed:
-            return _refused("your organisation may not use this dashboard")
-        lang = "zh" if fields.get("lang") == "zh" else "en"
+            return _refused(label("delegate.tenant", lang), lang)
         action = fields.get("action", "")
         if action == "grant":
-            refusal = await self._grant(viewer, fields)
+            refusal = await self._grant(viewer, fields, lang)
         elif action == "revoke":
-            refusal = await self._revoke(viewer, fields.get("id", ""))
+            refusal = await self._revoke(viewer, fields.get("id", ""), lang)
         else:
-            refusal = "action: grant or revoke"
+            refusal = label("delegate.action", lang)
         if refusal is not None:
-            return _refused(refusal, status=400)
+            return _refused(refusal, lang, status=400)
         raise web.HTTPSeeOther(f"{DELEGATIONS_PATH}?lang={lang}&changed={action}")
 
-    async def _grant(self, viewer: Viewer, fields: Mapping[str, str]) -> str | None:
+    async def _grant(self, viewer: Viewer, fields: Mapping[str, str], lang: Lang) -> str | None:
         audience, to = fields.get("audience", ""), fields.get("to", "").strip()
         days = fields.get("days", "")
         if not days.isdigit() or len(days) > 3:
-            return "days: a whole number of days"
+            return label("delegate.days", lang)
         now = self.store.clock()
         ends = now + timedelta(days=int(days))
         problems = grant_problems(
-            self.settings, audience, viewer.open_id, to, ends, now, by=viewer.open_id
+            self.settings, audience, viewer.open_id, to, ends, now, by=viewer.open_id, lang=lang
         )
         if problems:
             return "; ".join(f"{p.field}: {p.reason} ({p.fix})" for p in problems)
@@ -115,15 +119,15 @@ class WebDelegations:
         log.info("delegation granted on the web in %s", audience)
         return None
 
-    async def _revoke(self, viewer: Viewer, delegation_id: str) -> str | None:
+    async def _revoke(self, viewer: Viewer, delegation_id: str, lang: Lang) -> str | None:
         found = await self.ledger.find(delegation_id)
         if found is None or not may_end(found, viewer.open_id):
-            return "id: no delegation of yours by that id"
+            return label("delegate.not_yours", lang)
         if await self.ledger.revoke(delegation_id, f"operator:{viewer.open_id}") is None:
-            return "id: that delegation was already revoked or has ended"
+            return label("delegate.ended", lang)
         return None
 
 
-def _refused(message: str, status: int = 403) -> web.Response:
+def _refused(message: str, lang: Lang, status: int = 403) -> web.Response:
     log.info("refused a delegation post: %d", status)
-    return html_error(status, f"Not changed: {message}. Nothing was recorded.")
+    return html_error(status, label("delegate.refused", lang, why=message), lang=lang)

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from aiohttp import web
 
 from bot.api.auth import RateLimiter, peer_key
+from bot.api.dashboard_words import label
 from bot.api.errors import TO_OPS, Step, html_error, request_lang
 
 log = logging.getLogger("countersign.api")
@@ -57,12 +58,12 @@ class WebLimits:
     def by_address(self, request: web.Request) -> web.Response | None:
         """A 429 page if this client address is over its rate, else None (one taken)."""
         wait = self._addresses.take(peer_key(request.remote))
-        return self._refused(request, wait, "this address") if wait > 0 else None
+        return self._refused(request, wait, "rate.address") if wait > 0 else None
 
     def by_person(self, request: web.Request, open_id: str) -> web.Response | None:
         """A 429 page if this signed-in person is over their rate, else None (one taken)."""
         wait = self._people.take(open_id)
-        return self._refused(request, wait, "you") if wait > 0 else None
+        return self._refused(request, wait, "rate.person") if wait > 0 else None
 
     def _refused(self, request: web.Request, wait: float, who: str) -> web.Response:
         seconds = max(1, math.ceil(wait))
@@ -70,11 +71,13 @@ class WebLimits:
         # the way back: the operation a decision was posted on, and the dashboard
         page = request.path.removesuffix("/decide")
         steps = (Step("next.operation", page), TO_OPS) if page != request.path else (TO_OPS,)
-        return html_error(
-            429,
-            f"Too many {self.what} from {who} in a short time. Nothing was recorded. "
-            f"Wait {seconds} s, then try again.",
-            headers={"Retry-After": str(seconds)},
-            lang=request_lang(request),
-            steps=steps,
+        lang = request_lang(request)
+        said = label(
+            "rate.limited",
+            lang,
+            what=label(f"rate.{self.what}", lang),
+            who=label(who, lang),
+            seconds=str(seconds),
         )
+        headers = {"Retry-After": str(seconds)}
+        return html_error(429, said, headers=headers, lang=lang, steps=steps)

@@ -119,6 +119,62 @@ WEB_LABELS: Mapping[str, Mapping[Lang, str]] = {
         "en": "this form has no key; reload the page",
         "zh": "此表单缺少标识；请刷新页面",
     },
+    # a form whose body could not be read (bot/api/form_body.py), {kind} its content type
+    "form.unreadable": {
+        "en": "the form's body could not be read as {kind}; post the form again from the page",
+        "zh": "无法按 {kind} 读取表单内容；请从页面重新提交表单",
+    },
+    "form.no_type": {"en": "no content type", "zh": "无内容类型"},
+    # too many writes in a short time (bot/api/web_limits.py): what, from whom
+    "rate.limited": {
+        "en": "Too many {what} from {who} in a short time. Nothing was recorded. "
+        "Wait {seconds} s, then try again.",
+        "zh": "{who}在短时间内的{what}过多。未记录任何内容。请等待 {seconds} 秒后重试。",
+    },
+    "rate.sign-in starts": {"en": "sign-in starts", "zh": "登录请求"},
+    "rate.decision posts": {"en": "decision posts", "zh": "提交"},
+    "rate.address": {"en": "this address", "zh": "此地址"},
+    "rate.person": {"en": "you", "zh": "您"},
+    # a page the server failed to make (bot/api/middlewares.py)
+    "error.internal": {
+        "en": "An internal error stopped this page; nothing more was done. Reload it, or go "
+        "back to the dashboard.",
+        "zh": "内部错误中断了此页面；未执行任何其他操作。请刷新，或返回控制台。",
+    },
+    # the dashboard's search refused (bot/api/dashboard.py)
+    "search.refused": {"en": "this search cannot be run", "zh": "无法执行此搜索"},
+    "search.too_long": {
+        "en": "longer than {max} characters",
+        "zh": "超过 {max} 个字符",
+    },
+    "search.too_long.fix": {"en": "search for less", "zh": "请缩短搜索内容"},
+    "search.control": {"en": "holds control characters", "zh": "含有控制字符"},
+    "search.control.fix": {"en": "search for printable text", "zh": "请搜索可打印的文字"},
+    # a delegation post refused (bot/api/web_delegation.py)
+    "delegate.refused": {
+        "en": "Not changed: {why}. Nothing was recorded.",
+        "zh": "未更改：{why}。未记录任何内容。",
+    },
+    "delegate.signed_out": {
+        "en": "sign in with Lark to delegate (the session has ended)",
+        "zh": "请使用飞书登录后再委托（会话已结束）",
+    },
+    "delegate.tenant": {
+        "en": "your organisation may not use this dashboard",
+        "zh": "您所在的组织无权使用此控制台",
+    },
+    "delegate.action": {"en": "action: grant or revoke", "zh": "操作：授予或撤销"},
+    "delegate.days": {"en": "days: a whole number of days", "zh": "天数：须为整数天"},
+    "delegate.not_yours": {
+        "en": "id: no delegation of yours by that id",
+        "zh": "编号：没有该编号的属于您的委托",
+    },
+    "delegate.ended": {
+        "en": "id: that delegation was already revoked or has ended",
+        "zh": "编号：该委托已被撤销或已结束",
+    },
+    # an outcome status two kinds word differently, in the list's outcome filter
+    "outcome.status.rejected": {"en": "Rejected", "zh": "被拒绝"},
 }
 
 

@@ -18,10 +18,12 @@ from tests.support.card_gallery import PEOPLE, gallery
 
 NOW = datetime(2025, 3, 1, 1, 30, tzinfo=UTC)
 BODY_LIMIT = 30 * 1024  # Lark 230025: the request body
-# "well inside": an ordinary card (no long message) uses under a third of the body limit and
+# "well inside": an ordinary card (no long message) uses under 40 % of the body limit and
 # under 60 % of the element limit (a two-column row of terms is 11 elements: a column set,
-# two columns, a label and a value in each, each with its text element)
-BODY_SHARE = 1 / 3
+# two columns, a label and a value in each, each with its text element). A third until every
+# word on the card came in both languages (issue 36): the largest, a quorum's order card, is
+# 10.3 KB of the 30 KB
+BODY_SHARE = 0.4
 ELEMENT_SHARE = 0.6
 
 

@@ -124,6 +124,17 @@ PROTECTED = [
 ]
 
 
+# what the pre-check and the executor store (workers/domains/finance/preflight.py,
+# workers/executor.py): a code and English words, which each surface words in its language
+PRICE_OFF_TICK = {
+    "code": "price_off_tick",
+    "reason": "limit price 60000.25 is not a multiple of the tick 0.5",
+    "hint": "propose a new order with corrected terms",
+}
+STOPPED = {"reason": "the bot stopped while the order was being sent"}
+NEVER_RECEIVED = {"client_id": "cs-gallery", "reason": "nobody received this client id"}
+
+
 def gallery() -> dict[str, OperationView]:
     """Name -> projection, one per state a card shows."""
     return {name: view_of(data) for name, data in gallery_data().items()}
@@ -151,18 +162,18 @@ def gallery_data() -> dict[str, dict[str, Any]]:
         ),
         "order-resting": concluded(order(), ("initial", "resting", {})),
         "order-refused-by-precheck": concluded(
-            order(), ("initial", "preflight_rejected", {"reason": "price is off the 0.5 tick"})
+            order(), ("initial", "preflight_rejected", PRICE_OFF_TICK)
         ),
-        "order-unknown": concluded(order(), ("initial", "unknown", {"reason": "no response"})),
+        "order-unknown": concluded(order(), ("initial", "unknown", STOPPED)),
         "order-reconciled": concluded(
             order(),
-            ("initial", "unknown", {"reason": "no response"}),
+            ("initial", "unknown", STOPPED),
             ("reconciled", "filled", {**FILL, "fees": None}),
         ),
         "order-unresolved": concluded(
             order(),
-            ("initial", "unknown", {"reason": "no response"}),
-            ("reconciled", "unresolved", {"reason": "the venue does not answer lookups"}),
+            ("initial", "unknown", STOPPED),
+            ("reconciled", "unresolved", NEVER_RECEIVED),
         ),
         "order-rejected": decided(order(), "rejected", "ou_bob", "Too large before the close"),
         "order-expired": closed(order(), "expired"),
