@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from cards.vocabulary import term_label, value_words
+from cards.vocabulary import term_label, term_value
 from tests.support.cards import fields
 from tests.support.factories import order_request
 from tests.support.stack import CLAIMED_OR_AFTER, Stack
@@ -20,7 +20,10 @@ async def test_alice_confirms_and_the_card_and_api_agree(stack: Stack) -> None:
     body = texts(card)
     grid = fields(card)
     for term in view["terms"]["terms"]:
-        assert grid[term_label(term, "en")] == value_words(term["value"], "en"), term
+        # as every surface writes it ("60,000"); the terms confirmed keep their digits
+        assert grid[term_label(term, "en")] == term_value(term, "en"), term
+    limit_price = next(t for t in view["terms"]["terms"] if t["name"] == "limit_price")
+    assert (limit_price["value"], grid["Limit price"]) == ("60000", "60,000")
     assert "SIMULATED" in body and view["id"] in body and view["confirm_digest"][:12] in body
     assert "sim-venue r1" in body
     _, api_view = await stack.api("GET", f"/api/v1/operations/{view['id']}")
