@@ -165,8 +165,29 @@ def supersede_open(conn: Connection, clock: Clock, newer: Operation, actor: str)
     return tuple(
         operation_id
         for operation_id in older
-        if transition(conn, clock, operation_id, Event.SUPERSEDED, actor, evidence=newer.id)
+        if _supersede(conn, clock, operation_id, actor, newer.id, open_states)
     )
+
+
+def _supersede(
+    conn: Connection,
+    clock: Clock,
+    operation_id: str,
+    actor: str,
+    newer_id: str,
+    open_states: list[str],
+) -> bool:
+    """Supersede one open operation, as often as another writer moved it first while it
+    stays open: on PostgreSQL the card worker may post its card (prepared -> awaiting) between
+    the read and the write, and the draft must not stay open beside the newer one for that."""
+    while True:
+        if transition(conn, clock, operation_id, Event.SUPERSEDED, actor, evidence=newer_id):
+            return True
+        state = conn.execute(
+            select(OperationRow.state).where(OperationRow.id == operation_id)
+        ).scalar_one()
+        if state not in open_states:  # claimed, expired or cancelled meanwhile: it stays so
+            return False
 
 
 def insert_operation(conn: Connection, clock: Clock, draft: Draft, content: str) -> Operation:
