@@ -1,5 +1,6 @@
 """Words stored in one language (English), worded in a reader's at render time: a term's
-enumerated value, an operation's title, an executor's or pre-check's reason and hint.
+enumerated value, an operation's title, an executor's or pre-check's reason and hint, a
+policy version's change lines.
 
 What is stored stays as it is (digests bind the projection and each outcome); the catalogue
 (cards/stored_strings.py) has an entry per stored text whose en is that text, its {values}
@@ -88,3 +89,71 @@ def stored_title(kind: str, terms: list[Mapping[str, Any]], lang: Lang) -> str |
         return entry[lang].format(**values)
     except (KeyError, IndexError, ValueError):
         return None
+
+
+# a change line (bot/config/policy_document.py `_line`): "where: what" or "where: key.path:
+# what"; where is a section's member ("audience ops") or a part ("second look")
+WHERE = re.compile(
+    r"(?P<section>audience|rule|proposer) (?P<name>\S+)|\[domains\.(?P<domain>[^\]]+)\]"
+)
+KEY_PATH = re.compile(r"[\w-]+(?:\.[\w-]+)*")
+
+
+def stored_policy_line(line: str, lang: Lang) -> str:
+    """A policy change line as the ledger keeps it (English), in `lang`: where, which
+    setting and what happened worded; names, ids and values as stored. A line of another
+    shape reads as stored."""
+    if lang == "en":
+        return line
+    said = stored_said(line, lang)
+    if said != line:  # a whole-line entry: the first policy, a new scheme
+        return said
+    where, _, rest = line.partition(": ")
+    worded = _where(where, lang)
+    if worded is None or not rest:
+        return line
+    path, _, what = rest.partition(": ")
+    if what and KEY_PATH.fullmatch(path):
+        keys = ".".join(_setting(key, lang) for key in path.split("."))
+        return f"{worded}：{keys}：{_what(what, lang)}"
+    return f"{worded}：{_what(rest, lang)}"
+
+
+def _where(where: str, lang: Lang) -> str | None:
+    if (part := TEXT.get(f"policy.where.{where.replace(' ', '_')}")) is not None:
+        return part[lang]
+    found = WHERE.fullmatch(where)
+    if found is None:
+        return None
+    if found["domain"] is not None:
+        return text("policy.where.domain", lang, name=found["domain"])
+    return text(f"policy.where.{found['section']}", lang, name=found["name"])
+
+
+def _setting(key: str, lang: Lang) -> str:
+    entry = TEXT.get(f"policy.key.{key}")
+    return entry[lang] if entry is not None else key
+
+
+def _what(what: str, lang: Lang) -> str:
+    """ "added X; removed Y", "removed", "a → b": the words worded, the values as stored
+    but for none, true and false."""
+    said = []
+    for part in what.split("; "):
+        if part == "removed":
+            said.append(text("policy.removed", lang))
+        elif part.startswith("added "):
+            said.append(text("policy.added", lang, value=_scalar(part[6:], lang)))
+        elif part.startswith("removed "):
+            said.append(text("policy.removed_value", lang, value=_scalar(part[8:], lang)))
+        elif " → " in part:
+            before, _, after = part.partition(" → ")
+            said.append(f"{_scalar(before, lang)} → {_scalar(after, lang)}")
+        else:
+            said.append(part)
+    return "；".join(said)
+
+
+def _scalar(value: str, lang: Lang) -> str:
+    entry = TEXT.get(f"policy.value.{value}")
+    return entry[lang] if entry is not None else value

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.api.dashboard_words import Now, ident, label, long_text, moment
-from cards.stored_words import stored_said
+from cards.stored_words import stored_policy_line
 from cards.strings import Lang
 from kernel.display import when
 from kernel.timeutil import iso_utc
@@ -50,7 +50,9 @@ def policy_facts(filed: FiledUnder, now: Now, lang: Lang) -> list[tuple[str, Cel
         (label("fact.policy", lang), version_link(version, lang, "policy-filed"))
     ]
     for later in filed.changed_since:
-        lines = "; ".join(later.lines_for(filed.audience))
+        lines = "; ".join(
+            stored_policy_line(line, lang) for line in later.lines_for(filed.audience)
+        )
         facts.append(
             (
                 label("fact.policy_changed", lang, seq=str(later.seq)),
@@ -77,7 +79,7 @@ def history_rows(versions: Sequence[PolicyVersion], now: Now, lang: Lang) -> lis
             "actor": version.actor,
             "digest": ident(version.digest, short=True),
             # stored in English: its fixed words in `lang` (cards/stored_words.py)
-            "lines": [long_text(stored_said(line.text, lang)) for line in version.changes],
+            "lines": [long_text(stored_policy_line(line.text, lang)) for line in version.changes],
             "audiences": [
                 (name, ident(digest, short=True))
                 for name, digest in sorted(version.audiences.items())

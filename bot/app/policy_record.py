@@ -17,6 +17,7 @@ import socket
 
 from bot.config.policy_document import policy_changes, snapshot
 from bot.config.settings import Settings
+from cards.stored_words import stored_policy_line
 from cards.strings import Lang
 from store import POLICY_ACTOR_PREFIX, PolicyLedger, PolicyLine, PolicyVersion, Store
 from workers.audit_witness import TextPoster
@@ -81,7 +82,8 @@ def announcement(
     """What an audience's chat reads about a version."""
     at = version.at.strftime("%Y-%m-%d %H:%M UTC")
     said = [WORDS["changed"][lang].format(seq=version.seq, actor=version.actor, at=at)]
-    said += [f"• {line}" for line in lines[:MAX_LINES]]
+    # stored in English: worded in the chat's language (cards/stored_words.py)
+    said += [f"• {stored_policy_line(line, lang)}" for line in lines[:MAX_LINES]]
     if len(lines) > MAX_LINES:
         said.append(WORDS["more"][lang].format(count=len(lines) - MAX_LINES))
     if stale:

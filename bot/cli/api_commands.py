@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import hashlib
 import json
 import os
@@ -22,7 +23,7 @@ from bot.api.wire import OperationPage
 from bot.cli.common import config_path
 from bot.cli.defaults import DEV_TOKEN_ENV, LANG_ENV
 from bot.cli.errors import EXIT_API, EXIT_USAGE, CommandError
-from bot.cli.render import operation_table, operation_text
+from bot.cli.render import label, operation_table, operation_text
 from cards.strings import Lang
 from cards.vocabulary import state_words
 from kernel.canonical import loads_strict
@@ -155,7 +156,7 @@ def call(
             fields = list(error.fields)
             failure = {"status": error.status, "code": error.code, "message": error.message}
             print(json.dumps({"error": {**failure, "fields": fields}}))
-        print(f"error: {error}", file=sys.stderr)
+        print(label("error", lang_of(args), error=str(error)), file=sys.stderr)
         return EXIT_API
     print(json.dumps(reply.body, indent=2) if args.json else human(reply))
     return code(reply)
@@ -170,16 +171,12 @@ def cmd_propose(args: argparse.Namespace) -> int:
         except OSError as error:
             raise CommandError(f"cannot read {args.file}: {error.strerror}", EXIT_USAGE) from None
     data, made = with_request_id(data)
-    if made is not None:  # on stderr: stdout stays the operation (or its JSON)
-        print(
-            f"request_id {made} (made from the file's content: proposing the same content "
-            "again reuses it, so a retry never files it twice)",
-            file=sys.stderr,
-        )
     lang = lang_of(args)
+    if made is not None:  # on stderr: stdout stays the operation (or its JSON)
+        print(label("request_id.made", lang, made=made), file=sys.stderr)
 
     def human(reply: Reply) -> str:
-        verb = "proposed" if reply.created else "already proposed (same request_id)"
+        verb = label("proposed" if reply.created else "proposed.again", lang)
         said = f"{verb}:\n{operation_text(reply.view, lang=lang, tz=zone_of(args))}"
         return f"{said}\n{reply.supersedes_note}" if reply.supersedes_note else said
 
@@ -239,9 +236,11 @@ def cmd_list(args: argparse.Namespace) -> int:
     def human(reply: Reply) -> str:
         assert isinstance(reply.answer, OperationPage), type(reply.answer)
         page = reply.answer
-        rows = operation_table(page.items, lang=lang) if page.items else ["(no operations)"]
+        rows = (
+            operation_table(page.items, lang=lang) if page.items else [label("no_operations", lang)]
+        )
         if page.has_more:
-            rows.append(f"more: --cursor {page.next_cursor}")
+            rows.append(label("more", lang, cursor=str(page.next_cursor)))
         return "\n".join(rows)
 
     async def page(client: Client) -> Reply:
@@ -263,17 +262,22 @@ def cmd_cancel(args: argparse.Namespace) -> int:
                 raise
             shown = await client.get(args.id)
             if shown.state != State.CANCELLED:
-                raise error from None
+                if args.json or lang == "en":  # the API's own words
+                    raise error from None
+                # said in the reader's words, with the state as `show` says it
+                state = state_words(shown.state, lang)
+                said = label("not_cancellable", lang, state=state)
+                raise dataclasses.replace(error, message=said) from None
             already.append(True)
             return reply_of(shown)
 
     def human(reply: Reply) -> str:
-        verb = "already cancelled (nothing changed)" if already else State.CANCELLED.value
+        verb = label("cancelled.again" if already else "cancelled.now", lang)
         return f"{verb}:\n{operation_text(reply.view, lang=lang, tz=zone_of(args))}"
 
     def code(_reply: Reply) -> int:
         if already and args.json:
-            print("already cancelled (nothing changed)", file=sys.stderr)
+            print(label("cancelled.again", lang), file=sys.stderr)
         return 0
 
     return call(args, cancel, human, code)

@@ -55,12 +55,42 @@ LABELS: Mapping[str, Mapping[Lang, str]] = {
     # where a decision was made (the projection's decision.entry)
     "entry.lark": {"en": "on the Lark card", "zh": "在飞书卡片上"},
     "entry.web": {"en": "on the web", "zh": "在网页上"},
+    # what the approval policy asks (`policy_lines`)
+    "approval": {"en": "approval", "zh": "审批"},
+    "approval.of": {"en": "{required} of {approvers}", "zh": "{approvers} 中的 {required} 位"},
+    "notional": {"en": "notional", "zh": "名义金额"},
+    "confirmed_by": {"en": "confirmed by", "zh": "已确认"},
+    # the commands' own sentences (bot/cli/api_commands.py)
+    "proposed": {"en": "proposed", "zh": "已提交"},
+    "proposed.again": {
+        "en": "already proposed (same request_id)",
+        "zh": "此前已提交（请求 ID 相同）",
+    },
+    "request_id.made": {
+        "en": "request_id {made} (made from the file's content: proposing the same content "
+        "again reuses it, so a retry never files it twice)",
+        "zh": "请求 ID {made}（由文件内容生成：再次提交相同内容会沿用它，重试不会重复提交）",
+    },
+    "cancelled.now": {"en": State.CANCELLED.value, "zh": "已取消"},
+    "cancelled.again": {
+        "en": "already cancelled (nothing changed)",
+        "zh": "此前已取消（没有改变）",
+    },
+    "no_operations": {"en": "(no operations)", "zh": "（没有操作）"},
+    "more": {"en": "more: --cursor {cursor}", "zh": "更多：--cursor {cursor}"},
+    "error": {"en": "error: {error}", "zh": "错误：{error}"},
+    # the API's refusal to cancel, said again with the state it found
+    "not_cancellable": {
+        "en": "the operation is {state}; only unclaimed operations can be cancelled",
+        "zh": "该操作{state}；只有尚未确认的操作才能取消",
+    },
 }
 LABEL_WIDTH = 10
 
 
-def label(key: str, lang: Lang) -> str:
-    return LABELS[key][lang]
+def label(key: str, lang: Lang, **values: str) -> str:
+    said = LABELS[key][lang]
+    return said.format(**values) if values else said
 
 
 def _line(key: str, value: str, lang: Lang) -> str:
@@ -153,12 +183,13 @@ def policy_lines(view: OperationView, *, lang: Lang = "en", tz: tzinfo | None = 
     if approval.required > 1 or approval.rule:
         why = f" ({why_words(approval, lang)})" if approval.rule else ""
         approvers = ", ".join(person(each, people) for each in approval.approvers)
-        lines.append(f"  approval: {approval.required} of {approvers}{why}")
+        asks = label("approval.of", lang, required=str(approval.required), approvers=approvers)
+        lines.append(f"  {label('approval', lang)}: {asks}{why}")
         if approval.notional:
-            lines.append(f"  notional: {amount_text(approval.notional)}")
+            lines.append(f"  {label('notional', lang)}: {amount_text(approval.notional)}")
         if approval.confirmed_by:
             confirmed = "; ".join(confirmer_words(view, people, lang, tz or local_zone()))
-            lines.append(f"  confirmed by: {confirmed}")
+            lines.append(f"  {label('confirmed_by', lang)}: {confirmed}")
     return lines
 
 

@@ -16,10 +16,11 @@ from typing import Any
 from store import OperationView
 from workers.domains import DOMAINS
 
-# a word of Latin letters, and the ids and tokens that are not words of a language
+# a word of Latin letters, and the ids and tokens that are not words of a language (an
+# app's cli_ id, a request id the CLI made: cli- and a digest's start)
 LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*[A-Za-z]")
 NOT_WORDS = re.compile(
-    r"\b(?:o[umc]_[A-Za-z0-9_]+|cli_[a-z0-9]+|[0-9A-Z]{26}|[0-9a-f]{8,}|\d+[dh])\b"
+    r"\b(?:o[umc]_[A-Za-z0-9_]+|cli_[a-z0-9]+|cli-[0-9a-f]{8,}|[0-9A-Z]{26}|[0-9a-f]{8,}|\d+[dh])\b"
     r"|https?://\S+|`[^`]*`|<at [^>]*></at>|\bconfig:\S+"
 )
 # the product, the platform, instruments, currencies, zones and protocols: names in any

@@ -96,7 +96,7 @@ async def test_a_wait_that_runs_out_shows_the_operation_and_exits_3(dev_bot: Run
     for until in ((), ("--until", "decided")):
         waited = await cli("show", operation_id, "--wait", "1", *until, *client(dev_bot))
         assert waited.code == 3, waited.err
-        assert waited.out.startswith(f"{operation_id}  Order to confirm")
+        assert waited.out.startswith(f"{operation_id}  Card not posted: Lark is off here")
         said = "decided" if until else "final"
         assert waited.err == f"not {said} after 1 s: the operation is posting card\n"
 
