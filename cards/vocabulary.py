@@ -17,6 +17,7 @@ the same for every kind (a reject, an expiry, a reconciliation, SIMULATED).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
@@ -233,6 +234,9 @@ NUMBER_TERMS = frozenset(
     {"quantity", "limit_price", "stop_loss", "take_profit", "leverage", "max_slippage_bps"}
 )
 AMOUNT_TERMS = frozenset({"max_fee"})
+# a decimal and a currency code: an amount whatever its term is named (never an id: ids have
+# no space and no currency code after them)
+AMOUNT_WITH_CURRENCY = re.compile(r"-?\d+(\.\d+)? [A-Z][A-Z0-9]{1,11}")
 
 
 def term_value(term: Mapping[str, Any], lang: Lang) -> str:
@@ -240,7 +244,8 @@ def term_value(term: Mapping[str, Any], lang: Lang) -> str:
     (kernel/display.py), the rest as `value_words` says them. Only the words: the term, and
     so the digest, keep the value as filed."""
     name, value = term.get("name"), term["value"]
-    if name in AMOUNT_TERMS and isinstance(value, str):
+    if isinstance(value, str) and (name in AMOUNT_TERMS or AMOUNT_WITH_CURRENCY.fullmatch(value)):
+        # any kind's amount in its currency ("2500.00 USD": a service's marked argument)
         return amount_text(value)
     if name in NUMBER_TERMS and not isinstance(value, bool):
         return number(value)

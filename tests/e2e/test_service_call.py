@@ -215,7 +215,9 @@ async def test_a_refund_above_the_rules_amount_needs_the_rules_quorum(
 
     view, message_id = await stack.offered(refund_request(amount="2500.00", order_id="ord_big"))
     assert view["approval"]["required"] == 2 and view["approval"]["rule"] == "large-refunds"
-    assert view["approval"]["notional"] == "2500.00 USD"
+    assert view["approval"]["notional"] == "2500.00 USD"  # as filed; every surface groups it
+    await card_says(stack, message_id, "2,500.00 USD")
+    assert "2500.00 USD" not in json.dumps(stack.card(message_id), ensure_ascii=False)
     await card_says(stack, message_id, "Needs 2 of 3 operators — above 1,000.00 USD")
 
     await stack.click(message_id, "ou_alice")
