@@ -120,6 +120,7 @@ class Reply:
     answer: BaseModel
     created: bool = False
     supersedes_note: str | None = None
+    supersedes: tuple[str, ...] = ()
 
     @property
     def view(self) -> OperationView:
@@ -132,7 +133,8 @@ def reply_of(answer: BaseModel | Filed) -> Reply:
     if isinstance(answer, Filed):
         found = answer.operation
         body = found.model_dump(mode="json", exclude_unset=True)
-        return Reply(body, found, answer.created, answer.supersedes_note)
+        superseded = tuple(answer.supersedes)
+        return Reply(body, found, answer.created, answer.supersedes_note, superseded)
     return Reply(answer.model_dump(mode="json", exclude_unset=True), answer)
 
 
@@ -178,7 +180,11 @@ def cmd_propose(args: argparse.Namespace) -> int:
     def human(reply: Reply) -> str:
         verb = label("proposed" if reply.created else "proposed.again", lang)
         said = f"{verb}:\n{operation_text(reply.view, lang=lang, tz=zone_of(args))}"
-        return f"{said}\n{reply.supersedes_note}" if reply.supersedes_note else said
+        if not reply.supersedes_note:
+            return said
+        ids = ", ".join(reply.supersedes)
+        note = label("superseded", lang, note=reply.supersedes_note, id=reply.view.id, ids=ids)
+        return f"{said}\n{note}"
 
     async def propose(client: Client) -> Reply:
         return reply_of(await client.propose_json(data))
@@ -221,7 +227,9 @@ def cmd_show(args: argparse.Namespace) -> int:
         if reached(reply.view, until):
             return 0
         state = state_words(reply.view.state, lang)
-        print(f"not {until} after {args.wait} s: the operation is {state}", file=sys.stderr)
+        waited_for = label(f"until.{until}", lang)
+        said = label("not_yet", lang, until=waited_for, seconds=str(args.wait), state=state)
+        print(said, file=sys.stderr)
         return EXIT_NOT_YET
 
     async def wait(client: Client) -> Reply:

@@ -79,6 +79,19 @@ LABELS: Mapping[str, Mapping[Lang, str]] = {
     "no_operations": {"en": "(no operations)", "zh": "（没有操作）"},
     "more": {"en": "more: --cursor {cursor}", "zh": "更多：--cursor {cursor}"},
     "error": {"en": "error: {error}", "zh": "错误：{error}"},
+    # what a filing superseded (the API says it in English: `supersedes_note`)
+    "superseded": {
+        "en": "{note}",
+        "zh": "{id} 取代了同一目的地上未决的草稿 {ids}：每个目的地同时只有一份草稿待决定。"
+        "旧卡片现在显示“已被更新的草稿取代”，点击会被拒绝；请在新卡片上决定。",
+    },
+    # `show --wait` when the time ran out first
+    "not_yet": {
+        "en": "not {until} after {seconds} s: the operation is {state}",
+        "zh": "{seconds} 秒内未{until}：该操作{state}",
+    },
+    "until.final": {"en": "final", "zh": "结束"},
+    "until.decided": {"en": "decided", "zh": "决定"},
     # the API's refusal to cancel, said again with the state it found
     "not_cancellable": {
         "en": "the operation is {state}; only unclaimed operations can be cancelled",

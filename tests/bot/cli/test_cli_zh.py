@@ -9,7 +9,13 @@ import json
 from pathlib import Path
 
 from store import OperationView
-from tests.support.factories import LARGE_ORDERS_RULE, TRIO_AUDIENCE, big_order, order_request
+from tests.support.factories import (
+    LARGE_ORDERS_RULE,
+    TRIO_AUDIENCE,
+    big_order,
+    message_request,
+    order_request,
+)
 from tests.support.processes import ENV, Result, cli
 from tests.support.stack import DEV_TOKEN, Stack, StackFactory, settled
 from tests.support.waiting import eventually
@@ -21,9 +27,17 @@ UTC_ENV = {**ENV, "TZ": "UTC"}
 TYPED = {"cursor", "not", "cancellable"}
 
 
-async def run(stack: Stack, *args: str) -> Result:
+async def run(stack: Stack, *args: str, stdin: bytes | None = None) -> Result:
     return await cli(
-        *args, "--url", stack.bot_url, "--token", DEV_TOKEN, "--lang", "zh", env=UTC_ENV
+        *args,
+        "--url",
+        stack.bot_url,
+        "--token",
+        DEV_TOKEN,
+        "--lang",
+        "zh",
+        env=UTC_ENV,
+        stdin=stdin,
     )
 
 
@@ -68,11 +82,23 @@ async def test_every_cli_answer_reads_in_chinese(make_stack: StackFactory, tmp_p
     cancelled = await run(stack, "cancel", small["id"])
     said["cancelled"] = cancelled.out
     said["cancelled again"] = (await run(stack, "cancel", small["id"])).out
+    # a draft that supersedes an open one says so; a wait that runs out says where it stands
+    first = await run(stack, "propose", "-", stdin=json.dumps(message_request("zh-1")).encode())
+    said["draft"] = first.out
+    newer = message_request("zh-2")
+    newer["payload"]["text"] = "About invoice 7: please send it again."
+    superseding = await run(stack, "propose", "-", stdin=json.dumps(newer).encode())
+    said["superseding draft"] = superseding.out
+    first_id, newer_id = (out.splitlines()[1].split()[0] for out in (first.out, superseding.out))
+    waited = await run(stack, "show", newer_id, "--wait", "1")
+    assert waited.code == 3, waited.err
+    said["wait ran out"] = waited.err
     listed = await run(stack, "list", "--limit", "1")
     said["list"] = listed.out
     cursor = listed.out.splitlines()[-1].split()[-1]
 
-    allowed = await allowed_words(stack, big_id, small["id"]) | words_of(cursor)
+    allowed = await allowed_words(stack, big_id, small["id"], first_id, newer_id)
+    allowed |= words_of(cursor)
     left = {name: english_left(out, allowed) for name, out in said.items()}
     assert {name: words for name, words in left.items() if words} == {}, said
     # and they say what they must, in Chinese
@@ -88,3 +114,9 @@ async def test_every_cli_answer_reads_in_chinese(make_stack: StackFactory, tmp_p
     header = said["list"].splitlines()[0].split()
     assert header == ["ID", "创建", "状态", "结果", "类型", "内容"], header
     assert said["list"].splitlines()[-1] == f"更多：--cursor {cursor}", said["list"]
+    assert (
+        said["superseding draft"]
+        .splitlines()[-1]
+        .startswith(f"{newer_id} 取代了同一目的地上未决的草稿 {first_id}：")
+    ), said["superseding draft"]
+    assert said["wait ran out"] == "1 秒内未结束：该操作待确认\n", said["wait ran out"]
