@@ -183,7 +183,7 @@ def cmd_propose(args: argparse.Namespace) -> int:
         if not reply.supersedes_note:
             return said
         ids = ", ".join(reply.supersedes)
-        note = label("superseded", lang, note=reply.supersedes_note, id=reply.view.id, ids=ids)
+        note = label("supersession", lang, note=reply.supersedes_note, id=reply.view.id, ids=ids)
         return f"{said}\n{note}"
 
     async def propose(client: Client) -> Reply:

@@ -80,7 +80,7 @@ LABELS: Mapping[str, Mapping[Lang, str]] = {
     "more": {"en": "more: --cursor {cursor}", "zh": "更多：--cursor {cursor}"},
     "error": {"en": "error: {error}", "zh": "错误：{error}"},
     # what a filing superseded (the API says it in English: `supersedes_note`)
-    "superseded": {
+    "supersession": {
         "en": "{note}",
         "zh": "{id} 取代了同一目的地上未决的草稿 {ids}：每个目的地同时只有一份草稿待决定。"
         "旧卡片现在显示“已被更新的草稿取代”，点击会被拒绝；请在新卡片上决定。",
