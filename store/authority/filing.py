@@ -28,7 +28,7 @@ from store.authority.proposals import (
 from store.authority.records import Operation
 from store.authority.transitions import audit, load_operation, transition
 from store.lifecycle import Event, State, sources_for
-from store.schema.tables import AuditRow, DeliveryRow, OperationRow
+from store.schema.tables import AuditRow, DeliveryRow, OperationRow, constant
 from store.vocabulary import Channel, DeliveryState, Execution, Stage
 
 
@@ -109,7 +109,9 @@ def superseded_by(conn: Connection, operation_id: str) -> tuple[str, ...]:
     return tuple(
         conn.execute(
             select(AuditRow.operation_id)
-            .where(AuditRow.event == Event.SUPERSEDED.value, AuditRow.evidence == operation_id)
+            # the event as a constant: SQLite uses a partial index only for its own terms
+            .where(AuditRow.event == constant(Event.SUPERSEDED.value))
+            .where(AuditRow.evidence == operation_id)
             .order_by(AuditRow.operation_id)
         ).scalars()
     )

@@ -12,6 +12,9 @@ from sqlalchemy.orm import Mapped, mapped_column
 from store.schema.columns import Base, BigId, UTCDateTime
 
 UNCHAINED = "chain_seq IS NULL"
+# a superseded draft's entry names the draft that replaced it (its evidence): a retried filing
+# reads back what it superseded through these entries alone (store/authority/filing.py)
+SUPERSEDED_ENTRY = "event = 'superseded'"
 
 
 class AuditRow(Base):
@@ -43,6 +46,12 @@ class AuditRow(Base):
             "id",
             sqlite_where=text(UNCHAINED),
             postgresql_where=text(UNCHAINED),
+        ),
+        Index(
+            "ix_audit_superseded_by",
+            "evidence",
+            sqlite_where=text(SUPERSEDED_ENTRY),
+            postgresql_where=text(SUPERSEDED_ENTRY),
         ),
     )
 

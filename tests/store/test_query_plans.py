@@ -40,6 +40,7 @@ from store import (
     AutoRules,
     CardLedger,
     DeliveryLedger,
+    Draft,
     Execution,
     ExecutionLedger,
     ExportWindow,
@@ -59,7 +60,14 @@ from store import (
 from store.reads import attention, counts
 from store.schema.tables import DeliveryRow
 from tests.support.api import settings_data
-from tests.support.factories import claimed, dispatching, offered, refused_by_budget
+from tests.support.factories import (
+    claimed,
+    dispatching,
+    draft,
+    message_draft_fields,
+    offered,
+    refused_by_budget,
+)
 from tests.support.query_plans import Allowed, captured, plan_problems
 
 Call = Callable[[Store, dict[str, Any]], Awaitable[object]]
@@ -191,6 +199,16 @@ PAGED = Allowed(paged=True)
 WINDOWED = Allowed(walks=frozenset({"ix_operations_created_at_id"}), paged=True)
 CHAIN_PAGES = PAGED  # in chain_seq's unique index, from where the last page ended
 
+
+def _message(request_id: str, text: str) -> Draft:
+    return draft(request_id, **message_draft_fields(text), supersede_open=True)
+
+
+async def _drafts_filed(store: Store, _seen: dict[str, Any]) -> object:
+    await store.propose(_message("qp-first", "Hello Acme"))
+    return await store.propose(_message("qp-second", "About invoice 7"))
+
+
 CASES: dict[str, Case] = {
     # the dashboard (every page, and the long poll every 0.5 s per open page)
     "change_mark": Case(lambda s, _: counts.change_mark(s), BY_UPDATED),
@@ -248,6 +266,14 @@ CASES: dict[str, Case] = {
     "audit_export": Case(lambda s, _: _exported(s), CHAIN_PAGES, prepare=_linked),
     # `countersign prune`: each history table walked by its key, a page at a time
     "prune": Case(lambda s, _: prune(s, PRUNE_EVERYTHING_PAST)),
+    # a message draft filed: the one open on its destination superseded, none being sent
+    "draft_filed": Case(
+        lambda s, _: s.propose(_message("qp-third", "Friday")), prepare=_drafts_filed
+    ),
+    # the same filing again (a retry): the drafts it superseded, read back from the audit log
+    "draft_filed_again": Case(
+        lambda s, _: s.propose(_message("qp-second", "About invoice 7")), prepare=_drafts_filed
+    ),
     # `audit verify --store`: each policy version's audit entry, found by its subject
     "policy_check": Case(lambda s, _: PolicyLedger(s).check(), prepare=_policy_recorded),
 }
