@@ -19,6 +19,7 @@ import pytest
 
 from hlsandbox.testing import RunningSandbox
 from tests.support.hl_sandbox import HlWallets, hl_sandbox, hl_wallets  # noqa: F401
+from tests.support.waiting import scaled
 from workers.domains.finance.hyperliquid import open_venue
 from workers.domains.finance.hyperliquid.venue import HyperliquidVenue
 from workers.domains.finance.hyperliquid.wire import cloid_of
@@ -34,7 +35,9 @@ def settings_for(sandbox: RunningSandbox, **overrides: Any) -> HyperliquidSettin
     values: dict[str, Any] = {
         "network": "emulator",
         "url": sandbox.base_url,
-        "request_timeout_s": 2.0,
+        # a read the emulator is slow to answer on a busy machine is not a timeout the test
+        # means (ciB: userRole timed out at 2 s and the order took another path)
+        "request_timeout_s": scaled(2.0),
         "poll_s": 0.01,
         "expires_after_s": 30,
     }
